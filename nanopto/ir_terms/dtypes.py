@@ -1,0 +1,84 @@
+"""Element types and memory spaces of the `pl` language.
+
+Kept apart from the node classes because the parser, the printer, the op registry and the
+interpreter all need them and none of them should import the others to get them.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+
+class DataType(enum.Enum):
+    """An element type, spelled as in `pl` (`pl.FP32`, `pl.INDEX`, ...)."""
+
+    INT4 = "INT4"
+    INT8 = "INT8"
+    INT16 = "INT16"
+    INT32 = "INT32"
+    INT64 = "INT64"
+    UINT4 = "UINT4"
+    UINT8 = "UINT8"
+    UINT16 = "UINT16"
+    UINT32 = "UINT32"
+    UINT64 = "UINT64"
+    FP4 = "FP4"
+    FP8 = "FP8"
+    FP16 = "FP16"
+    FP32 = "FP32"
+    BF16 = "BF16"
+    HF4 = "HF4"
+    HF8 = "HF8"
+    BOOL = "BOOL"
+    INDEX = "INDEX"
+    TASK_ID = "TASK_ID"
+
+    @property
+    def is_float(self) -> bool:
+        return self.name.startswith(("FP", "BF", "HF"))
+
+    @property
+    def is_int(self) -> bool:
+        return self.name.startswith(("INT", "UINT")) or self in (DataType.INDEX, DataType.TASK_ID)
+
+    def numpy(self) -> np.dtype[np.generic]:
+        """The numpy dtype the reference interpreter computes in (narrow floats widen)."""
+        return np.dtype(_NUMPY[self])
+
+
+_NUMPY: dict[DataType, str] = {
+    DataType.INT4: "int8",
+    DataType.INT8: "int8",
+    DataType.INT16: "int16",
+    DataType.INT32: "int32",
+    DataType.INT64: "int64",
+    DataType.UINT4: "uint8",
+    DataType.UINT8: "uint8",
+    DataType.UINT16: "uint16",
+    DataType.UINT32: "uint32",
+    DataType.UINT64: "uint64",
+    DataType.FP4: "float16",
+    DataType.FP8: "float16",
+    DataType.FP16: "float16",
+    DataType.FP32: "float32",
+    DataType.BF16: "float32",
+    DataType.HF4: "float16",
+    DataType.HF8: "float16",
+    DataType.BOOL: "bool",
+    DataType.INDEX: "int64",
+    DataType.TASK_ID: "int64",
+}
+
+
+class MemorySpace(enum.Enum):
+    """Where a tile lives (`pl.Mem.Vec`, ...); `pl.Mem` is an alias of `pl.MemorySpace`."""
+
+    DDR = "DDR"
+    Vec = "Vec"
+    Mat = "Mat"
+    Left = "Left"
+    Right = "Right"
+    Acc = "Acc"
+    Bias = "Bias"

@@ -1,0 +1,471 @@
+"""The immutable IR that nanopto's passes rewrite.
+
+Every node is a frozen dataclass. A `Var` is identified by a unique integer id (its name is only a
+hint), so two variables that print alike are still different variables; that is what lets the
+inliner tell "the same Var on both sides" from "two Vars named `q`". Spans are carried for error
+messages and ignored by equality.
+
+The fields of each class are its grammar: `nanopto.ir_terms.schema` reads them to derive the generic
+traversal and the egglog sorts, so adding a node here is the only step needed to make it flow
+through the parser's output, the printer's input and the rewrite rules.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Union
+
+from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.types import Type, UnknownType
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source location: file, 1-based line, 0-based column (as Python's `ast`)."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col + 1}"
+
+
+def _span() -> Span | None:
+    return field(default=None, compare=False, kw_only=True, repr=False)  # type: ignore[return-value]
+
+
+class Node:
+    """Base of every IR node (expressions, statements, keywords, params, functions)."""
+
+    span: Span | None
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions
+# ---------------------------------------------------------------------------------------------
+
+
+class Expr(Node):
+    """Base of expressions."""
+
+
+_var_ids = itertools.count(1)
+
+
+def fresh_var_id() -> int:
+    """A process-wide unique Var id; ids only need to be unique, never dense."""
+    return next(_var_ids)
+
+
+@dataclass(frozen=True, eq=False)
+class Var(Expr):
+    """A variable. Identity is `id`; `name` is a hint used by the printer."""
+
+    name: str
+    type: Type = field(default_factory=UnknownType)
+    id: int = field(default_factory=fresh_var_id, kw_only=True)
+    span: Span | None = _span()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.id == self.id  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.id))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}#{self.id})"
+
+
+@dataclass(frozen=True, eq=False)
+class IterArg(Var):
+    """A loop-carried variable of a `for`/`while`; `init_value` is evaluated before the loop."""
+
+    init_value: Expr = field(default=None, kw_only=True)  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class ConstInt(Expr):
+    value: int
+    dtype: DataType = DataType.INDEX
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class ConstFloat(Expr):
+    value: float
+    dtype: DataType = DataType.FP32
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class ConstBool(Expr):
+    value: bool
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class ConstStr(Expr):
+    """A string literal argument (a scope name, a `static_print` message)."""
+
+    value: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Symbol(Expr):
+    """A dotted `pl` constant such as `pl.FP32`, `pl.Level.CORE_GROUP` or `pl.Mem.Vec`."""
+
+    path: str
+    span: Span | None = _span()
+
+
+class BinOp(enum.Enum):
+    Add = "+"
+    Sub = "-"
+    Mul = "*"
+    FloorDiv = "//"
+    FloorMod = "%"
+    FloatDiv = "/"
+    Pow = "**"
+    Eq = "=="
+    Ne = "!="
+    Lt = "<"
+    Le = "<="
+    Gt = ">"
+    Ge = ">="
+    And = "and"
+    Or = "or"
+    Xor = "^"
+    BitAnd = "&"
+    BitOr = "|"
+    BitShiftLeft = "<<"
+    BitShiftRight = ">>"
+    Min = "min"
+    Max = "max"
+
+
+class UnOp(enum.Enum):
+    Neg = "-"
+    Not = "not"
+    BitNot = "~"
+    Abs = "abs"
+
+
+@dataclass(frozen=True)
+class BinaryExpr(Expr):
+    op: BinOp
+    lhs: Expr
+    rhs: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class UnaryExpr(Expr):
+    op: UnOp
+    operand: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Keyword(Node):
+    """A keyword argument `name=value` of a call, a scope or a submit."""
+
+    name: str
+    value: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """A call of a builtin op (`op="tensor.add"`) or of a program function (`function=True`).
+
+    For a builtin, `op` is the registry's canonical name; for a function it is the callee's name,
+    as written `self.<name>(...)`.
+    """
+
+    op: str
+    args: tuple[Expr, ...]
+    kwargs: tuple[Keyword, ...] = ()
+    function: bool = False
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Submit(Expr):
+    """`pl.submit(self.kernel, *args, ...)`: an asynchronous task launch; yields a task id."""
+
+    callee: str
+    args: tuple[Expr, ...]
+    kwargs: tuple[Keyword, ...] = ()
+    dumps: tuple[Var, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class MakeTuple(Expr):
+    """A tuple `(a, b)`; as a call argument a list `[a, b]` when `is_list`."""
+
+    elements: tuple[Expr, ...]
+    is_list: bool = False
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class TupleGetItemExpr(Expr):
+    tuple: Expr
+    index: int
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class SliceExpr(Expr):
+    """`start:stop` inside a subscript; either bound may be absent."""
+
+    start: Expr | None
+    stop: Expr | None
+    span: Span | None = _span()
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements
+# ---------------------------------------------------------------------------------------------
+
+
+class Stmt(Node):
+    """Base of statements."""
+
+
+@dataclass(frozen=True)
+class AssignStmt(Stmt):
+    """`var = value`; `annotated` prints `var: T = value` (kept for printing, not compared)."""
+
+    var: Var
+    value: Expr
+    annotated: bool = field(default=False, compare=False)
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class EvalStmt(Stmt):
+    """An expression evaluated for its effect: `pl.tile.store(t, [0, 0], out)`."""
+
+    expr: Expr
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class ReturnStmt(Stmt):
+    values: tuple[Expr, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class YieldStmt(Stmt):
+    """`pl.yield_(...)`: the values that flow to the enclosing if/loop `return_vars`."""
+
+    values: tuple[Expr, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class BreakStmt(Stmt):
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class ContinueStmt(Stmt):
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class SeqStmts(Stmt):
+    stmts: tuple[Stmt, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class IfStmt(Stmt):
+    """An if; with `return_vars` it is SSA-style and both branches end in a `YieldStmt`."""
+
+    cond: Expr
+    then_body: Stmt
+    else_body: Stmt | None = None
+    return_vars: tuple[Var, ...] = ()
+    span: Span | None = _span()
+
+
+class ForKind(enum.Enum):
+    Sequential = "range"
+    Parallel = "parallel"
+    Unroll = "unroll"
+
+
+@dataclass(frozen=True)
+class ForStmt(Stmt):
+    """`for i, (acc,) in pl.range(start, stop, step, init_values=(...))`."""
+
+    loop_var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: Stmt
+    iter_args: tuple[IterArg, ...] = ()
+    return_vars: tuple[Var, ...] = ()
+    kind: ForKind = ForKind.Sequential
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class WhileStmt(Stmt):
+    """A while loop; `natural` is `while cond:`, otherwise `pl.while_` with `pl.cond(cond)`."""
+
+    cond: Expr
+    body: Stmt
+    iter_args: tuple[IterArg, ...] = ()
+    return_vars: tuple[Var, ...] = ()
+    natural: bool = True
+    span: Span | None = _span()
+
+
+class ScopeKind(enum.Enum):
+    InCore = "InCore"
+    Hierarchy = "Hierarchy"
+    Cluster = "Cluster"
+    Graph = "Graph"
+    Spmd = "Spmd"
+    SplitAiv = "SplitAiv"
+    Runtime = "Runtime"
+
+
+@dataclass(frozen=True)
+class ScopeStmt(Stmt):
+    """A scope context manager: `with pl.at(...)`, `pl.cluster()`, `pl.graph("g")`, `pl.spmd(N)`,
+    `for i in pl.spmd(N)`, `for _ in pl.split_aiv(...)`, `pl.scope()`, `pl.manual_scope()`.
+
+    `constructor` is the `pl` function written (`"at"`, `"spmd"`, ...); `var` is the `as tid`
+    capture or the loop variable of the for-form; `dumps` are the `pl.dump_tag` selections that
+    ride on this carrier.
+    """
+
+    constructor: str
+    body: Stmt
+    args: tuple[Expr, ...] = ()
+    kwargs: tuple[Keyword, ...] = ()
+    var: Var | None = None
+    for_form: bool = False
+    dumps: tuple[Var, ...] = ()
+    span: Span | None = _span()
+
+    @property
+    def kind(self) -> ScopeKind:
+        return scope_kind(self)
+
+
+def scope_kind(scope: ScopeStmt) -> ScopeKind:
+    """The IR scope kind a `pl` scope constructor lowers to (seed 004, "Scope Context Managers")."""
+    match scope.constructor:
+        case "at":
+            level = next((k.value for k in scope.kwargs if k.name == "level"), None)
+            if level is None and scope.args:
+                level = scope.args[0]
+            if isinstance(level, Symbol) and level.path.endswith("CORE_GROUP"):
+                return ScopeKind.InCore
+            return ScopeKind.Hierarchy
+        case "cluster":
+            return ScopeKind.Cluster
+        case "graph":
+            return ScopeKind.Graph
+        case "spmd":
+            return ScopeKind.Spmd
+        case "split_aiv":
+            return ScopeKind.SplitAiv
+        case _:
+            return ScopeKind.Runtime
+
+
+# ---------------------------------------------------------------------------------------------
+# Functions and programs
+# ---------------------------------------------------------------------------------------------
+
+
+class FunctionType(enum.Enum):
+    Opaque = "Opaque"
+    Inline = "Inline"
+    Orchestration = "Orchestration"
+    InCore = "InCore"
+    AIC = "AIC"
+    AIV = "AIV"
+    Group = "Group"
+    Graph = "Graph"
+
+
+class ParamDirection(enum.Enum):
+    In = "In"
+    Out = "Out"
+    InOut = "InOut"
+
+
+@dataclass(frozen=True)
+class Param(Node):
+    var: Var
+    direction: ParamDirection = ParamDirection.In
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True)
+class Function(Node):
+    name: str
+    params: tuple[Param, ...]
+    body: Stmt
+    return_types: tuple[Type, ...] = ()
+    func_type: FunctionType = FunctionType.Opaque
+    attrs: tuple[Keyword, ...] = ()
+    span: Span | None = _span()
+
+
+class FunctionMap(Mapping[str, Function]):
+    """The read-only, ordered name -> Function mapping of a program."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, functions: tuple[Function, ...]) -> None:
+        self._items = {f.name: f for f in functions}
+
+    def __getitem__(self, name: str) -> Function:
+        return self._items[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"FunctionMap({list(self._items)})"
+
+
+@dataclass(frozen=True)
+class Program(Node):
+    """A named, ordered collection of functions. `functions` maps names to `Function`s."""
+
+    name: str
+    function_list: tuple[Function, ...]
+    span: Span | None = _span()
+
+    @property
+    def functions(self) -> FunctionMap:
+        return FunctionMap(self.function_list)
+
+    def _repr_html_(self) -> str:  # pragma: no cover - exercised in notebooks
+        from html import escape
+
+        from nanopto.ir_terms.printer import python_print
+
+        return f"<pre>{escape(python_print(self))}</pre>"
+
+
+AnyNode = Union[Expr, Stmt, Keyword, Param, Function, Program]

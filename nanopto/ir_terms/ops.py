@@ -1,0 +1,373 @@
+"""The op registry: one declaration per builtin op.
+
+A declaration gives the op's spellings (`pl.add`, `pl.tensor.add`, ...), how its result type is
+inferred, which argument its result aliases (the write-back contract the inliner relies on), which
+arguments it writes, and its reference semantics on numpy values. Adding an op is adding one
+`OpDef` to `_DECLARATIONS`; the parser, the rebinding classifier and the interpreter all read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.nodes import ConstInt, Expr, MakeTuple, SliceExpr, Symbol
+from nanopto.ir_terms.types import (
+    ArrayType,
+    ScalarType,
+    TensorType,
+    TileType,
+    Type,
+    UnknownType,
+)
+
+TypeRule = Callable[[Sequence[Type], Sequence[Expr], dict[str, Expr]], Type]
+Semantics = Callable[["OpContext", list[Any], dict[str, Any]], Any]
+
+
+class OpContext:
+    """What an op's semantics may ask of the interpreter running it."""
+
+    block_idx: int = 0
+    block_num: int = 1
+
+
+class OpError(ValueError):
+    """An op applied to values it cannot take (shape mismatch, out-of-bounds window, ...)."""
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One builtin op.
+
+    `aliases_arg`: the index of the argument whose storage the result *is* (so `t = op(t, ...)` is
+    a proven self-update); `None` for ops that make a new value. `writes`: the arguments written
+    in place. `effectful`: the op matters even when its result is unused (documentation only: the
+    inliner keeps every discarded call, see seed "Discarding a return value").
+    """
+
+    name: str
+    spellings: tuple[str, ...]
+    infer: TypeRule
+    semantics: Semantics
+    aliases_arg: int | None = None
+    writes: tuple[int, ...] = ()
+    effectful: bool = False
+    doc: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# Type rules
+# ---------------------------------------------------------------------------------------------
+
+
+def _first_shaped(types: Sequence[Type]) -> Type:
+    for ty in types:
+        if isinstance(ty, (TensorType, TileType)):
+            return ty
+    for ty in types:
+        if isinstance(ty, ScalarType):
+            return ty
+    return UnknownType()
+
+
+def _same_as_first_shaped(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    return _first_shaped(types)
+
+
+def _same_as(index: int) -> TypeRule:
+    def rule(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+        return types[index] if index < len(types) else UnknownType()
+
+    return rule
+
+
+def _const(ty: Type) -> TypeRule:
+    def rule(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+        return ty
+
+    return rule
+
+
+def _dtype_of(ty: Type) -> DataType | None:
+    if isinstance(ty, (TensorType, TileType, ScalarType, ArrayType)):
+        return ty.dtype
+    return None
+
+
+def _symbol_dtype(expr: Expr | None) -> DataType | None:
+    if isinstance(expr, Symbol):
+        name = expr.path.rsplit(".", 1)[-1]
+        if name in DataType.__members__:
+            return DataType[name]
+    return None
+
+
+def _list_elements(expr: Expr | None) -> tuple[Expr, ...] | None:
+    if isinstance(expr, MakeTuple):
+        return expr.elements
+    return None
+
+
+def _load_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    shape = _list_elements(args[2] if len(args) > 2 else kw.get("shapes"))
+    dtype = _dtype_of(types[0]) if types else None
+    if shape is None or dtype is None:
+        return UnknownType()
+    return TileType(shape, dtype, MemorySpace.Vec)
+
+
+def _create_tensor_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    shape = _list_elements(args[0] if args else kw.get("shape"))
+    dtype = _symbol_dtype(args[1] if len(args) > 1 else kw.get("dtype"))
+    if shape is None or dtype is None:
+        return UnknownType()
+    return TensorType(shape, dtype)
+
+
+def _array_create_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    size = args[0] if args else kw.get("size")
+    dtype = _symbol_dtype(args[1] if len(args) > 1 else kw.get("dtype"))
+    if size is None or dtype is None:
+        return UnknownType()
+    return ArrayType(size, dtype)
+
+
+def _subscript_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    base = types[0] if types else UnknownType()
+    indices = args[1:]
+    if isinstance(base, ArrayType):
+        return ScalarType(base.dtype)
+    if not isinstance(base, (TensorType, TileType)):
+        return UnknownType()
+    shape: list[Expr] = []
+    for i, dim in enumerate(base.shape):
+        if i >= len(indices):
+            shape.append(dim)
+            continue
+        idx = indices[i]
+        if isinstance(idx, SliceExpr):
+            start = idx.start if idx.start is not None else ConstInt(0)
+            stop = idx.stop if idx.stop is not None else dim
+            if isinstance(start, ConstInt) and isinstance(stop, ConstInt):
+                shape.append(ConstInt(stop.value - start.value))
+            elif isinstance(start, ConstInt) and start.value == 0:
+                shape.append(stop)
+            else:
+                return UnknownType()
+    if not shape:
+        return ScalarType(base.dtype)
+    if isinstance(base, TileType):
+        return TileType(tuple(shape), base.dtype, base.memory_space)
+    return TensorType(tuple(shape), base.dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Semantics on numpy values
+# ---------------------------------------------------------------------------------------------
+
+
+def _elementwise(fn: Callable[..., Any]) -> Semantics:
+    def run(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+        try:
+            result = fn(*args)
+        except ValueError as exc:
+            raise OpError(f"operands do not broadcast: {exc}") from None
+        shapes = [np.shape(a) for a in args if isinstance(a, np.ndarray)]
+        if len(shapes) > 1 and any(s != shapes[0] for s in shapes):
+            raise OpError(f"shape mismatch: {' vs '.join(str(list(s)) for s in shapes)}")
+        if isinstance(result, np.ndarray):
+            return np.array(result, copy=True)
+        return result.item() if isinstance(result, np.generic) else result
+
+    return run
+
+
+def _window(target: np.ndarray[Any, Any], offsets: Sequence[int], extents: Sequence[int]) -> tuple[slice, ...]:
+    if len(offsets) != target.ndim:
+        raise OpError(f"{len(offsets)} offsets for a rank-{target.ndim} destination")
+    window: list[slice] = []
+    for dim, (off, ext) in enumerate(zip(offsets, extents, strict=True)):
+        if off < 0 or off + ext > target.shape[dim]:
+            raise OpError(
+                f"window [{off}, {off + ext}) is out of bounds for dimension {dim} of extent {target.shape[dim]}"
+            )
+        window.append(slice(off, off + ext))
+    return tuple(window)
+
+
+def _extents_for(source: np.ndarray[Any, Any], rank: int) -> list[int]:
+    # A rank-reduced source (`c[0:4, j] = v`) fills the leading dims; the rest are extent 1.
+    extents = list(np.shape(source))
+    return extents + [1] * (rank - len(extents))
+
+
+def _assemble(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    target, source, offsets = args[0], np.asarray(args[1]), [int(o) for o in args[2]]
+    window = _window(target, offsets, _extents_for(source, target.ndim))
+    target[window] = source.reshape(target[window].shape)
+    return target
+
+
+def _load(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    source = args[0]
+    offsets = [int(o) for o in (args[1] if len(args) > 1 else kw["offsets"])]
+    shapes = [int(s) for s in (args[2] if len(args) > 2 else kw["shapes"])]
+    return np.array(source[_window(source, offsets, shapes)], copy=True)
+
+
+def _store(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    tile, offsets, target = np.asarray(args[0]), [int(o) for o in args[1]], args[2]
+    window = _window(target, offsets, _extents_for(tile, target.ndim))
+    target[window] = tile.reshape(target[window].shape)
+    return target
+
+
+def _subscript(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    base, indices = args[0], args[1:]
+    key = tuple(indices)
+    try:
+        result = base[key]
+    except IndexError as exc:
+        raise OpError(f"subscript out of bounds: {exc}") from None
+    return result.item() if isinstance(result, np.generic) else result
+
+
+def _create_tensor(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    shape = args[0] if args else kw["shape"]
+    dtype = args[1] if len(args) > 1 else kw.get("dtype", DataType.FP32)
+    return np.zeros([int(s) for s in shape], dtype=dtype.numpy())
+
+
+def _array_create(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    size = args[0] if args else kw["size"]
+    dtype = args[1] if len(args) > 1 else kw.get("dtype", DataType.INT64)
+    return np.zeros(int(size), dtype=dtype.numpy())
+
+
+def _update_element(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    array, index, value = args
+    if not 0 <= int(index) < len(array):
+        raise OpError(f"index {index} is out of bounds for an array of size {len(array)}")
+    array[int(index)] = value
+    return array
+
+
+def _nothing(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    return None
+
+
+def _block_idx(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    return ctx.block_idx
+
+
+def _binary(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
+    return OpDef(
+        name,
+        (name, f"tensor.{name}", f"tile.{name}"),
+        _same_as_first_shaped,
+        _elementwise(fn),
+        doc=doc,
+    )
+
+
+_DECLARATIONS: tuple[OpDef, ...] = (
+    _binary("add", np.add, "elementwise a + b; a new value"),
+    _binary("sub", np.subtract, "elementwise a - b; a new value"),
+    _binary("mul", np.multiply, "elementwise a * b; a new value"),
+    _binary("div", np.divide, "elementwise a / b; a new value"),
+    _binary("maximum", np.maximum, "elementwise max(a, b); a new value"),
+    _binary("minimum", np.minimum, "elementwise min(a, b); a new value"),
+    OpDef("exp", ("exp", "tensor.exp", "tile.exp"), _same_as(0), _elementwise(np.exp), doc="elementwise e^x"),
+    OpDef(
+        "tensor.assemble",
+        ("tensor.assemble", "assemble"),
+        _same_as(0),
+        _assemble,
+        aliases_arg=0,
+        writes=(0,),
+        effectful=True,
+        doc="write `source` into `target` at `offsets`; the result is `target`",
+    ),
+    OpDef(
+        "subscript",
+        ("subscript",),
+        _subscript_type,
+        _subscript,
+        aliases_arg=0,
+        doc="`a[i, j:k]`: a view of `a` (a scalar for a full-rank scalar index)",
+    ),
+    OpDef("tile.load", ("tile.load", "load"), _load_type, _load, doc="copy a window of a tensor into a new tile"),
+    OpDef(
+        "tile.store",
+        ("tile.store", "store"),
+        _same_as(2),
+        _store,
+        aliases_arg=2,
+        writes=(2,),
+        effectful=True,
+        doc="write a tile into a tensor window; the result is the tensor",
+    ),
+    OpDef("create_tensor", ("create_tensor", "tensor.create"), _create_tensor_type, _create_tensor, doc="a new zeroed tensor"),
+    OpDef("array.create", ("array.create",), _array_create_type, _array_create, doc="a new zeroed array"),
+    OpDef(
+        "array.update_element",
+        ("array.update_element",),
+        _same_as(0),
+        _update_element,
+        aliases_arg=0,
+        writes=(0,),
+        effectful=True,
+        doc="`arr[i] = v`: write element i in place; the result is the array",
+    ),
+    OpDef(
+        "system.set_ffts",
+        ("system.set_ffts",),
+        _const(UnknownType()),
+        _nothing,
+        effectful=True,
+        doc="hand the FFTS unit its workspace (hardware set-up; writes no argument)",
+    ),
+    OpDef(
+        "tile.get_block_idx",
+        ("tile.get_block_idx",),
+        _const(ScalarType(DataType.INDEX)),
+        _block_idx,
+        doc="the index of the current pl.spmd block",
+    ),
+)
+
+
+class OpRegistry:
+    """Look up ops by any of their spellings."""
+
+    def __init__(self, declarations: Sequence[OpDef]) -> None:
+        self._by_spelling: dict[str, OpDef] = {}
+        self._ops: list[OpDef] = []
+        for op in declarations:
+            self.register(op)
+
+    def register(self, op: OpDef) -> None:
+        for spelling in op.spellings:
+            if spelling in self._by_spelling:
+                raise ValueError(f"op spelling 'pl.{spelling}' is declared twice")
+        self._ops.append(op)
+        for spelling in op.spellings:
+            self._by_spelling[spelling] = op
+
+    def lookup(self, spelling: str) -> OpDef | None:
+        return self._by_spelling.get(spelling)
+
+    def __contains__(self, spelling: str) -> bool:
+        return spelling in self._by_spelling
+
+    def __iter__(self) -> Any:
+        return iter(self._ops)
+
+
+OPS = OpRegistry(_DECLARATIONS)

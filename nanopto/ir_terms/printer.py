@@ -1,0 +1,6 @@
+"""PLACEHOLDER: being written (printer helper)."""
+from typing import Any
+
+
+def python_print(node: Any) -> str:
+    raise NotImplementedError

@@ -1,0 +1,214 @@
+"""The grammar of the IR, read off the node dataclasses, and the traversals derived from it.
+
+Nanopass-style: a pass writes only the clauses that change something. `map_children` is the one
+identity traversal every mutator builds on, and `fields_of` is what the egglog encoding uses to
+declare one constructor per node class.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, TypeVar
+
+from nanopto.ir_terms import nodes as n
+from nanopto.ir_terms import types as t
+
+
+class FieldKind(enum.Enum):
+    NODE = "node"  # one child node
+    OPT_NODE = "opt_node"  # a child node or None
+    NODES = "nodes"  # a tuple of child nodes
+    TYPE = "type"  # a Type (which may hold shape expressions)
+    TYPES = "types"  # a tuple of Types
+    ATTR = "attr"  # a literal: str, int, bool, enum
+
+
+_NODE_NAMES = {"Expr", "Stmt", "Var", "Keyword", "Param", "Function", "IterArg"}
+
+
+def _classify(annotation: str) -> FieldKind:
+    ann = annotation.replace(" ", "")
+    if ann in _NODE_NAMES:
+        return FieldKind.NODE
+    if ann.endswith("|None") and ann[: -len("|None")] in _NODE_NAMES:
+        return FieldKind.OPT_NODE
+    if ann.startswith("tuple[") and ann.endswith(",...]") and ann[6:-5] in _NODE_NAMES:
+        return FieldKind.NODES
+    if ann == "Type":
+        return FieldKind.TYPE
+    if ann == "tuple[Type,...]":
+        return FieldKind.TYPES
+    return FieldKind.ATTR
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    kind: FieldKind
+    compared: bool
+
+
+@cache
+def fields_of(cls: type) -> tuple[FieldSpec, ...]:
+    """The fields of a node class, in declaration order, without the span."""
+    return tuple(
+        FieldSpec(f.name, _classify(str(f.type)), f.compare)
+        for f in dataclasses.fields(cls)
+        if f.name != "span"
+    )
+
+
+NODE_CLASSES: tuple[type[n.Node], ...] = (
+    n.Var,
+    n.IterArg,
+    n.ConstInt,
+    n.ConstFloat,
+    n.ConstBool,
+    n.ConstStr,
+    n.Symbol,
+    n.BinaryExpr,
+    n.UnaryExpr,
+    n.Keyword,
+    n.Call,
+    n.Submit,
+    n.MakeTuple,
+    n.TupleGetItemExpr,
+    n.SliceExpr,
+    n.AssignStmt,
+    n.EvalStmt,
+    n.ReturnStmt,
+    n.YieldStmt,
+    n.BreakStmt,
+    n.ContinueStmt,
+    n.SeqStmts,
+    n.IfStmt,
+    n.ForStmt,
+    n.WhileStmt,
+    n.ScopeStmt,
+    n.Param,
+    n.Function,
+    n.Program,
+)
+
+N = TypeVar("N")
+
+
+def map_type(ty: t.Type, fn: Callable[[n.Expr], n.Expr]) -> t.Type:
+    """Apply `fn` to every shape/size expression of a type; returns `ty` itself if nothing changed."""
+    match ty:
+        case t.TensorType(shape, dtype):
+            new = tuple(fn(d) for d in shape)
+            return ty if _same(new, shape) else t.TensorType(new, dtype)
+        case t.TileType(shape, dtype, mem):
+            new = tuple(fn(d) for d in shape)
+            return ty if _same(new, shape) else t.TileType(new, dtype, mem)
+        case t.ArrayType(size, dtype):
+            new_size = fn(size)
+            return ty if new_size is size else t.ArrayType(new_size, dtype)
+        case t.TupleType(types):
+            new_types = tuple(map_type(x, fn) for x in types)
+            return ty if _same(new_types, types) else t.TupleType(new_types)
+        case _:
+            return ty
+
+
+def type_exprs(ty: t.Type) -> Iterator[n.Expr]:
+    """The shape/size expressions inside a type."""
+    match ty:
+        case t.TensorType(shape, _) | t.TileType(shape, _, _):
+            yield from shape
+        case t.ArrayType(size, _):
+            yield size
+        case t.TupleType(types):
+            for x in types:
+                yield from type_exprs(x)
+        case _:
+            return
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+def iter_children(node: n.Node) -> Iterator[n.Node]:
+    """The direct child nodes of `node` (expressions inside types included)."""
+    for spec in fields_of(type(node)):
+        value = getattr(node, spec.name)
+        match spec.kind:
+            case FieldKind.NODE:
+                yield value
+            case FieldKind.OPT_NODE:
+                if value is not None:
+                    yield value
+            case FieldKind.NODES:
+                yield from value
+            case FieldKind.TYPE:
+                yield from type_exprs(value)
+            case FieldKind.TYPES:
+                for ty in value:
+                    yield from type_exprs(ty)
+            case FieldKind.ATTR:
+                pass
+
+
+def map_children(node: N, fn: Callable[[Any], Any]) -> N:
+    """Rebuild `node` with `fn` applied to each child (identity-preserving when nothing changes).
+
+    A `Var` keeps its id when its type is rewritten, so its identity survives the traversal.
+    """
+    changes: dict[str, Any] = {}
+    for spec in fields_of(type(node)):
+        value = getattr(node, spec.name)
+        match spec.kind:
+            case FieldKind.NODE:
+                new = fn(value)
+            case FieldKind.OPT_NODE:
+                new = None if value is None else fn(value)
+            case FieldKind.NODES:
+                mapped = tuple(fn(v) for v in value)
+                new = value if _same(mapped, value) else mapped
+            case FieldKind.TYPE:
+                new = map_type(value, fn)
+            case FieldKind.TYPES:
+                mapped = tuple(map_type(v, fn) for v in value)
+                new = value if _same(mapped, value) else mapped
+            case FieldKind.ATTR:
+                continue
+        if new is not value:
+            changes[spec.name] = new
+    if not changes:
+        return node
+    if isinstance(node, n.Var):
+        changes["id"] = node.id
+    return dataclasses.replace(node, **changes)  # type: ignore[type-var]
+
+
+def walk(node: n.Node) -> Iterator[n.Node]:
+    """Every node below and including `node`, pre-order, without recursion."""
+    stack: list[n.Node] = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        children = list(iter_children(current))
+        stack.extend(reversed(children))
+
+
+class Mutator:
+    """A rewriting traversal: override `visit_<ClassName>` for the nodes that change.
+
+    The default for every node is to rebuild it from its visited children, so a pass states only
+    the clauses that differ from the identity.
+    """
+
+    def visit(self, node: Any) -> Any:
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is not None:
+            return method(node)
+        return self.generic_visit(node)
+
+    def generic_visit(self, node: N) -> N:
+        return map_children(node, self.visit)
