@@ -340,6 +340,14 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _block_idx,
         doc="the index of the current pl.spmd block",
     ),
+    OpDef(
+        "dump_tag",
+        ("dump_tag",),
+        _const(UnknownType()),
+        _nothing,
+        effectful=True,
+        doc="`pl.dump_tag(t)`: mark a tensor for selective runtime dump (no effect on values)",
+    ),
 )
 
 

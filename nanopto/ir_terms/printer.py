@@ -1,6 +1,492 @@
-"""PLACEHOLDER: being written (printer helper)."""
-from typing import Any
+"""IR -> `pl` source text that the parser reads back into the same IR.
+
+Printed programs are how people (and tests) read the result of a pass, so the printer writes the
+style the seeds use rather than a dump format, and it is the parser's inverse: `parse(print(p))`
+is structurally equal to `p`. That is why it re-sugars exactly what the parser desugars (a tuple
+unpack through a `*__tmp_v*` temporary), prints yield targets from the enclosing statement's
+`return_vars`, declares free symbolic dimensions as `N = pl.dynamic("N")`, and never re-sugars a
+`tensor.assemble` / `array.update_element` assignment (the explicit call is what the IR holds).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.nodes import (
+    AssignStmt,
+    BinaryExpr,
+    BinOp,
+    BreakStmt,
+    Call,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    ConstStr,
+    ContinueStmt,
+    EvalStmt,
+    Expr,
+    ForKind,
+    ForStmt,
+    Function,
+    FunctionType,
+    IfStmt,
+    Keyword,
+    MakeTuple,
+    Node,
+    Param,
+    ParamDirection,
+    Program,
+    ReturnStmt,
+    ScopeStmt,
+    SeqStmts,
+    SliceExpr,
+    Stmt,
+    Submit,
+    Symbol,
+    TupleGetItemExpr,
+    UnaryExpr,
+    UnOp,
+    Var,
+    WhileStmt,
+    YieldStmt,
+)
+from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.types import (
+    ArrayType,
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+    UnknownType,
+)
+
+__all__ = ["print_expr", "print_type", "python_print"]
+
+INDENT = "    "
+HEADER = "import nanopto.language as pl"
+TMP_MARKER = "__tmp_v"
+
+# Python operator precedence, loosest first; 13 is an atom (name, call, subscript, literal).
+_ATOM = 13
+_UNARY = 11
+_PREC: dict[BinOp, int] = {
+    BinOp.Or: 1,
+    BinOp.And: 2,
+    BinOp.Eq: 4,
+    BinOp.Ne: 4,
+    BinOp.Lt: 4,
+    BinOp.Le: 4,
+    BinOp.Gt: 4,
+    BinOp.Ge: 4,
+    BinOp.BitOr: 5,
+    BinOp.Xor: 6,
+    BinOp.BitAnd: 7,
+    BinOp.BitShiftLeft: 8,
+    BinOp.BitShiftRight: 8,
+    BinOp.Add: 9,
+    BinOp.Sub: 9,
+    BinOp.Mul: 10,
+    BinOp.FloatDiv: 10,
+    BinOp.FloorDiv: 10,
+    BinOp.FloorMod: 10,
+    BinOp.Pow: 12,
+    BinOp.Min: _ATOM,
+    BinOp.Max: _ATOM,
+}
+_COMPARISON = 4
 
 
-def python_print(node: Any) -> str:
-    raise NotImplementedError
+def python_print(node: Node | Type) -> str:
+    """`pl` source for a Program, Function, statement, expression or type."""
+    match node:
+        case Program():
+            return _print_program(node)
+        case Function():
+            return "\n".join(_FunctionPrinter(node).function(node, ""))
+        case Stmt():
+            return "\n".join(_FunctionPrinter(node).stmt_lines(node, "", None))
+        case Expr():
+            return print_expr(node)
+        case Keyword():
+            return f"{node.name}={print_expr(node.value)}"
+        case Param():
+            return _param(node)
+        case ScalarType() | TensorType() | TileType() | ArrayType() | TupleType() | UnknownType():
+            return print_type(node)
+        case _:
+            raise TypeError(f"python_print cannot print {type(node).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------------------------
+
+
+def _dtype(dtype: DataType) -> str:
+    return f"pl.{dtype.name}"
+
+
+def _shape(shape: Sequence[Expr]) -> str:
+    return "[" + ", ".join(print_expr(d) for d in shape) + "]"
+
+
+def print_type(ty: Type) -> str:
+    """The annotation spelling of a type (`...` for an unknown type)."""
+    match ty:
+        case ScalarType(dtype):
+            return f"pl.Scalar[{_dtype(dtype)}]"
+        case TensorType(shape, dtype):
+            return f"pl.Tensor[{_shape(shape)}, {_dtype(dtype)}]"
+        case TileType(shape, dtype, memory):
+            space = "" if memory is None else f", pl.Mem.{memory.name}"
+            return f"pl.Tile[{_shape(shape)}, {_dtype(dtype)}{space}]"
+        case ArrayType(size, dtype):
+            return f"pl.Array[{print_expr(size)}, {_dtype(dtype)}]"
+        case TupleType(types):
+            inner = ", ".join(print_type(t) for t in types) if types else "()"
+            return f"tuple[{inner}]"
+        case _:
+            return "..."
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions
+# ---------------------------------------------------------------------------------------------
+
+
+def _precedence(expr: Expr) -> int:
+    match expr:
+        case BinaryExpr(op=op):
+            return _PREC[op]
+        case UnaryExpr(op=UnOp.Not):
+            return 3
+        case UnaryExpr(op=UnOp.Abs):
+            return _ATOM
+        case UnaryExpr():
+            return _UNARY
+        case ConstInt(value=value, dtype=DataType.INDEX) if value < 0:
+            return _UNARY
+        case ConstFloat(value=value, dtype=DataType.FP32) if value < 0 or str(value).startswith("-"):
+            return _UNARY
+        case _:
+            return _ATOM
+
+
+def _wrap(expr: Expr, parenthesize: bool) -> str:
+    text = print_expr(expr)
+    return f"({text})" if parenthesize else text
+
+
+def _args(args: Sequence[Expr], kwargs: Sequence[Keyword], extra: Sequence[str] = ()) -> str:
+    parts = [print_expr(a) for a in args]
+    parts += [f"{k.name}={print_expr(k.value)}" for k in kwargs]
+    parts += list(extra)
+    return ", ".join(parts)
+
+
+def _index(expr: Expr) -> str:
+    if isinstance(expr, SliceExpr):
+        start = "" if expr.start is None else print_expr(expr.start)
+        stop = "" if expr.stop is None else print_expr(expr.stop)
+        return f"{start}:{stop}"
+    return print_expr(expr)
+
+
+def _literal_const(expr: ConstInt | ConstFloat) -> str:
+    return f"pl.const({expr.value!r}, {_dtype(expr.dtype)})"
+
+
+def print_expr(expr: Expr) -> str:
+    """The `pl` source of an expression, with the fewest parentheses that keep its structure."""
+    match expr:
+        case Var(name=name):
+            return name
+        case ConstBool(value=value):
+            return "True" if value else "False"
+        case ConstInt(value=value, dtype=dtype):
+            return str(value) if dtype is DataType.INDEX else _literal_const(expr)
+        case ConstFloat(value=value, dtype=dtype):
+            return repr(value) if dtype is DataType.FP32 else _literal_const(expr)
+        case ConstStr(value=value):
+            return repr(value)
+        case Symbol(path=path):
+            return f"pl.{path}"
+        case BinaryExpr(op=op, lhs=lhs, rhs=rhs):
+            return _binary(op, lhs, rhs)
+        case UnaryExpr(op=op, operand=operand):
+            return _unary(op, operand)
+        case Call(op="subscript", args=args, kwargs=(), function=False) if len(args) > 1:
+            base = _wrap(args[0], _precedence(args[0]) < _ATOM)
+            return f"{base}[{', '.join(_index(i) for i in args[1:])}]"
+        case Call(op=op, args=args, kwargs=kwargs, function=True):
+            return f"self.{op}({_args(args, kwargs)})"
+        case Call(op=op, args=args, kwargs=kwargs):
+            return f"pl.{op}({_args(args, kwargs)})"
+        case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps):
+            extra = [f"dumps=[{', '.join(d.name for d in dumps)}]"] if dumps else []
+            rest = _args(args, kwargs, extra)
+            return f"pl.submit(self.{callee}{', ' + rest if rest else ''})"
+        case MakeTuple(elements=elements, is_list=True):
+            return "[" + ", ".join(print_expr(e) for e in elements) + "]"
+        case MakeTuple(elements=elements):
+            if len(elements) == 1:
+                return f"({print_expr(elements[0])},)"
+            return "(" + ", ".join(print_expr(e) for e in elements) + ")"
+        case TupleGetItemExpr(tuple=base, index=index):
+            return f"{_wrap(base, _precedence(base) < _ATOM)}[{index}]"
+        case SliceExpr():
+            return _index(expr)
+        case _:
+            raise TypeError(f"cannot print expression {type(expr).__name__}")
+
+
+def _binary(op: BinOp, lhs: Expr, rhs: Expr) -> str:
+    if op in (BinOp.Min, BinOp.Max):
+        return f"{op.value}({print_expr(lhs)}, {print_expr(rhs)})"
+    prec = _PREC[op]
+    left, right = _precedence(lhs), _precedence(rhs)
+    if op is BinOp.Pow:  # right-associative
+        wrap_left, wrap_right = left <= prec, right < prec
+    elif prec == _COMPARISON:  # comparisons chain, so an operand comparison needs parentheses
+        wrap_left, wrap_right = left <= prec, right <= prec
+    else:
+        wrap_left, wrap_right = left < prec, right <= prec
+    return f"{_wrap(lhs, wrap_left)} {op.value} {_wrap(rhs, wrap_right)}"
+
+
+def _unary(op: UnOp, operand: Expr) -> str:
+    if op is UnOp.Abs:
+        return f"abs({print_expr(operand)})"
+    if op is UnOp.Not:
+        return f"not {_wrap(operand, _precedence(operand) < 3)}"
+    if op is UnOp.Neg and isinstance(operand, (ConstInt, ConstFloat)):
+        # `-3` reads back as the literal ConstInt(-3); spell the operand so it stays a negation.
+        return f"-{_literal_const(operand)}"
+    return f"{op.value}{_wrap(operand, _precedence(operand) < _UNARY)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements, functions and programs
+# ---------------------------------------------------------------------------------------------
+
+
+def _param(param: Param) -> str:
+    var = param.var
+    if param.direction is ParamDirection.In:
+        if isinstance(var.type, UnknownType):
+            return var.name
+        return f"{var.name}: {print_type(var.type)}"
+    return f"{var.name}: pl.{param.direction.value}[{print_type(var.type)}]"
+
+
+def _decorator(fn: Function) -> str:
+    parts: list[str] = []
+    if fn.func_type is not FunctionType.Opaque:
+        parts.append(f"type=pl.FunctionType.{fn.func_type.name}")
+    parts += [f"{k.name}={print_expr(k.value)}" for k in fn.attrs]
+    return f"@pl.function({', '.join(parts)})" if parts else "@pl.function"
+
+
+def _defined_vars(fn: Function) -> set[int]:
+    """Ids of the Vars a function binds (parameters and every definition site)."""
+    defined = {p.var.id for p in fn.params}
+    for node in walk(fn.body):
+        match node:
+            case AssignStmt(var=var):
+                defined.add(var.id)
+            case ForStmt(loop_var=loop_var, iter_args=iter_args, return_vars=return_vars):
+                defined.add(loop_var.id)
+                defined.update(v.id for v in (*iter_args, *return_vars))
+            case WhileStmt(iter_args=iter_args, return_vars=return_vars):
+                defined.update(v.id for v in (*iter_args, *return_vars))
+            case IfStmt(return_vars=return_vars):
+                defined.update(v.id for v in return_vars)
+            case ScopeStmt(var=var) if var is not None:
+                defined.add(var.id)
+    return defined
+
+
+def _dynamic_dims(program: Program) -> list[str]:
+    """Names of the free scalar index Vars (symbolic dimensions) the functions refer to."""
+    names: list[str] = []
+    for fn in program.function_list:
+        defined = _defined_vars(fn)
+        for node in walk(fn):
+            if (
+                isinstance(node, Var)
+                and node.id not in defined
+                and isinstance(node.type, ScalarType)
+                and node.type.dtype is DataType.INDEX
+                and node.name not in names
+            ):
+                names.append(node.name)
+    return names
+
+
+def _print_program(program: Program) -> str:
+    lines = [HEADER, ""]
+    dims = _dynamic_dims(program)
+    if dims:
+        lines += [f'{name} = pl.dynamic("{name}")' for name in dims]
+        lines.append("")
+    lines += ["", "@pl.program", f"class {program.name}:"]
+    if not program.function_list:
+        lines.append(f"{INDENT}pass")
+    for index, fn in enumerate(program.function_list):
+        if index:
+            lines.append("")
+        lines += _FunctionPrinter(fn).function(fn, INDENT)
+    return "\n".join(lines) + "\n"
+
+
+class _FunctionPrinter:
+    """Prints one function (or statement); knows how often each Var is used, for re-sugaring."""
+
+    def __init__(self, root: Node) -> None:
+        self._uses: Counter[int] = Counter(n.id for n in walk(root) if isinstance(n, Var))
+
+    def function(self, fn: Function, indent: str) -> list[str]:
+        params = ", ".join(["self", *(_param(p) for p in fn.params)])
+        returns = ""
+        if len(fn.return_types) == 1:
+            returns = f" -> {print_type(fn.return_types[0])}"
+        elif fn.return_types:
+            returns = f" -> tuple[{', '.join(print_type(t) for t in fn.return_types)}]"
+        header = [f"{indent}{_decorator(fn)}", f"{indent}def {fn.name}({params}){returns}:"]
+        return header + self.body(fn.body, indent + INDENT, None)
+
+    def body(self, body: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
+        lines = self.stmt_lines(body, indent, yield_vars)
+        return lines or [f"{indent}pass"]
+
+    def stmt_lines(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
+        if not isinstance(stmt, SeqStmts):
+            return self._stmt(stmt, indent, yield_vars)
+        lines: list[str] = []
+        items = stmt.stmts
+        i = 0
+        while i < len(items):
+            count = self._unpack_count(items, i)
+            if count:
+                head = items[i]
+                assert isinstance(head, AssignStmt)
+                targets = ", ".join(s.var.name for s in items[i + 1 : i + 1 + count] if isinstance(s, AssignStmt))
+                lines.append(f"{indent}{targets} = {print_expr(head.value)}")
+                i += 1 + count
+                continue
+            lines += self.stmt_lines(items[i], indent, yield_vars)
+            i += 1
+        return lines
+
+    def _unpack_count(self, items: Sequence[Stmt], i: int) -> int:
+        """How many `x_k = tmp[k]` follow a `tmp = value` that the parser made from `x0, ... = value`."""
+        head = items[i]
+        if not isinstance(head, AssignStmt) or TMP_MARKER not in head.var.name:
+            return 0
+        tmp = head.var
+        count = 0
+        targets: set[int] = set()
+        for follower in items[i + 1 :]:
+            if not (
+                isinstance(follower, AssignStmt)
+                and not follower.annotated
+                and isinstance(follower.value, TupleGetItemExpr)
+                and follower.value.tuple == tmp
+                and follower.value.index == count
+                and follower.var.id not in targets
+                and follower.var.id != tmp.id
+            ):
+                break
+            targets.add(follower.var.id)
+            count += 1
+        return count if count and self._uses[tmp.id] == count + 1 else 0
+
+    def _stmt(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
+        match stmt:
+            case AssignStmt(var=var, value=value, annotated=annotated):
+                if annotated and not isinstance(var.type, UnknownType):
+                    return [f"{indent}{var.name}: {print_type(var.type)} = {print_expr(value)}"]
+                return [f"{indent}{var.name} = {print_expr(value)}"]
+            case EvalStmt(expr=expr):
+                return [f"{indent}{print_expr(expr)}"]
+            case ReturnStmt(values=values):
+                if not values:
+                    return [f"{indent}return"]
+                return [f"{indent}return {', '.join(print_expr(v) for v in values)}"]
+            case YieldStmt(values=values):
+                call = f"pl.yield_({', '.join(print_expr(v) for v in values)})"
+                if yield_vars:
+                    return [f"{indent}{', '.join(v.name for v in yield_vars)} = {call}"]
+                return [f"{indent}{call}"]
+            case BreakStmt():
+                return [f"{indent}break"]
+            case ContinueStmt():
+                return [f"{indent}continue"]
+            case IfStmt(cond=cond, then_body=then_body, else_body=else_body, return_vars=return_vars):
+                lines = [f"{indent}if {print_expr(cond)}:"]
+                lines += self.body(then_body, indent + INDENT, return_vars)
+                if else_body is not None:
+                    lines.append(f"{indent}else:")
+                    lines += self.body(else_body, indent + INDENT, return_vars)
+                return lines
+            case ForStmt():
+                return self._for(stmt, indent)
+            case WhileStmt():
+                return self._while(stmt, indent)
+            case ScopeStmt():
+                return self._scope(stmt, indent, yield_vars)
+            case _:
+                raise TypeError(f"cannot print statement {type(stmt).__name__}")
+
+    def _for(self, stmt: ForStmt, indent: str) -> list[str]:
+        one, zero = ConstInt(1), ConstInt(0)
+        if stmt.step == one and stmt.start == zero:
+            bounds: list[Expr] = [stmt.stop]
+        elif stmt.step == one:
+            bounds = [stmt.start, stmt.stop]
+        else:
+            bounds = [stmt.start, stmt.stop, stmt.step]
+        extra: list[str] = []
+        target = stmt.loop_var.name
+        if stmt.iter_args:
+            target += f", {_name_tuple(stmt.iter_args)}"
+            extra.append(f"init_values={_value_tuple([a.init_value for a in stmt.iter_args])}")
+        kind = stmt.kind.value if isinstance(stmt.kind, ForKind) else "range"
+        lines = [f"{indent}for {target} in pl.{kind}({_args(bounds, (), extra)}):"]
+        return lines + self.body(stmt.body, indent + INDENT, stmt.return_vars)
+
+    def _while(self, stmt: WhileStmt, indent: str) -> list[str]:
+        if stmt.natural and not stmt.iter_args:
+            lines = [f"{indent}while {print_expr(stmt.cond)}:"]
+            return lines + self.body(stmt.body, indent + INDENT, stmt.return_vars)
+        inits = _value_tuple([a.init_value for a in stmt.iter_args])
+        lines = [
+            f"{indent}for {_name_tuple(stmt.iter_args)} in pl.while_(init_values={inits}):",
+            f"{indent}{INDENT}pl.cond({print_expr(stmt.cond)})",
+        ]
+        return lines + self.stmt_lines(stmt.body, indent + INDENT, stmt.return_vars)
+
+    def _scope(self, stmt: ScopeStmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
+        extra = [f"dumps=[{', '.join(d.name for d in stmt.dumps)}]"] if stmt.dumps else []
+        call = f"pl.{stmt.constructor}({_args(stmt.args, stmt.kwargs, extra)})"
+        if stmt.for_form:
+            name = stmt.var.name if stmt.var is not None else "_"
+            header = f"{indent}for {name} in {call}:"
+        elif stmt.var is not None:
+            header = f"{indent}with {call} as {stmt.var.name}:"
+        else:
+            header = f"{indent}with {call}:"
+        return [header, *self.body(stmt.body, indent + INDENT, yield_vars)]
+
+
+def _name_tuple(vars_: Sequence[Var]) -> str:
+    names = [v.name for v in vars_]
+    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
+
+
+def _value_tuple(values: Sequence[Expr]) -> str:
+    printed = [print_expr(v) for v in values]
+    return f"({printed[0]},)" if len(printed) == 1 else f"({', '.join(printed)})"

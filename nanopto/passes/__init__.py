@@ -1,1 +1,57 @@
-"""(being written)"""
+"""The pass framework: passes with declared IR properties, a context, a registry, a manager.
+
+`from nanopto import passes; passes.inline_functions()(program)` mirrors PyPTO's Python API.
+"""
+
+from nanopto.passes.context import (
+    CallbackInstrument,
+    PassContext,
+    PassInstrument,
+    VerificationLevel,
+)
+from nanopto.passes.pass_base import Pass, VerificationError
+from nanopto.passes.pass_manager import (
+    STRATEGY_PIPELINES,
+    OptimizationStrategy,
+    PassManager,
+    PropertyRequirementError,
+)
+from nanopto.passes.pipeline_spec import PassSpec, PipelineSpecError, format_pipeline, parse_pipeline
+from nanopto.passes.registry import (
+    PASS_REGISTRY,
+    PassRegistry,
+    UnknownPassError,
+    get_pass,
+    list_passes,
+    register_pass,
+)
+from nanopto.verify.properties import IRProperty
+
+# --- InlineFunctions (nanopto/passes/inline_functions.py, written by the lead) ------------------
+# Enable once the module lands; importing it registers "inline-functions" for the Default strategy.
+from nanopto.passes.inline_functions import InlineFunctions, inline_functions
+# ------------------------------------------------------------------------------------------------
+
+__all__ = [
+    "PASS_REGISTRY",
+    "STRATEGY_PIPELINES",
+    "CallbackInstrument",
+    "IRProperty",
+    "OptimizationStrategy",
+    "Pass",
+    "PassContext",
+    "PassInstrument",
+    "PassManager",
+    "PassRegistry",
+    "PassSpec",
+    "PipelineSpecError",
+    "PropertyRequirementError",
+    "UnknownPassError",
+    "VerificationError",
+    "VerificationLevel",
+    "format_pipeline",
+    "get_pass",
+    "list_passes",
+    "parse_pipeline",
+    "register_pass",
+]

@@ -1,1 +1,24 @@
-"""(being written)"""
+"""The egglog rulesets of nanopto and the schedule that runs them to saturation."""
+
+from nanopto.rules.helpers import HELPER_CONSTRUCTORS, helper_declarations
+from nanopto.rules.inlining import DISCARD, PROJECT, SPLICE, WRITEBACK
+from nanopto.rules.ruleset import Rule, Ruleset
+from nanopto.rules.subst import subst_ruleset
+
+SUBST = subst_ruleset()
+
+INLINE_RULESETS: tuple[Ruleset, ...] = (SPLICE, SUBST, PROJECT, DISCARD, WRITEBACK)
+"""In schedule order: each round splices, then saturates the others."""
+
+__all__ = [
+    "DISCARD",
+    "HELPER_CONSTRUCTORS",
+    "INLINE_RULESETS",
+    "PROJECT",
+    "SPLICE",
+    "SUBST",
+    "WRITEBACK",
+    "Rule",
+    "Ruleset",
+    "helper_declarations",
+]

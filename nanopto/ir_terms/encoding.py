@@ -1,0 +1,425 @@
+"""The IR as egglog terms: sorts derived from the node classes, an encoder and a decoder.
+
+One egglog constructor per IR node class, with the same name and the fields in declaration order
+(read from `schema.fields_of`), so the encoding never drifts from the IR and the substitution
+rules in `nanopto.rules` can be generated from the same table. Sorts:
+
+    Ex   expressions (and keywords, params)      ExL  lists of Ex       (ExNil) (ExCons x xs)
+    St   statements                              SL   statement lists   (SNil) (SOne s) (SCat a b)
+    Ty   types                                   TyL  lists of Ty
+
+Statement lists are balanced concatenation trees, not cons lists: a prototype showed cons lists
+make extraction superlinear in the number of statements.
+
+Variables are `(Var name type id)`: their identity is the integer id, so two variables that
+print alike never merge. Inlining creates renamed copies `(RVar name type id site)` and
+`(RIterArg name type id site init)`; the decoder turns each distinct copy into one fresh `Var`,
+named by `names.inline_name` in program order. An inline call site is marked `(At site call)`; the
+decoder reads an unspliced site back as its call, so `decode(encode(p))` is `p` when no rule fires.
+
+This is the one module that touches egglog's low-level `bindings` API (text in, term DAG out);
+`tests/test_encoding.py` pins the egglog version it was written against.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import egglog.bindings as eb
+
+from nanopto.ir_terms import nodes as n
+from nanopto.ir_terms import types as t
+from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.names import inline_name
+from nanopto.ir_terms.schema import NODE_CLASSES, FieldKind, FieldSpec, fields_of
+
+EGGLOG_VERSION = "13.2.0"
+
+# ---------------------------------------------------------------------------------------------
+# The term grammar
+# ---------------------------------------------------------------------------------------------
+
+_EX_NODES = {"Expr", "Var", "IterArg", "Keyword", "Param"}
+_I64_FIELDS = {("Var", "id"), ("IterArg", "id"), ("TupleGetItemExpr", "index")}
+_ENCODED_CLASSES: tuple[type[n.Node], ...] = tuple(
+    c for c in NODE_CLASSES if c not in (n.Param, n.Function, n.Program)
+)
+CLASS_BY_NAME: dict[str, type[n.Node]] = {c.__name__: c for c in _ENCODED_CLASSES}
+
+
+def sort_of_class(cls: type[n.Node]) -> str:
+    return "St" if issubclass(cls, n.Stmt) else "Ex"
+
+
+def _element_annotation(spec_type: str) -> str:
+    ann = spec_type.replace(" ", "")
+    if ann.startswith("tuple["):
+        return ann[len("tuple[") : -len(",...]")]
+    return ann.removesuffix("|None")
+
+
+def field_sort(cls: type[n.Node], spec: FieldSpec) -> str:
+    """The egglog sort of one field of a node class."""
+    ann = _element_annotation(_annotation(cls, spec.name))
+    match spec.kind:
+        case FieldKind.NODE | FieldKind.OPT_NODE:
+            return "St" if ann == "Stmt" else "Ex"
+        case FieldKind.NODES:
+            return "SL" if ann == "Stmt" else "ExL"
+        case FieldKind.TYPE:
+            return "Ty"
+        case FieldKind.TYPES:
+            return "TyL"
+        case FieldKind.ATTR:
+            return "i64" if (cls.__name__, spec.name) in _I64_FIELDS else "String"
+
+
+def _annotation(cls: type[n.Node], name: str) -> str:
+    for klass in cls.__mro__:
+        ann = getattr(klass, "__annotations__", {}).get(name)
+        if ann is not None:
+            return str(ann)
+    raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Constructor:
+    """One egglog constructor: its name, argument sorts and result sort."""
+
+    name: str
+    args: tuple[str, ...]
+    sort: str
+    unextractable: bool = False
+    doc: str = ""
+
+    def declaration(self) -> str:
+        flags = " :unextractable" if self.unextractable else ""
+        return f"(constructor {self.name} ({' '.join(self.args)}) {self.sort}{flags})"
+
+
+def ir_constructors() -> tuple[Constructor, ...]:
+    """Every constructor of the IR sorts, node classes first, then lists, types and markers."""
+    generated = tuple(
+        Constructor(cls.__name__, tuple(field_sort(cls, f) for f in fields_of(cls)), sort_of_class(cls))
+        for cls in _ENCODED_CLASSES
+    )
+    structural = (
+        Constructor("ExNil", (), "ExL"),
+        Constructor("ExCons", ("Ex", "ExL"), "ExL"),
+        Constructor("SNil", (), "SL"),
+        Constructor("SOne", ("St",), "SL"),
+        Constructor("SCat", ("SL", "SL"), "SL"),
+        Constructor("TyNil", (), "TyL"),
+        Constructor("TyCons", ("Ty", "TyL"), "TyL"),
+        Constructor("TScalar", ("String",), "Ty"),
+        Constructor("TTensor", ("ExL", "String"), "Ty"),
+        Constructor("TTile", ("ExL", "String", "String"), "Ty"),
+        Constructor("TArray", ("Ex", "String"), "Ty"),
+        Constructor("TTuple", ("TyL",), "Ty"),
+        Constructor("TUnknown", (), "Ty"),
+        Constructor("NoEx", (), "Ex", doc="an absent optional expression"),
+        Constructor("NoSt", (), "St", doc="an absent optional statement"),
+        Constructor("At", ("i64", "Ex"), "Ex", doc="an inline call site: (At site call)"),
+        Constructor("RVar", ("String", "Ty", "i64", "i64"), "Ex", doc="callee local `id` renamed for `site`"),
+        Constructor(
+            "RIterArg", ("String", "Ty", "i64", "i64", "Ex"), "Ex", doc="callee iter_arg renamed for `site`"
+        ),
+    )
+    return generated + structural
+
+
+SORTS = ("Ex", "ExL", "St", "SL", "Ty", "TyL")
+
+
+def ir_declarations() -> str:
+    """The egglog text declaring the IR sorts and constructors."""
+    lines = [f"(sort {s})" for s in SORTS]
+    lines += [c.declaration() for c in ir_constructors()]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding: IR -> egglog text
+# ---------------------------------------------------------------------------------------------
+
+
+def quote(text: str) -> str:
+    """An egglog string literal."""
+    return json.dumps(text, ensure_ascii=True)
+
+
+def _attr_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return quote(str(value))
+    if isinstance(value, n.BinOp | n.UnOp | DataType | MemorySpace | n.ForKind):
+        return quote(value.name)
+    if isinstance(value, float):
+        return quote(repr(value))
+    if value is None:
+        return quote("")
+    return quote(str(value))
+
+
+class Encoder:
+    """Turns IR into egglog term text; remembers every Var so decoding restores identity.
+
+    `site_of` lets the inliner mark chosen calls as sites: it maps a `Call` node (by identity) to
+    its site number, and the encoder wraps that call as `(At site call)`.
+    """
+
+    def __init__(self, site_of: dict[int, int] | None = None) -> None:
+        self.vars: dict[int, n.Var] = {}
+        self.site_of = site_of or {}
+        self._memo: dict[int, str] = {}
+        self._keep: list[Any] = []
+
+    def expr(self, node: n.Node) -> str:
+        key = id(node)
+        cached = self._memo.get(key)
+        if cached is not None:
+            return cached
+        text = self._expr(node)
+        self._memo[key] = text
+        self._keep.append(node)
+        return text
+
+    def _expr(self, node: n.Node) -> str:
+        if isinstance(node, n.Var):
+            self.vars.setdefault(node.id, node)
+        cls = type(node)
+        parts = [cls.__name__]
+        for spec in fields_of(cls):
+            parts.append(self._field(cls, spec, getattr(node, spec.name)))
+        text = f"({' '.join(parts)})"
+        site = self.site_of.get(id(node))
+        if site is not None:
+            text = f"(At {site} {text})"
+        return text
+
+    def _field(self, cls: type[n.Node], spec: FieldSpec, value: Any) -> str:
+        match spec.kind:
+            case FieldKind.NODE:
+                return self.expr(value)
+            case FieldKind.OPT_NODE:
+                if value is None:
+                    return "(NoSt)" if field_sort(cls, spec) == "St" else "(NoEx)"
+                return self.expr(value)
+            case FieldKind.NODES:
+                if field_sort(cls, spec) == "SL":
+                    return self.stmts(value)
+                return self.exprs(value)
+            case FieldKind.TYPE:
+                return self.type(value)
+            case FieldKind.TYPES:
+                return self.types(value)
+            case FieldKind.ATTR:
+                if (cls.__name__, spec.name) in _I64_FIELDS:
+                    return str(int(value))
+                return _attr_text(value)
+        raise AssertionError(spec)
+
+    def exprs(self, values: Sequence[n.Node]) -> str:
+        text = "(ExNil)"
+        for value in reversed(values):
+            text = f"(ExCons {self.expr(value)} {text})"
+        return text
+
+    def stmts(self, values: Sequence[n.Stmt]) -> str:
+        """A balanced concatenation tree, so term depth is logarithmic in the statement count."""
+        if not values:
+            return "(SNil)"
+        return self._stmt_tree([f"(SOne {self.expr(s)})" for s in values])
+
+    @staticmethod
+    def _stmt_tree(items: list[str]) -> str:
+        while len(items) > 1:
+            paired = [f"(SCat {items[i]} {items[i + 1]})" for i in range(0, len(items) - 1, 2)]
+            if len(items) % 2:
+                paired.append(items[-1])
+            items = paired
+        return items[0]
+
+    def type(self, ty: t.Type) -> str:
+        match ty:
+            case t.ScalarType(dtype):
+                return f"(TScalar {quote(dtype.name)})"
+            case t.TensorType(shape, dtype):
+                return f"(TTensor {self.exprs(shape)} {quote(dtype.name)})"
+            case t.TileType(shape, dtype, mem):
+                return f"(TTile {self.exprs(shape)} {quote(dtype.name)} {quote(mem.name if mem else '')})"
+            case t.ArrayType(size, dtype):
+                return f"(TArray {self.expr(size)} {quote(dtype.name)})"
+            case t.TupleType(types):
+                return f"(TTuple {self.types(types)})"
+            case _:
+                return "(TUnknown)"
+
+    def types(self, types: Iterable[t.Type]) -> str:
+        text = "(TyNil)"
+        for ty in reversed(tuple(types)):
+            text = f"(TyCons {self.type(ty)} {text})"
+        return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoding: egglog term DAG -> IR
+# ---------------------------------------------------------------------------------------------
+
+_ENUMS: dict[str, Callable[[str], Any]] = {
+    "BinOp": lambda s: n.BinOp[s],
+    "UnOp": lambda s: n.UnOp[s],
+    "DataType": lambda s: DataType[s],
+    "ForKind": lambda s: n.ForKind[s],
+    "str": lambda s: s,
+    "int": int,
+    "float": float,
+    "bool": lambda s: s == "True",
+}
+
+
+class DecodeError(RuntimeError):
+    """An extracted term that is not an IR term: a rule produced something extraction must not."""
+
+
+@dataclass
+class Decoder:
+    """Turns an extracted term DAG back into IR.
+
+    Original variables come back as the very `Var` objects that were encoded. Each renamed copy
+    `(RVar name type id site)` becomes one fresh `Var`, numbered by `counter` in the order the
+    decoder meets it (program order), so names are deterministic.
+    """
+
+    vars: dict[int, n.Var]
+    counter: int = 0
+    renamed: dict[tuple[int, int], n.Var] = field(default_factory=dict)
+    provenance: dict[int, int] = field(default_factory=dict)
+    """Fresh Var id -> the call site it was created for (the rebinding checker reads it)."""
+
+    def decode(self, termdag: eb.TermDag, term: int) -> Any:
+        self._dag = termdag
+        self._memo: dict[int, Any] = {}
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20000))
+        try:
+            return self._term(term)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _lit(self, term: int) -> Any:
+        node = self._dag.get(term)
+        if not isinstance(node, eb.TermLit):
+            raise DecodeError(f"expected a literal, found {node}")
+        return node.value.value
+
+    def _term(self, term: int) -> Any:
+        cached = self._memo.get(term)
+        if cached is not None:
+            return cached
+        node = self._dag.get(term)
+        if not isinstance(node, eb.TermApp):
+            raise DecodeError(f"expected a constructor, found {node}")
+        result = self._app(node.name, node.args)
+        self._memo[term] = result
+        return result
+
+    def _app(self, name: str, args: list[int]) -> Any:
+        match name:
+            case "ExNil" | "TyNil":
+                return ()
+            case "ExCons" | "TyCons":
+                return (self._term(args[0]), *self._term(args[1]))
+            case "SNil":
+                return ()
+            case "SOne":
+                return (self._term(args[0]),)
+            case "SCat":
+                return self._term(args[0]) + self._term(args[1])
+            case "NoEx" | "NoSt":
+                return None
+            case "At":
+                return self._term(args[1])
+            case "TScalar":
+                return t.ScalarType(DataType[self._lit(args[0])])
+            case "TTensor":
+                return t.TensorType(self._term(args[0]), DataType[self._lit(args[1])])
+            case "TTile":
+                mem = self._lit(args[2])
+                return t.TileType(self._term(args[0]), DataType[self._lit(args[1])], MemorySpace[mem] if mem else None)
+            case "TArray":
+                return t.ArrayType(self._term(args[0]), DataType[self._lit(args[1])])
+            case "TTuple":
+                return t.TupleType(self._term(args[0]))
+            case "TUnknown":
+                return t.UnknownType()
+            case "Var":
+                var_id = self._lit(args[2])
+                known = self.vars.get(var_id)
+                if known is not None:
+                    return known
+                var = n.Var(self._lit(args[0]), self._term(args[1]), id=var_id)
+                self.vars[var_id] = var
+                return var
+            case "RVar" | "RIterArg":
+                return self._renamed(name, args)
+        cls = CLASS_BY_NAME.get(name)
+        if cls is None:
+            raise DecodeError(f"extraction produced the helper term '{name}', which has no IR meaning")
+        values: dict[str, Any] = {}
+        for spec, arg in zip(fields_of(cls), args, strict=True):
+            if spec.kind is FieldKind.ATTR:
+                raw = self._lit(arg)
+                values[spec.name] = raw if isinstance(raw, int) and not isinstance(raw, bool) and (
+                    name, spec.name) in _I64_FIELDS else _ENUMS[_annotation(cls, spec.name)](raw)
+            else:
+                values[spec.name] = self._term(arg)
+        return cls(**values)
+
+    def _renamed(self, name: str, args: list[int]) -> n.Var:
+        var_id, site = self._lit(args[2]), self._lit(args[3])
+        key = (var_id, site)
+        existing = self.renamed.get(key)
+        if existing is not None:
+            return existing
+        fresh_name = inline_name(self._lit(args[0]), self.counter)
+        self.counter += 1
+        ty = self._term(args[1])
+        var: n.Var
+        if name == "RIterArg":
+            var = n.IterArg(fresh_name, ty, init_value=self._term(args[4]))
+        else:
+            var = n.Var(fresh_name, ty)
+        self.renamed[key] = var
+        self.provenance[var.id] = site
+        return var
+
+
+# ---------------------------------------------------------------------------------------------
+# Round trip through an e-graph (no rules): the lossless-encoding property
+# ---------------------------------------------------------------------------------------------
+
+
+def roundtrip_program(program: n.Program) -> n.Program:
+    """Encode every function body into one e-graph, extract each, decode: the identity on IR."""
+    encoder = Encoder()
+    lines = [ir_declarations()]
+    names: list[str] = []
+    for i, fn in enumerate(program.function_list):
+        for param in fn.params:
+            encoder.expr(param.var)
+        lines.append(f"(let $f{i} {encoder.expr(fn.body)})")
+        names.append(f"$f{i}")
+    lines += [f"(extract {name})" for name in names]
+    egraph = eb.EGraph()
+    outputs = egraph.run_program(*egraph.parse_program("\n".join(lines)))
+    extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
+    decoder = Decoder(vars=dict(encoder.vars))
+    functions = []
+    for fn, out in zip(program.function_list, extracted, strict=True):
+        body = decoder.decode(out.termdag, out.term)
+        functions.append(n.Function(fn.name, fn.params, body, fn.return_types, fn.func_type, fn.attrs, span=fn.span))
+    return n.Program(program.name, tuple(functions), span=program.span)

@@ -1,0 +1,534 @@
+"""`pl` expressions and type annotations -> IR, for the statement parser in `parser`.
+
+Split from the statement forms because expressions are context-free given a name table: this
+module knows literals, operators, `pl.<op>(...)` calls checked against the op registry,
+`self.f(...)` calls, subscripts and the annotation grammar (`pl.Tensor[[4, n], pl.FP32]`, ...).
+The statement parser supplies the name table through `lookup_local`. Type inference of a value
+(for an unannotated assignment) asks the op registry, so a new op needs no parser change.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.names import validate_base_name
+from nanopto.ir_terms.nodes import (
+    BinaryExpr,
+    BinOp,
+    Call,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    ConstStr,
+    Expr,
+    Keyword,
+    MakeTuple,
+    ParamDirection,
+    SliceExpr,
+    Span,
+    Submit,
+    Symbol,
+    TupleGetItemExpr,
+    UnaryExpr,
+    UnOp,
+    Var,
+)
+from nanopto.ir_terms.ops import OPS
+from nanopto.ir_terms.parse_error import ParserError
+from nanopto.ir_terms.parse_static import NotStatic, static_eval
+from nanopto.ir_terms.types import (
+    ArrayType,
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+    UnknownType,
+)
+
+MAX_NESTING = 150
+"""Deeper expression/statement nesting is rejected rather than risking Python's recursion limit."""
+
+_BINOPS: dict[type[ast.operator], BinOp] = {
+    ast.Add: BinOp.Add,
+    ast.Sub: BinOp.Sub,
+    ast.Mult: BinOp.Mul,
+    ast.FloorDiv: BinOp.FloorDiv,
+    ast.Mod: BinOp.FloorMod,
+    ast.Div: BinOp.FloatDiv,
+    ast.Pow: BinOp.Pow,
+    ast.BitXor: BinOp.Xor,
+    ast.BitAnd: BinOp.BitAnd,
+    ast.BitOr: BinOp.BitOr,
+    ast.LShift: BinOp.BitShiftLeft,
+    ast.RShift: BinOp.BitShiftRight,
+}
+
+_CMPOPS: dict[type[ast.cmpop], BinOp] = {
+    ast.Eq: BinOp.Eq,
+    ast.NotEq: BinOp.Ne,
+    ast.Lt: BinOp.Lt,
+    ast.LtE: BinOp.Le,
+    ast.Gt: BinOp.Gt,
+    ast.GtE: BinOp.Ge,
+}
+
+_BOOL_RESULT = (BinOp.Eq, BinOp.Ne, BinOp.Lt, BinOp.Le, BinOp.Gt, BinOp.Ge, BinOp.And, BinOp.Or)
+
+_STATEMENT_ONLY = ("yield_", "static_print", "static_assert", "dump_tag", "cond")
+_ITERATORS = ("range", "parallel", "unroll", "while_", "split_aiv")
+_SCOPES = ("at", "cluster", "graph", "spmd", "scope", "manual_scope")
+
+
+@dataclass(frozen=True)
+class DynamicDim:
+    """What `pl.dynamic("N")` evaluates to in Python: a named symbolic dimension."""
+
+    name: str
+
+
+def dotted_name(node: ast.expr) -> str | None:
+    """`pl.tile.load` for the attribute chain `pl.tile.load`; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def pl_call_name(node: ast.expr) -> str | None:
+    """`yield_` for a call `pl.yield_(...)`; None unless `node` calls something under `pl`."""
+    if not isinstance(node, ast.Call):
+        return None
+    path = dotted_name(node.func)
+    if path is None or not path.startswith("pl."):
+        return None
+    return path[3:]
+
+
+class ExprParser:
+    """Expressions, annotations and errors; subclasses supply the function's name table."""
+
+    def __init__(self, source: str, filename: str, line_offset: int) -> None:
+        self.source = source
+        self.file = filename
+        self.lines = source.splitlines()
+        self.line_offset = line_offset
+        self.constants: dict[str, object] = {}
+        self.dynamic: dict[str, Var] = {}
+        self.function_names: set[str] = set()
+        self._depth = 0
+
+    # -- hooks --------------------------------------------------------------------------------
+
+    def lookup_local(self, name: str) -> Var | None:
+        raise NotImplementedError
+
+    def function_return_types(self, name: str) -> tuple[Type, ...] | None:
+        raise NotImplementedError
+
+    # -- locations and errors -----------------------------------------------------------------
+
+    def span(self, node: ast.AST | None) -> Span | None:
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return None
+        return Span(self.file, line + self.line_offset, getattr(node, "col_offset", 0))
+
+    def error(self, node: ast.AST | None, message: str, hint: str | None = None) -> ParserError:
+        line = getattr(node, "lineno", 0) if node is not None else 0
+        col = getattr(node, "col_offset", 0) if node is not None else 0
+        return self.error_at(line, col, message, hint)
+
+    def error_at(self, line: int, col: int, message: str, hint: str | None = None) -> ParserError:
+        """An error at `line` of this source (1-based, before `line_offset`) and 0-based `col`."""
+        text = self.lines[line - 1] if 1 <= line <= len(self.lines) else None
+        return ParserError(
+            message,
+            file=self.file,
+            line=line + self.line_offset if line else 0,
+            col=col,
+            hint=hint,
+            source_line=text,
+        )
+
+    @contextmanager
+    def nesting(self, node: ast.AST | None) -> Iterator[None]:
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                raise self.error(node, "nesting too deep", hint="split the expression or body into smaller parts")
+            yield
+        finally:
+            self._depth -= 1
+
+    def check_name(self, name: str, node: ast.AST) -> None:
+        try:
+            validate_base_name(name)
+        except ValueError as exc:
+            raise self.error(node, str(exc)) from None
+
+    def bind_dynamic(self, py_name: str, dim_name: str, node: ast.AST | None) -> None:
+        if node is not None:
+            self.check_name(dim_name, node)
+        existing = next((v for v in self.dynamic.values() if v.name == dim_name), None)
+        self.dynamic[py_name] = existing or Var(dim_name, ScalarType(DataType.INDEX), span=self.span(node))
+        self.constants.pop(py_name, None)
+
+    # -- expressions --------------------------------------------------------------------------
+
+    def expr(self, node: ast.expr) -> Expr:
+        with self.nesting(node):
+            return self._expr(node)
+
+    def _expr(self, node: ast.expr) -> Expr:
+        span = self.span(node)
+        match node:
+            case ast.Constant(value=value):
+                return self._constant(value, node)
+            case ast.Name(id=name):
+                return self._name(name, node)
+            case ast.Attribute():
+                path = dotted_name(node)
+                if path is None or not path.startswith("pl."):
+                    raise self.error(node, "only pl.<name> attributes may be read", hint="write pl.FP32, pl.Mem.Vec, ...")
+                return Symbol(path[3:], span=span)
+            case ast.BinOp(left=left, op=op, right=right):
+                return BinaryExpr(_BINOPS[type(op)], self.expr(left), self.expr(right), span=span)
+            case ast.BoolOp(op=op, values=values):
+                bop = BinOp.And if isinstance(op, ast.And) else BinOp.Or
+                result = self.expr(values[0])
+                for value in values[1:]:
+                    result = BinaryExpr(bop, result, self.expr(value), span=span)
+                return result
+            case ast.Compare(left=left, ops=ops, comparators=comparators):
+                lhs = self.expr(left)
+                compared: Expr | None = None
+                for cmp, right in zip(ops, comparators, strict=True):
+                    cop = _CMPOPS.get(type(cmp))
+                    if cop is None:
+                        raise self.error(node, "`is` / `in` comparisons are not supported")
+                    rhs = self.expr(right)
+                    term = BinaryExpr(cop, lhs, rhs, span=span)
+                    compared = term if compared is None else BinaryExpr(BinOp.And, compared, term, span=span)
+                    lhs = rhs
+                assert compared is not None
+                return compared
+            case ast.UnaryOp(op=op, operand=operand):
+                return self._unary(op, operand, node)
+            case ast.Call():
+                return self._call(node)
+            case ast.Subscript():
+                return self._subscript(node)
+            case ast.List(elts=elts):
+                return MakeTuple(tuple(self.expr(e) for e in elts), is_list=True, span=span)
+            case ast.Tuple(elts=elts):
+                return MakeTuple(tuple(self.expr(e) for e in elts), span=span)
+            case ast.JoinedStr():
+                raise self.error(node, "f-strings are only allowed in pl.static_print")
+            case ast.Starred():
+                raise self.error(node, "*args is not supported")
+            case _:
+                raise self.error(node, f"unsupported expression ({type(node).__name__})")
+
+    def _constant(self, value: object, node: ast.AST) -> Expr:
+        span = self.span(node)
+        if isinstance(value, bool):
+            return ConstBool(value, span=span)
+        if isinstance(value, int):
+            return ConstInt(value, span=span)
+        if isinstance(value, float):
+            return ConstFloat(value, span=span)
+        if isinstance(value, str):
+            return ConstStr(value, span=span)
+        if isinstance(value, (list, tuple)):
+            elements = tuple(self._constant(v, node) for v in value)
+            return MakeTuple(elements, is_list=isinstance(value, list), span=span)
+        raise self.error(node, f"unsupported constant {value!r}")
+
+    def _name(self, name: str, node: ast.Name) -> Expr:
+        local = self.lookup_local(name)
+        if local is not None:
+            return local
+        if name in self.dynamic:
+            return self.dynamic[name]
+        if name in self.constants:
+            return self._constant(self.constants[name], node)
+        if name == "pl":
+            raise self.error(node, "`pl` is the language module, not a value")
+        raise self.error(node, f"unknown name '{name}'")
+
+    def _unary(self, op: ast.unaryop, operand: ast.expr, node: ast.UnaryOp) -> Expr:
+        span = self.span(node)
+        if isinstance(op, ast.USub) and isinstance(operand, ast.Constant):
+            value = operand.value
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return self._constant(-value, node)
+        inner = self.expr(operand)
+        if isinstance(op, ast.UAdd):
+            return inner
+        unop = {ast.USub: UnOp.Neg, ast.Not: UnOp.Not, ast.Invert: UnOp.BitNot}[type(op)]
+        return UnaryExpr(unop, inner, span=span)
+
+    def positional(self, call: ast.Call) -> list[ast.expr]:
+        for arg in call.args:
+            if isinstance(arg, ast.Starred):
+                raise self.error(arg, "*args is not supported")
+        return list(call.args)
+
+    def keywords(self, call: ast.Call) -> tuple[Keyword, ...]:
+        out: list[Keyword] = []
+        for kw in call.keywords:
+            if kw.arg is None:
+                raise self.error(kw.value, "**kwargs is not supported")
+            out.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
+        return tuple(out)
+
+    def dumps(self, node: ast.expr) -> tuple[Var, ...]:
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.error(node, "dumps= takes a list of variable names: dumps=[a, b]")
+        out: list[Var] = []
+        for elt in node.elts:
+            var = self.lookup_local(elt.id) if isinstance(elt, ast.Name) else None
+            if var is None:
+                raise self.error(elt, "dumps= entries must be bound variable names")
+            out.append(var)
+        return tuple(out)
+
+    def _call(self, node: ast.Call) -> Expr:
+        span = self.span(node)
+        path = dotted_name(node.func)
+        if path is None:
+            raise self.error(node, "only pl.<op>(...), self.<function>(...), min, max and abs can be called")
+        if path in ("min", "max"):
+            args = self.positional(node)
+            if len(args) != 2 or node.keywords:
+                raise self.error(node, f"{path}() takes exactly two arguments")
+            op = BinOp.Min if path == "min" else BinOp.Max
+            return BinaryExpr(op, self.expr(args[0]), self.expr(args[1]), span=span)
+        if path == "abs":
+            args = self.positional(node)
+            if len(args) != 1 or node.keywords:
+                raise self.error(node, "abs() takes exactly one argument")
+            return UnaryExpr(UnOp.Abs, self.expr(args[0]), span=span)
+        if path.startswith("self."):
+            callee = path[5:]
+            if callee not in self.function_names:
+                raise self.error(node.func, f"unknown function 'self.{callee}'")
+            args = tuple(self.expr(a) for a in self.positional(node))
+            return Call(callee, args, self.keywords(node), function=True, span=span)
+        if not path.startswith("pl."):
+            raise self.error(node.func, f"unknown function '{path}'", hint="builtin ops are called as pl.<op>(...)")
+        spelling = path[3:]
+        if spelling == "const":
+            return self._typed_const(node)
+        if spelling == "submit":
+            return self._submit(node)
+        if spelling in _STATEMENT_ONLY:
+            raise self.error(node, f"pl.{spelling}(...) can only be used as a statement")
+        if spelling in _ITERATORS:
+            raise self.error(node, f"pl.{spelling}(...) can only be used as a for-loop iterator")
+        if spelling in _SCOPES:
+            raise self.error(node, f"pl.{spelling}(...) can only be used as a with-statement scope")
+        if spelling not in OPS:
+            raise self.error(node.func, f"unknown op 'pl.{spelling}'")
+        args = tuple(self.expr(a) for a in self.positional(node))
+        return Call(spelling, args, self.keywords(node), span=span)
+
+    def _typed_const(self, node: ast.Call) -> Expr:
+        if len(node.args) != 2 or node.keywords:
+            raise self.error(node, "pl.const takes a value and a dtype: pl.const(42, pl.INT64)")
+        try:
+            value = static_eval(node.args[0], self.constants)
+        except NotStatic as exc:
+            raise self.error(exc.node, f"pl.const needs a literal value: {exc.message}") from None
+        dtype = self.dtype(node.args[1])
+        span = self.span(node)
+        if isinstance(value, bool):
+            return ConstBool(value, span=span)
+        if isinstance(value, int):
+            return ConstInt(value, dtype, span=span)
+        if isinstance(value, float):
+            return ConstFloat(value, dtype, span=span)
+        raise self.error(node.args[0], "pl.const takes a number")
+
+    def _submit(self, node: ast.Call) -> Expr:
+        args = self.positional(node)
+        callee = dotted_name(args[0]) if args else None
+        if callee is None or not callee.startswith("self.") or callee[5:] not in self.function_names:
+            where = args[0] if args else node
+            raise self.error(where, "pl.submit's first argument must be a program function: pl.submit(self.k, ...)")
+        values = tuple(self.expr(a) for a in args[1:])
+        kwargs: list[Keyword] = []
+        dumps: tuple[Var, ...] = ()
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.error(kw.value, "**kwargs is not supported")
+            if kw.arg == "dumps":
+                dumps = self.dumps(kw.value)
+            else:
+                kwargs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
+        return Submit(callee[5:], values, tuple(kwargs), dumps, span=self.span(node))
+
+    def _subscript(self, node: ast.Subscript) -> Expr:
+        base = self.expr(node.value)
+        index_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if (
+            isinstance(self.type_of(base), TupleType)
+            and len(index_nodes) == 1
+            and isinstance(index_nodes[0], ast.Constant)
+            and type(index_nodes[0].value) is int
+        ):
+            return TupleGetItemExpr(base, index_nodes[0].value, span=self.span(node))
+        indices = tuple(self.index(i) for i in index_nodes)
+        return Call("subscript", (base, *indices), span=self.span(node))
+
+    def index(self, node: ast.expr) -> Expr:
+        if isinstance(node, ast.Slice):
+            if node.step is not None:
+                raise self.error(node, "slices with a step are not supported")
+            start = self.expr(node.lower) if node.lower is not None else None
+            stop = self.expr(node.upper) if node.upper is not None else None
+            return SliceExpr(start, stop, span=self.span(node))
+        return self.expr(node)
+
+    def describe(self, node: ast.expr) -> str:
+        """How `pl.static_print` shows a value: `name: type` for a variable, else its source."""
+        from nanopto.ir_terms.printer import print_expr, print_type
+
+        value = self.expr(node)
+        if isinstance(value, Var):
+            return f"{value.name}: {print_type(value.type)}"
+        return print_expr(value)
+
+    # -- type inference -----------------------------------------------------------------------
+
+    def type_of(self, expr: Expr) -> Type:
+        """The type of a value, as far as the registry and the signatures tell."""
+        match expr:
+            case Var():
+                return expr.type
+            case ConstInt(_, dtype) | ConstFloat(_, dtype):
+                return ScalarType(dtype)
+            case ConstBool():
+                return ScalarType(DataType.BOOL)
+            case Submit():
+                return ScalarType(DataType.TASK_ID)
+            case Call(op=op, args=args, kwargs=kwargs, function=True):
+                returns = self.function_return_types(op)
+                if not returns:
+                    return UnknownType()
+                return returns[0] if len(returns) == 1 else TupleType(returns)
+            case Call(op=op, args=args, kwargs=kwargs):
+                opdef = OPS.lookup(op)
+                if opdef is None:
+                    return UnknownType()
+                try:
+                    return opdef.infer([self.type_of(a) for a in args], args, {k.name: k.value for k in kwargs})
+                except Exception:  # a type rule that cannot handle these args means "unknown"
+                    return UnknownType()
+            case BinaryExpr(op=op, lhs=lhs, rhs=rhs):
+                if op in _BOOL_RESULT:
+                    return ScalarType(DataType.BOOL)
+                left = self.type_of(lhs)
+                return left if not isinstance(left, UnknownType) else self.type_of(rhs)
+            case UnaryExpr(op=op, operand=operand):
+                return ScalarType(DataType.BOOL) if op is UnOp.Not else self.type_of(operand)
+            case MakeTuple(elements=elements):
+                return TupleType(tuple(self.type_of(e) for e in elements))
+            case TupleGetItemExpr(tuple=base, index=index):
+                base_type = self.type_of(base)
+                if isinstance(base_type, TupleType) and 0 <= index < len(base_type.types):
+                    return base_type.types[index]
+                return UnknownType()
+            case _:
+                return UnknownType()
+
+    # -- annotations --------------------------------------------------------------------------
+
+    def dtype(self, node: ast.expr) -> DataType:
+        path = dotted_name(node)
+        member = path.rsplit(".", 1)[-1] if path and path.startswith("pl.") else None
+        if member is None or member not in DataType.__members__ or path not in (f"pl.{member}", f"pl.DataType.{member}"):
+            raise self.error(node, "expected a dtype such as pl.FP32 or pl.INDEX")
+        return DataType[member]
+
+    def _memory_space(self, node: ast.expr) -> MemorySpace | None:
+        path = dotted_name(node)
+        if path is None:
+            return None
+        for prefix in ("pl.Mem.", "pl.MemorySpace."):
+            if path.startswith(prefix) and path[len(prefix) :] in MemorySpace.__members__:
+                return MemorySpace[path[len(prefix) :]]
+        return None
+
+    def _shape(self, node: ast.expr) -> tuple[Expr, ...]:
+        shape = self.expr(node)
+        if not isinstance(shape, MakeTuple):
+            raise self.error(node, "a shape is a list of dimensions: [4, n]")
+        return shape.elements
+
+    def param_annotation(self, node: ast.expr) -> tuple[Type, ParamDirection]:
+        if isinstance(node, ast.Subscript) and dotted_name(node.value) in ("pl.Out", "pl.InOut"):
+            direction = ParamDirection.Out if dotted_name(node.value) == "pl.Out" else ParamDirection.InOut
+            inner = node.slice
+            if isinstance(inner, ast.Constant) and inner.value is Ellipsis:
+                return UnknownType(), direction
+            return self.type_annotation(inner), direction
+        return self.type_annotation(node), ParamDirection.In
+
+    def return_annotation(self, node: ast.expr) -> tuple[Type, ...]:
+        if isinstance(node, ast.Constant) and node.value is None:
+            return ()
+        if isinstance(node, ast.Subscript) and dotted_name(node.value) in ("tuple", "pl.Tuple"):
+            elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            return tuple(self.type_annotation(e) for e in elements)
+        return (self.type_annotation(node),)
+
+    def type_annotation(self, node: ast.expr) -> Type:
+        with self.nesting(node):
+            return self._type_annotation(node)
+
+    def _type_annotation(self, node: ast.expr) -> Type:
+        if not isinstance(node, ast.Subscript):
+            if isinstance(node, ast.Constant) and node.value is Ellipsis:
+                return UnknownType()
+            return ScalarType(self.dtype(node))
+        head = dotted_name(node.value)
+        items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head == "pl.Scalar":
+            if len(items) != 1:
+                raise self.error(node, "pl.Scalar takes one dtype: pl.Scalar[pl.INDEX]")
+            return ScalarType(self.dtype(items[0]))
+        if head in ("pl.Tensor", "pl.Tile"):
+            if len(items) < 2:
+                raise self.error(node, f"{head} takes a shape and a dtype: {head}[[4, 8], pl.FP32]")
+            shape = self._shape(items[0])
+            dtype = self.dtype(items[1])
+            if head == "pl.Tensor":
+                if len(items) > 2:
+                    raise self.error(items[2], "tensor layouts and views are not supported")
+                return TensorType(shape, dtype)
+            memory: MemorySpace | None = None
+            for extra in items[2:]:
+                space = self._memory_space(extra)
+                if space is None or memory is not None:
+                    raise self.error(extra, "a tile annotation takes shape, dtype and optionally a pl.Mem.<space>")
+                memory = space
+            return TileType(shape, dtype, memory)
+        if head == "pl.Array":
+            if len(items) != 2:
+                raise self.error(node, "pl.Array takes a size and a dtype: pl.Array[8, pl.INT32]")
+            return ArrayType(self.expr(items[0]), self.dtype(items[1]))
+        if head in ("tuple", "pl.Tuple"):
+            return TupleType(tuple(self.type_annotation(i) for i in items))
+        if head in ("pl.Out", "pl.InOut"):
+            raise self.error(node, f"{head}[...] is only allowed on a function parameter")
+        raise self.error(node, "unknown type annotation", hint="use pl.Tensor, pl.Tile, pl.Scalar, pl.Array or a dtype")

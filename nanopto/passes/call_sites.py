@@ -1,0 +1,269 @@
+"""Call sites of Inline helpers and what Python decides about each before the rules run.
+
+Seed 000, "Algorithm": a call site is recognised only when the Call is the whole statement value
+(`lhs = f(...)`, `f(...)`, `return f(...)`). For each site this module decides, per parameter,
+whether the formal is replaced by the actual or bound to a fresh local first (the rebinding table in
+`rebinding.py`, plus the argument kinds), how a multi-value result is wired, and whether a discarded
+result is legal. These decisions become egglog facts (`Arg`, `Pre`, `TupleForm`); the rules then do
+all the splicing, substituting and renaming.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from nanopto.ir_terms.nodes import (
+    AssignStmt,
+    Call,
+    EvalStmt,
+    Expr,
+    Function,
+    IterArg,
+    MakeTuple,
+    ReturnStmt,
+    SeqStmts,
+    Span,
+    Stmt,
+    Submit,
+    TupleGetItemExpr,
+    Var,
+)
+from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.schema import iter_children, walk
+from nanopto.ir_terms.types import Type, UnknownType
+from nanopto.passes.rebinding import RebindingRow, classify_params
+
+
+class SiteForm(enum.Enum):
+    ASSIGN = "lhs = f(args)"
+    TUPLE_PROJECT = "a, b = f(args)  (uses projected, no tuple binding)"
+    TUPLE_BIND = "t = f(args)  (multi-value result also used whole)"
+    RETURN = "return f(args)"
+    DISCARD = "f(args)  (result discarded)"
+
+
+class InlineError(ValueError):
+    """A call site the pass cannot splice as written; the message says where and what to do."""
+
+
+@dataclass(frozen=True)
+class HelperTemplate:
+    """An Inline helper ready to splice: its statements without the trailing return, the returned
+    values, its locals, and the rebinding row of each parameter."""
+
+    function: Function
+    body: tuple[Stmt, ...]
+    returns: tuple[Expr, ...]
+    rows: tuple[RebindingRow, ...]
+    local_ids: frozenset[int]
+    free_ids: frozenset[int]
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+
+@dataclass(frozen=True)
+class ParamBinding:
+    """What one formal stands for at one site."""
+
+    param: Var
+    actual: Expr
+    row: RebindingRow
+    bind_local: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class CallSite:
+    number: int
+    caller: str
+    helper: str
+    call: Call
+    stmt: Stmt
+    form: SiteForm
+    bindings: tuple[ParamBinding, ...]
+
+    @property
+    def span(self) -> Span | None:
+        return self.call.span or self.stmt.span
+
+
+def _where(node: Stmt | Expr, fn: Function) -> str:
+    span = node.span or fn.span
+    return f"{span}" if span is not None else f"function '{fn.name}'"
+
+
+def make_template(fn: Function) -> HelperTemplate:
+    """Split a (fully expanded) helper into body and returned values and classify its params."""
+    stmts = fn.body.stmts if isinstance(fn.body, SeqStmts) else (fn.body,)
+    returns: tuple[Expr, ...] = ()
+    if stmts and isinstance(stmts[-1], ReturnStmt):
+        returns = stmts[-1].values
+        stmts = stmts[:-1]
+    for node in walk(SeqStmts(stmts)):
+        if isinstance(node, ReturnStmt):
+            raise InlineError(
+                f"{_where(node, fn)}: Inline function '{fn.name}' returns before its last statement; "
+                "an Inline body can only return at its end (bind the value and return it last)"
+            )
+    stmts, returns = _project_returned_tuple(stmts, returns)
+    params = {p.var.id for p in fn.params}
+    local_ids: set[int] = set()
+    referenced: set[int] = set()
+    roots = [SeqStmts(stmts), *returns, *(p.var for p in fn.params)]
+    for root in roots:
+        for node in walk(root):
+            if isinstance(node, Var) and not isinstance(node, IterArg):
+                referenced.add(node.id)
+            if isinstance(node, AssignStmt):
+                local_ids.add(node.var.id)
+            local_ids.update(_defined_vars(node))
+    local_ids -= params
+    free = referenced - params - local_ids
+    return HelperTemplate(fn, stmts, returns, classify_params(fn), frozenset(local_ids), frozenset(free))
+
+
+def _defined_vars(node: object) -> Iterator[int]:
+    for name in ("loop_var", "var"):
+        var = getattr(node, name, None)
+        if isinstance(var, Var) and not isinstance(var, IterArg) and not isinstance(node, AssignStmt):
+            yield var.id
+    for var in getattr(node, "return_vars", ()):
+        yield var.id
+
+
+def _project_returned_tuple(stmts: tuple[Stmt, ...], returns: tuple[Expr, ...]) -> tuple[tuple[Stmt, ...], tuple[Expr, ...]]:
+    """`tmp = (a, b); return tmp` returns the same as `return a, b` (seed: "works the same")."""
+    if len(returns) != 1 or not isinstance(returns[0], Var):
+        return stmts, returns
+    tmp = returns[0]
+    defs = [s for s in stmts if isinstance(s, AssignStmt) and s.var == tmp]
+    if len(defs) != 1 or not isinstance(defs[0].value, MakeTuple):
+        return stmts, returns
+    others = [s for s in stmts if s is not defs[0]]
+    if any(node == tmp for s in others for node in walk(s)):
+        return stmts, returns
+    return tuple(others), defs[0].value.elements
+
+
+def _is_call_like(expr: Expr) -> bool:
+    return isinstance(expr, Call | Submit)
+
+
+def bind_argument(param: Var, row: RebindingRow, actual: Expr) -> tuple[bool, str]:
+    """Whether the actual is bound to a fresh local first, and why (seed 000, "Algorithm")."""
+    if _is_call_like(actual):
+        return True, "computed argument: evaluated once at the call site"
+    if row.binds_local:
+        return True, "the callee rebinds this parameter: its rebinding stays on a local"
+    if row.rebinds_caller_var and (not isinstance(actual, Var) or isinstance(actual, IterArg)):
+        return True, "rebound parameter whose argument is not an assignable Var"
+    return False, "substituted directly"
+
+
+def find_sites(fn: Function, templates: dict[str, HelperTemplate], first_number: int) -> list[CallSite]:
+    """The top-level Inline call sites of `fn`, in program order, numbered from `first_number`."""
+    sites: list[CallSite] = []
+    whole_uses = _whole_tuple_uses(fn)
+    for node in walk(fn.body):
+        if not isinstance(node, SeqStmts):
+            continue
+        for stmt in node.stmts:
+            call = _site_call(stmt)
+            if call is None or call.op not in templates:
+                continue
+            template = templates[call.op]
+            sites.append(_make_site(fn, stmt, call, template, first_number + len(sites), whole_uses))
+    return sites
+
+
+def _site_call(stmt: Stmt) -> Call | None:
+    value: Expr | None = None
+    if isinstance(stmt, AssignStmt | EvalStmt):
+        value = stmt.value if isinstance(stmt, AssignStmt) else stmt.expr
+    elif isinstance(stmt, ReturnStmt) and len(stmt.values) == 1:
+        value = stmt.values[0]
+    if isinstance(value, Call) and value.function:
+        return value
+    return None
+
+
+def _whole_tuple_uses(fn: Function) -> set[int]:
+    """Ids of Vars used other than as `v[i]`: a multi-value receiver used whole needs a binding."""
+    whole: set[int] = set()
+    for node in walk(fn.body):
+        children: Iterator[object]
+        if isinstance(node, AssignStmt):
+            children = iter((node.value,))
+        elif isinstance(node, TupleGetItemExpr):
+            children = iter(())
+        else:
+            children = iter_children(node)
+        whole.update(child.id for child in children if isinstance(child, Var))
+    return whole
+
+
+def _make_site(
+    fn: Function, stmt: Stmt, call: Call, template: HelperTemplate, number: int, whole_uses: set[int]
+) -> CallSite:
+    helper = template.function
+    if call.kwargs:
+        raise InlineError(
+            f"{_where(call, fn)}: call to Inline function '{helper.name}' uses keyword arguments; "
+            "pass them positionally"
+        )
+    if len(call.args) != len(helper.params):
+        raise InlineError(
+            f"{_where(call, fn)}: Inline function '{helper.name}' takes {len(helper.params)} argument(s), "
+            f"this call in '{fn.name}' passes {len(call.args)}"
+        )
+    bindings = []
+    for param, row, actual in zip(helper.params, template.rows, call.args, strict=True):
+        bind, reason = bind_argument(param.var, row, actual)
+        bindings.append(ParamBinding(param.var, actual, row, bind, reason))
+    form = _form_of(fn, stmt, template, whole_uses)
+    return CallSite(number, fn.name, helper.name, call, stmt, form, tuple(bindings))
+
+
+def _form_of(fn: Function, stmt: Stmt, template: HelperTemplate, whole_uses: set[int]) -> SiteForm:
+    if isinstance(stmt, ReturnStmt):
+        return SiteForm.RETURN
+    if isinstance(stmt, EvalStmt):
+        _check_discardable(fn, stmt, template)
+        return SiteForm.DISCARD
+    assert isinstance(stmt, AssignStmt)
+    if len(template.returns) == 0:
+        raise InlineError(
+            f"{_where(stmt, fn)}: Inline function '{template.name}' returns nothing, "
+            f"but its result is assigned to '{stmt.var.name}'"
+        )
+    if len(template.returns) == 1:
+        return SiteForm.ASSIGN
+    return SiteForm.TUPLE_BIND if stmt.var.id in whole_uses else SiteForm.TUPLE_PROJECT
+
+
+def _check_discardable(fn: Function, stmt: EvalStmt, template: HelperTemplate) -> None:
+    """Seed 000, "Discarding a return value": a value that wraps a call cannot be discarded."""
+    for value in template.returns:
+        if _is_call_like(value):
+            continue
+        if any(_is_call_like(node) for node in walk(value) if isinstance(node, Expr)):
+            raise InlineError(
+                f"{_where(stmt, fn)}: the result of Inline function '{template.name}' is discarded here, "
+                f"but its return value `{python_print(value)}` wraps a call: it cannot become an EvalStmt, "
+                "and deleting it would delete the call. Return that call directly from the helper, "
+                "or bind the helper's result at the call site (`x = self."
+                f"{template.name}(...)`)."
+            )
+
+
+def binding_type(binding: ParamBinding) -> Type:
+    """The type of the fresh local a bound parameter gets: the formal's, else the actual's."""
+    if not isinstance(binding.param.type, UnknownType):
+        return binding.param.type
+    if isinstance(binding.actual, Var):
+        return binding.actual.type
+    return UnknownType()

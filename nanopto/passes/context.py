@@ -1,0 +1,97 @@
+"""PassContext: the configuration every pass reads while it runs (verification level, instruments).
+
+Configuration lives in a context rather than in pass arguments so that a test fixture or the CLI
+can turn on printing or turn off verification around code it does not control. The stack is a
+`ContextVar`, so each thread (and each asyncio task) sees its own nesting.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar, Token
+from types import TracebackType
+from typing import TYPE_CHECKING, Protocol
+
+from nanopto.ir_terms.nodes import Program
+
+if TYPE_CHECKING:
+    from nanopto.passes.pass_base import Pass
+
+
+class VerificationLevel(enum.Enum):
+    """How much a pass checks its own output."""
+
+    NONE = "none"
+    """Trust every pass: no property verification, no requirement checks."""
+
+    BASIC = "basic"
+    """Verify each produced property that has a verifier; check requirements in a pipeline."""
+
+
+class PassInstrument(Protocol):
+    """A callback pair run around every pass (print-after-all, timing, round-trip checks)."""
+
+    def before_pass(self, pass_: Pass, program: Program) -> None: ...
+
+    def after_pass(self, pass_: Pass, program: Program) -> None: ...
+
+
+PassCallback = Callable[["Pass", Program], None]
+
+
+class CallbackInstrument:
+    """An instrument made of plain functions, for ad-hoc hooks without a class."""
+
+    def __init__(self, before: PassCallback | None = None, after: PassCallback | None = None) -> None:
+        self._before = before
+        self._after = after
+
+    def before_pass(self, pass_: Pass, program: Program) -> None:
+        if self._before is not None:
+            self._before(pass_, program)
+
+    def after_pass(self, pass_: Pass, program: Program) -> None:
+        if self._after is not None:
+            self._after(pass_, program)
+
+
+_STACK: ContextVar[tuple[PassContext, ...]] = ContextVar("nanopto_pass_context_stack", default=())
+
+
+class PassContext:
+    """`with PassContext(VerificationLevel.NONE, instruments=[...]):` configures passes run inside.
+
+    The innermost context wins; outside any `with`, `current()` is a default BASIC context with no
+    instruments.
+    """
+
+    def __init__(
+        self,
+        verification_level: VerificationLevel = VerificationLevel.BASIC,
+        instruments: Iterable[PassInstrument] = (),
+    ) -> None:
+        self.verification_level = verification_level
+        self.instruments: tuple[PassInstrument, ...] = tuple(instruments)
+        self._tokens: list[Token[tuple[PassContext, ...]]] = []
+
+    def __enter__(self) -> PassContext:
+        self._tokens.append(_STACK.set((*_STACK.get(), self)))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _STACK.reset(self._tokens.pop())
+
+    @staticmethod
+    def current() -> PassContext:
+        """The innermost active context, or a fresh default one."""
+        stack = _STACK.get()
+        return stack[-1] if stack else PassContext()
+
+    def __repr__(self) -> str:
+        return f"PassContext({self.verification_level}, instruments={list(self.instruments)!r})"

@@ -1,0 +1,98 @@
+"""InlineFunctions: eliminate `FunctionType.Inline` functions by splicing at every call site.
+
+Seed 000 is the specification. Python classifies (call graph, cycles, sites, the rebinding table)
+and egglog rewrites: each stage loads the functions being expanded plus the already-expanded
+helpers they call into one e-graph, runs the `splice`/`subst`/`project`/`discard`/`writeback`
+rulesets to saturation and extracts the spliced bodies. Stages go callee-first (helpers of depth 1,
+then 2, ..., then the remaining functions), so every helper a stage splices is itself fully
+expanded — the seed's "expanded analysis copy".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from nanopto.ir_terms.nodes import Function, FunctionType, Program
+from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
+from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
+from nanopto.passes.pass_base import Pass
+from nanopto.passes.registry import register_pass
+from nanopto.rules import INLINE_RULESETS, Ruleset
+from nanopto.rules.engine import Stage, StageReport
+from nanopto.verify.properties import IRProperty
+
+
+@dataclass
+class InlineResult:
+    """Everything one run of the pass learned: the program, its sites and the rule report."""
+
+    program: Program
+    sites: list[CallSite] = field(default_factory=list)
+    report: StageReport = field(default_factory=StageReport)
+    provenance: dict[int, int] = field(default_factory=dict)
+    """Var id of each fresh local -> the site number it was created for."""
+
+
+def inline_program(program: Program, rulesets: Sequence[Ruleset] = INLINE_RULESETS) -> InlineResult:
+    """Run InlineFunctions and keep the details (`--trace`, the checker and the tests read them)."""
+    inline = inline_functions_of(program)
+    if not inline:
+        return InlineResult(program)
+    check_acyclic(inline)
+    depth = depth_of(inline)
+    result = InlineResult(program)
+    expanded: dict[str, Function] = {}
+    templates: dict[str, HelperTemplate] = {}
+    counter = 0
+
+    def expand(functions: list[Function]) -> list[Function]:
+        nonlocal counter
+        sites: list[CallSite] = []
+        for fn in functions:
+            sites += find_sites(fn, templates, len(result.sites) + len(sites))
+        if not sites:
+            return functions
+        stage = Stage(functions, templates, sites, rulesets)
+        rewritten, decoder, report = stage.run(counter)
+        counter = decoder.counter
+        result.sites += sites
+        result.report.add(report)
+        result.provenance.update(decoder.provenance)
+        return rewritten
+
+    for level in range(max(depth.values()) + 1):
+        batch = [inline[name] for name in inline if depth[name] == level]
+        needed = {c for fn in batch for c in inline_callees(fn, inline)}
+        for name in needed - templates.keys():
+            templates[name] = make_template(expanded[name])
+        for fn in expand(batch):
+            expanded[fn.name] = fn
+    callers = [f for f in program.function_list if f.func_type is not FunctionType.Inline]
+    for fn in callers:
+        for name in inline_callees(fn, inline):
+            if name not in templates:
+                templates[name] = make_template(expanded[name])
+    rewritten = {fn.name: fn for fn in expand(callers)}
+    result.program = Program(program.name, tuple(rewritten[f.name] for f in callers), span=program.span)
+    return result
+
+
+@dataclass(frozen=True)
+class InlineFunctions(Pass):
+    """Splice every Inline function at its call sites and drop the Inline functions."""
+
+    name: ClassVar[str] = "inline-functions"
+    produced: ClassVar[frozenset[IRProperty]] = frozenset({IRProperty.InlineFunctionsEliminated})
+
+    def run(self, program: Program) -> Program:
+        return inline_program(program).program
+
+
+def inline_functions() -> InlineFunctions:
+    """`passes.inline_functions()`: the pass object; call it on a Program."""
+    return InlineFunctions()
+
+
+register_pass("inline-functions", InlineFunctions)

@@ -1,0 +1,81 @@
+"""The Pass base class: a Program -> Program function that declares the properties it relies on
+and establishes, and checks the latter on its own output.
+
+Nanopass: a pass names its input and output language. Here the "language" is a set of
+`IRProperty`s, and `Pass.__call__` runs the registered verifier of every produced property, so a
+pass that claims more than it does fails loudly at the pass, not three passes later.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from nanopto.ir_terms.nodes import Program
+from nanopto.passes.context import PassContext, VerificationLevel
+from nanopto.verify.diagnostics import Diagnostic
+from nanopto.verify.properties import IRProperty, VerifyContext, verify_properties
+
+PASS_NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+"""Pass names are kebab-case verb phrases: `inline-functions`, `fold-mul-one`."""
+
+
+class VerificationError(ValueError):
+    """A pass returned IR that violates a property it claims to produce."""
+
+    def __init__(self, pass_name: str, diagnostics: Sequence[Diagnostic]) -> None:
+        self.pass_name = pass_name
+        self.diagnostics = tuple(diagnostics)
+        lines = "\n".join(f"  {d}" for d in self.diagnostics)
+        super().__init__(
+            f"pass '{pass_name}' broke the properties it produces "
+            f"({len(self.diagnostics)} error(s)):\n{lines}"
+        )
+
+
+@dataclass(frozen=True)
+class Pass(ABC):
+    """Base of every pass. A subclass is a frozen dataclass whose fields are its options.
+
+    Class-level declarations: `name` (kebab-case), `required` (properties the input must have),
+    `produced` (properties the output is verified to have), `invalidated` (properties the pass may
+    break; a pipeline stops assuming them). `run` must return a new program and leave its input
+    untouched (the IR is immutable, so that is the default).
+    """
+
+    name: ClassVar[str] = ""
+    required: ClassVar[frozenset[IRProperty]] = frozenset()
+    produced: ClassVar[frozenset[IRProperty]] = frozenset()
+    invalidated: ClassVar[frozenset[IRProperty]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("name")
+        if declared is not None and not PASS_NAME.match(declared):
+            raise ValueError(f"pass name {declared!r} of {cls.__qualname__} is not kebab-case")
+
+    @abstractmethod
+    def run(self, program: Program) -> Program:
+        """The transformation itself, without instruments or verification."""
+
+    def __call__(self, program: Program) -> Program:
+        """Run the pass under the active PassContext: instruments around it, then verification."""
+        context = PassContext.current()
+        for instrument in context.instruments:
+            instrument.before_pass(self, program)
+        result = self.run(program)
+        for instrument in context.instruments:
+            instrument.after_pass(self, result)
+        if context.verification_level is not VerificationLevel.NONE:
+            self.verify_output(program, result)
+        return result
+
+    def verify_output(self, before: Program, after: Program) -> None:
+        """Raise VerificationError if `after` violates a produced property with a verifier."""
+        diagnostics = verify_properties(after, self.produced, context=VerifyContext.between(before, after))
+        errors = [d for d in diagnostics if d.is_error]
+        if errors:
+            raise VerificationError(self.name or type(self).__name__, errors)

@@ -1,0 +1,82 @@
+"""The pass registry: pass names to factories, so pipelines and strategies are written as text.
+
+A strategy lists pass *names* and resolves them when it is built, so a pass module registered
+after this one (InlineFunctions, say) still lands in its place in the Default pipeline.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+from nanopto.passes.pass_base import PASS_NAME, Pass
+
+PassFactory = Callable[..., Pass]
+
+
+class UnknownPassError(KeyError):
+    """No pass is registered under the requested name."""
+
+    def __str__(self) -> str:  # KeyError would repr the message
+        return str(self.args[0])
+
+
+class PassRegistry:
+    """Names to pass factories; a factory is called with the pass's options as keywords."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, PassFactory] = {}
+
+    def register(self, name: str, factory: PassFactory, *, replace: bool = False) -> PassFactory:
+        if not PASS_NAME.match(name):
+            raise ValueError(f"pass name {name!r} is not kebab-case (e.g. 'inline-functions')")
+        if name in self._factories and not replace:
+            raise ValueError(f"a pass named {name!r} is already registered; pass replace=True to override")
+        self._factories[name] = factory
+        return factory
+
+    def unregister(self, name: str) -> None:
+        self._factories.pop(name, None)
+
+    def get(self, name: str, **options: object) -> Pass:
+        """Build the pass `name` with `options`; unknown names and options are readable errors."""
+        factory = self._factories.get(name)
+        if factory is None:
+            known = ", ".join(sorted(self._factories)) or "none"
+            raise UnknownPassError(f"no pass named {name!r} is registered (registered: {known})")
+        try:
+            inspect.signature(factory).bind(**options)
+        except TypeError as exc:
+            raise ValueError(f"bad options for pass {name!r}: {exc}") from None
+        except ValueError:  # a factory without an inspectable signature: let the call decide
+            pass
+        pass_ = factory(**options)
+        if pass_.name != name:
+            raise ValueError(f"factory registered as {name!r} built a pass named {pass_.name!r}")
+        return pass_
+
+    def names(self) -> list[str]:
+        """Registered names, in registration order."""
+        return list(self._factories)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._factories
+
+
+PASS_REGISTRY = PassRegistry()
+"""The process-wide registry that pass modules register into at import time."""
+
+
+def register_pass(name: str, factory: PassFactory, *, replace: bool = False) -> PassFactory:
+    """Register `factory` (typically the Pass subclass itself) under `name`."""
+    return PASS_REGISTRY.register(name, factory, replace=replace)
+
+
+def get_pass(name: str, **options: object) -> Pass:
+    """Build the registered pass `name` with keyword `options`."""
+    return PASS_REGISTRY.get(name, **options)
+
+
+def list_passes() -> list[str]:
+    """The names of all registered passes, in registration order."""
+    return PASS_REGISTRY.names()

@@ -1,0 +1,156 @@
+"""Load IR and facts into an e-graph, run the inlining rulesets to saturation, extract, decode.
+
+The schedule (egglog `run-schedule`) is
+
+    (saturate (seq (run splice) (saturate (run subst)) (saturate (run project))
+                   (saturate (run discard)) (saturate (run writeback))))
+
+Each round unfolds the sites present, substitutes through every spliced copy, projects tuple
+components, expands discarded results and wires receivers; the outer `saturate` repeats until no
+rule matches. Extraction is a deliberate decision: a spliced site is *subsumed* (so the unexpanded
+call can never win on size), projected `tmp[i]` terms are subsumed, and every helper term is
+`:unextractable`, so a rule that forgot a case makes extraction fail instead of returning a
+half-rewritten program.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import egglog.bindings as eb
+
+from nanopto.ir_terms import nodes as n
+from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, quote
+from nanopto.ir_terms.types import UnknownType
+from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
+from nanopto.rules import INLINE_RULESETS, Ruleset, helper_declarations
+
+
+class SaturationError(RuntimeError):
+    """egglog rejected the program or extraction failed: a bug in a rule, not in the user's input."""
+
+
+@dataclass
+class StageReport:
+    """What one saturation run did: rule matches, iterations, sizes and phase times (seconds)."""
+
+    matches: dict[str, int] = field(default_factory=dict)
+    iterations: int = 0
+    sites: int = 0
+    egraph_rows: int = 0
+    times: dict[str, float] = field(default_factory=dict)
+
+    def add(self, other: StageReport) -> None:
+        for rule, count in other.matches.items():
+            self.matches[rule] = self.matches.get(rule, 0) + count
+        self.iterations += other.iterations
+        self.sites += other.sites
+        self.egraph_rows += other.egraph_rows
+        for phase, seconds in other.times.items():
+            self.times[phase] = self.times.get(phase, 0.0) + seconds
+
+
+def schedule(rulesets: Sequence[Ruleset]) -> str:
+    """The run-schedule command: the first ruleset once per round, the others saturated."""
+    first, *rest = rulesets
+    inner = " ".join(f"(saturate (run {r.name}))" for r in rest)
+    return f"(run-schedule (saturate (seq (run {first.name}) {inner})))"
+
+
+@dataclass
+class Stage:
+    """One saturation run: the functions whose sites are spliced, and the helpers they call."""
+
+    functions: list[n.Function]
+    templates: dict[str, HelperTemplate]
+    sites: list[CallSite]
+    rulesets: Sequence[Ruleset] = INLINE_RULESETS
+
+    def program_text(self, encoder: Encoder) -> tuple[str, list[str]]:
+        lines = [ir_declarations(), helper_declarations()]
+        lines += [r.commands() for r in self.rulesets]
+        used = {site.helper for site in self.sites}
+        for name in sorted(used):
+            lines += self._template_facts(encoder, self.templates[name])
+        for site in self.sites:
+            lines += self._site_facts(encoder, site)
+        roots: list[str] = []
+        for i, fn in enumerate(self.functions):
+            for param in fn.params:
+                encoder.expr(param.var)
+            lines.append(f"(let $fn{i} {encoder.expr(fn.body)})")
+            roots.append(f"$fn{i}")
+        lines.append(schedule(self.rulesets))
+        return "\n".join(lines), roots
+
+    @staticmethod
+    def _template_facts(encoder: Encoder, template: HelperTemplate) -> list[str]:
+        name = quote(template.name)
+        lines = [
+            f"(union (Body {name}) {encoder.stmts(template.body)})",
+            f"(union (Ret {name}) {encoder.exprs(template.returns)})",
+        ]
+        lines += [f"(Local {i})" for i in sorted(template.local_ids)]
+        lines += [f"(Free {i})" for i in sorted(template.free_ids)]
+        for param in template.function.params:
+            encoder.expr(param.var)
+        return lines
+
+    @staticmethod
+    def _site_facts(encoder: Encoder, site: CallSite) -> list[str]:
+        s = site.number
+        lines: list[str] = []
+        pre: list[str] = []
+        for b in site.bindings:
+            actual = encoder.expr(b.actual)
+            if b.bind_local:
+                ty = binding_type(b)
+                ty_text = encoder.type(ty)
+                if ty is b.param.type:
+                    ty_text = f"(SubTy {ty_text} {s})"
+                local = f"(RVar {quote(b.param.name)} {ty_text} {b.param.id} {s})"
+                lines.append(f"(union (Arg {s} {b.param.id}) {local})")
+                annotated = quote(str(not isinstance(ty, UnknownType)))
+                pre.append(f"(SOne (AssignStmt (Arg {s} {b.param.id}) {actual} {annotated}))")
+            else:
+                lines.append(f"(union (Arg {s} {b.param.id}) {actual})")
+        lines.append(f"(union (Pre {s}) {Encoder._stmt_tree(pre) if pre else '(SNil)'})")
+        if site.form in (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND):
+            form = "project" if site.form is SiteForm.TUPLE_PROJECT else "bind"
+            lines.append(f"(set (TupleForm {s}) {quote(form)})")
+        return lines
+
+    def run(self, counter: int) -> tuple[list[n.Function], Decoder, StageReport]:
+        """Saturate and return the rewritten functions, the decoder (counter, provenance), a report."""
+        report = StageReport(sites=len(self.sites))
+        started = time.perf_counter()
+        encoder = Encoder(site_of={id(site.call): site.number for site in self.sites})
+        text, roots = self.program_text(encoder)
+        text += "\n" + "\n".join(f"(extract {root})" for root in roots)
+        report.times["encode"] = time.perf_counter() - started
+
+        started = time.perf_counter()
+        egraph = eb.EGraph()
+        try:
+            outputs = egraph.run_program(*egraph.parse_program(text))
+        except eb.EggSmolError as exc:
+            raise SaturationError(f"egglog failed while inlining: {exc}") from None
+        report.times["saturate+extract"] = time.perf_counter() - started
+
+        for out in outputs:
+            if isinstance(out, eb.RunScheduleOutput):
+                run = out.report
+                report.matches = {k: v for k, v in run.num_matches_per_rule.items() if v}
+                report.iterations = len(run.iterations)
+        extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
+
+        started = time.perf_counter()
+        decoder = Decoder(vars=dict(encoder.vars), counter=counter)
+        functions = []
+        for fn, out in zip(self.functions, extracted, strict=True):
+            body = decoder.decode(out.termdag, out.term)
+            functions.append(n.Function(fn.name, fn.params, body, fn.return_types, fn.func_type, fn.attrs, span=fn.span))
+        report.times["decode"] = time.perf_counter() - started
+        return functions, decoder, report

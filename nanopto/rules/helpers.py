@@ -1,0 +1,36 @@
+"""The helper terms the inlining rules reason with; none of them is ever extracted.
+
+They are declared `:unextractable`, so extraction cannot return a program that still mentions a
+substitution, a template or a pending discard: a rule that forgot to eliminate one makes
+extraction fail loudly instead of printing a half-rewritten program.
+"""
+
+from __future__ import annotations
+
+from nanopto.ir_terms.encoding import SORTS, Constructor
+
+SUBST = {sort: f"Sub{sort}" for sort in SORTS}
+"""`(SubEx e site)`: `e` with the formals of `site`'s callee replaced and its locals renamed."""
+
+HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
+    *(Constructor(SUBST[s], (s, "i64"), s, unextractable=True, doc=f"substitute into a {s}") for s in SORTS),
+    Constructor("Arg", ("i64", "i64"), "Ex", True, "(Arg site param-id): what the formal stands for at site"),
+    Constructor("Body", ("String",), "SL", True, "(Body f): the statements of Inline helper f, return excluded"),
+    Constructor("Ret", ("String",), "ExL", True, "(Ret f): the values helper f returns"),
+    Constructor("Pre", ("i64",), "SL", True, "(Pre site): the argument bindings placed before the body"),
+    Constructor("WireAssign", ("Ex", "Ex", "String"), "St", True, "lhs = cloned return value, if not the same Var"),
+    Constructor("Discard", ("ExL",), "SL", True, "the statements a discarded return value leaves behind"),
+    Constructor("NthEx", ("ExL", "i64"), "Ex", True, "the i-th element of an expression list"),
+)
+
+HELPER_FACTS = """\
+(relation Local (i64))
+(relation Free (i64))
+(relation Projected (Ex))
+(function TupleForm (i64) String :merge new)"""
+"""`(Local id)`: a variable the callee binds (renamed per site). `(Free id)`: a module-level symbol,
+left alone. `(Projected e)`: e was a tuple component `tmp[i]`. `(TupleForm site)`: "project" or "bind", how a multi-return site wires its result."""
+
+
+def helper_declarations() -> str:
+    return "\n".join([*(c.declaration() for c in HELPER_CONSTRUCTORS), HELPER_FACTS])

@@ -1,0 +1,154 @@
+"""The inlining rulesets: splice, project, discard, writeback.
+
+Seed 000 ("Algorithm", "Edge cases", "Discarding a return value") is the source of every rule
+here; each rule's comment is its before/after shape. A call site is `(At site (Call f ...))`;
+Python has already decided, per site, what each formal stands for (`Arg`) and which arguments are
+bound to fresh locals first (`Pre`) — the rules only splice, substitute and wire.
+"""
+
+from __future__ import annotations
+
+from nanopto.ir_terms.encoding import ir_constructors
+from nanopto.rules.ruleset import Rule, Ruleset
+
+_CALL = "(At s (Call f args kw fl))"
+
+
+def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, result: str) -> Rule:
+    return Rule(
+        name,
+        before,
+        after,
+        f"(rule ((= st {site_stmt}) (= x (SOne st)) (= body (Body f)) (= rets (Ret f)){extra})"
+        f" ((union x {result}) (subsume (SOne {site_stmt}))))",
+    )
+
+
+SPLICE = Ruleset(
+    "splice",
+    "Unfold each Inline call site into the argument bindings, the substituted body and the wired result.",
+    (
+        _splice(
+            "splice-assign",
+            "lhs = f(args)                       (f returns one value r)",
+            "Pre(site); Sub(body(f)); lhs = Sub(r)",
+            f"(AssignStmt lhs {_CALL} ann)",
+            " (= rets (ExCons r (ExNil)))",
+            "(SCat (Pre s) (SCat (SubSL body s) (SOne (WireAssign lhs (SubEx r s) ann))))",
+        ),
+        _splice(
+            "splice-assign-tuple",
+            "tmp = f(args)                       (f returns r0, r1, ...; uses are tmp[i])",
+            "Pre(site); Sub(body(f)); tmp == (Sub(r0), Sub(r1), ...)   -- no MakeTuple binding",
+            f"(AssignStmt lhs {_CALL} ann)",
+            ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "project")',
+            "(SCat (Pre s) (SubSL body s))) (union lhs (MakeTuple (SubExL rets s) \"False\")",
+        ),
+        _splice(
+            "splice-assign-tuple-bound",
+            "tmp = f(args)                       (f returns r0, r1, ...; tmp is also used whole)",
+            "Pre(site); Sub(body(f)); tmp = (Sub(r0), Sub(r1), ...)",
+            f"(AssignStmt lhs {_CALL} ann)",
+            ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "bind")',
+            "(SCat (Pre s) (SCat (SubSL body s) (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann))))",
+        ),
+        _splice(
+            "splice-return",
+            "return f(args)",
+            "Pre(site); Sub(body(f)); return Sub(r0), ...",
+            f"(ReturnStmt (ExCons {_CALL} (ExNil)))",
+            "",
+            "(SCat (Pre s) (SCat (SubSL body s) (SOne (ReturnStmt (SubExL rets s)))))",
+        ),
+        _splice(
+            "splice-discard",
+            "f(args)                             (the value is discarded)",
+            "Pre(site); Sub(body(f)); Discard(Sub(r0), ...)",
+            f"(EvalStmt {_CALL})",
+            "",
+            "(SCat (Pre s) (SCat (SubSL body s) (Discard (SubExL rets s))))",
+        ),
+    ),
+)
+
+PROJECT = Ruleset(
+    "project",
+    "Tuple projection: a component of a tuple of cloned return values is that value.",
+    (
+        Rule(
+            "project-tuple-item",
+            "TupleGetItemExpr((x0, x1, ...), i)",
+            "x_i",
+            "(rule ((= g (TupleGetItemExpr (MakeTuple xs l) i)))"
+            " ((union g (NthEx xs i)) (Projected g) (subsume (TupleGetItemExpr (MakeTuple xs l) i))))",
+        ),
+        Rule("nth-first", "Nth((x, ...), 0)", "x", "(rule ((= e (NthEx (ExCons x rest) 0))) ((union e x)))"),
+        Rule(
+            "nth-rest",
+            "Nth((x, rest...), i)   i > 0",
+            "Nth(rest, i - 1)",
+            "(rule ((= e (NthEx (ExCons x rest) i)) (> i 0)) ((union e (NthEx rest (- i 1)))))",
+        ),
+    ),
+)
+
+WRITEBACK = Ruleset(
+    "writeback",
+    "Wire a cloned return value to its receiver, omitting the identity write-back `x = x`.",
+    (
+        Rule(
+            "writeback-identity",
+            "lhs = v      where v is the very same Var as lhs",
+            "(nothing)",
+            "(rule ((= x (SOne (WireAssign v v ann)))) ((union x (SNil))))",
+        ),
+        Rule(
+            "wire-result",
+            "lhs = v      where v is not lhs",
+            "AssignStmt(lhs, v)",
+            "(rule ((= x (SOne (WireAssign v e ann))) (!= v e)) ((union x (SOne (AssignStmt v e ann)))))",
+        ),
+        Rule(
+            "writeback-tuple-identity",
+            "q = tmp[i]   where tmp[i] projects to q itself",
+            "(nothing)",
+            "(rule ((= x (SOne (AssignStmt v v ann))) (Projected v))"
+            " ((union x (SNil)) (subsume (SOne (AssignStmt v v ann)))))",
+        ),
+    ),
+)
+
+
+def _discard_rules() -> tuple[Rule, ...]:
+    rules = [Rule("discard-nothing", "Discard(())", "(nothing)", "(rewrite (Discard (ExNil)) (SNil))")]
+    for c in ir_constructors():
+        if c.sort != "Ex" or c.name in ("Keyword", "NoEx", "At"):
+            continue
+        pattern = f"({c.name}{''.join(f' a{i}' for i in range(len(c.args)))})"
+        if c.name in ("Call", "Submit"):
+            rules.append(
+                Rule(
+                    f"discard-keep-{c.name}",
+                    f"Discard(({c.name}(...), rest...))",
+                    f"EvalStmt({c.name}(...)); Discard(rest)",
+                    f"(rule ((= d (Discard (ExCons x rest))) (= x {pattern}))"
+                    " ((union d (SCat (SOne (EvalStmt x)) (Discard rest)))))",
+                )
+            )
+        else:
+            rules.append(
+                Rule(
+                    f"discard-drop-{c.name}",
+                    f"Discard(({c.name}(...), rest...))",
+                    "Discard(rest)   -- evaluating it has no effect",
+                    f"(rule ((= d (Discard (ExCons x rest))) (= x {pattern})) ((union d (Discard rest))))",
+                )
+            )
+    return tuple(rules)
+
+
+DISCARD = Ruleset(
+    "discard",
+    "A discarded return value: a Call or Submit is re-emitted as an EvalStmt, anything else is dropped.",
+    _discard_rules(),
+)

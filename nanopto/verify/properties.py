@@ -1,0 +1,157 @@
+"""IR properties and the registry of verifiers that check them on a program.
+
+A pass declares the properties it requires and produces (nanopass: a pass names its input and
+output language); this module is where a property's meaning is made executable, so the pass
+manager can check a declaration against the IR a pass actually returned.
+
+A property without a registered verifier is a declaration only: the pass manager trusts a pass
+that produces it and cannot establish it by verification.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from nanopto.ir_terms.nodes import Call, Function, FunctionType, Node, Program, Span, Submit
+from nanopto.ir_terms.schema import iter_children
+from nanopto.verify.diagnostics import Diagnostic, Severity
+
+
+class IRProperty(enum.Enum):
+    """A verifiable fact about a program (the names follow PyPTO's `IRProperty`)."""
+
+    InlineFunctionsEliminated = "InlineFunctionsEliminated"
+    """No `FunctionType.Inline` function and no call or submit of one survives (seed 000,
+    "Verification"). Verified."""
+
+    TypeChecked = "TypeChecked"
+    """The program passed type checking. Declaration only: nanopto has no verifier for it yet."""
+
+
+@dataclass(frozen=True)
+class VerifyContext:
+    """What a verifier may know beyond the program itself.
+
+    `removed_inline` names the Inline functions the pass under check dropped: after inlining they
+    are gone from the program, yet a call that still names one is exactly the bug to report.
+    """
+
+    removed_inline: frozenset[str] = frozenset()
+
+    @classmethod
+    def between(cls, before: Program, after: Program) -> VerifyContext:
+        """The context for checking `after`, the output of a pass whose input was `before`."""
+        removed = frozenset(
+            name
+            for name, function in before.functions.items()
+            if function.func_type is FunctionType.Inline and name not in after.functions
+        )
+        return cls(removed_inline=removed)
+
+
+PropertyVerifier = Callable[[Program, VerifyContext], list[Diagnostic]]
+
+_VERIFIERS: dict[IRProperty, PropertyVerifier] = {}
+
+
+def register_verifier(
+    prop: IRProperty, verifier: PropertyVerifier, *, replace: bool = False
+) -> PropertyVerifier:
+    """Register the verifier of `prop`; a second registration is an error unless `replace`."""
+    if prop in _VERIFIERS and not replace:
+        raise ValueError(f"property {prop.name} already has a verifier; pass replace=True to override")
+    _VERIFIERS[prop] = verifier
+    return verifier
+
+
+def get_verifier(prop: IRProperty) -> PropertyVerifier | None:
+    """The verifier of `prop`, or None when the property is a declaration only."""
+    return _VERIFIERS.get(prop)
+
+
+def has_verifier(prop: IRProperty) -> bool:
+    return prop in _VERIFIERS
+
+
+def verify_properties(
+    program: Program,
+    properties: Iterable[IRProperty],
+    *,
+    removed_inline: frozenset[str] = frozenset(),
+    context: VerifyContext | None = None,
+) -> list[Diagnostic]:
+    """Run the verifier of each property (in enum order); properties without one are skipped.
+
+    Pass either `removed_inline` or a ready `context` (which wins).
+    """
+    ctx = context if context is not None else VerifyContext(removed_inline=removed_inline)
+    diagnostics: list[Diagnostic] = []
+    for prop in sorted(set(properties), key=_enum_order):
+        verifier = _VERIFIERS.get(prop)
+        if verifier is not None:
+            diagnostics.extend(verifier(program, ctx))
+    return diagnostics
+
+
+def _enum_order(prop: IRProperty) -> int:
+    return list(IRProperty).index(prop)
+
+
+# ---------------------------------------------------------------------------------------------
+# InlineFunctionsEliminated
+# ---------------------------------------------------------------------------------------------
+
+
+def verify_inline_functions_eliminated(program: Program, context: VerifyContext) -> list[Diagnostic]:
+    """Seed 000, "Verification": no Inline function, and no Call whose callee resolves to one.
+
+    A call or submit is dangling when its callee is an Inline function of the program, one the
+    pass removed, or no function of the program at all. Each finding sits at the node's own span,
+    or the nearest enclosing span when the node has none.
+    """
+    rule = IRProperty.InlineFunctionsEliminated.value
+    functions = program.functions
+    diagnostics: list[Diagnostic] = []
+
+    def dangling(callee: str) -> str | None:
+        if callee in functions:
+            if functions[callee].func_type is FunctionType.Inline:
+                return f"'{callee}' is an Inline function"
+            return None
+        if callee in context.removed_inline:
+            return f"its Inline definition '{callee}' was removed"
+        return f"no function '{callee}' exists in the program"
+
+    for function in program.function_list:
+        if function.func_type is FunctionType.Inline:
+            message = f"Inline function '{function.name}' survives"
+            diagnostics.append(Diagnostic(Severity.ERROR, message, function.span, rule))
+        for node, span in _walk_with_spans(function):
+            if isinstance(node, Call) and node.function:
+                why = dangling(node.op)
+                if why is not None:
+                    message = f"Dangling Call to function '{node.op}': {why}"
+                    diagnostics.append(Diagnostic(Severity.ERROR, message, span, rule))
+            elif isinstance(node, Submit):
+                why = dangling(node.callee)
+                if why is not None:
+                    message = f"Dangling Call to function '{node.callee}' (submitted): {why}"
+                    diagnostics.append(Diagnostic(Severity.ERROR, message, span, rule))
+    return diagnostics
+
+
+def _walk_with_spans(root: Function) -> list[tuple[Node, Span | None]]:
+    """Pre-order nodes of `root`, each with its own span or the nearest enclosing one."""
+    out: list[tuple[Node, Span | None]] = []
+    stack: list[tuple[Node, Span | None]] = [(root, root.span)]
+    while stack:
+        node, inherited = stack.pop()
+        span = node.span if node.span is not None else inherited
+        out.append((node, span))
+        stack.extend((child, span) for child in reversed(list(iter_children(node))))
+    return out
+
+
+register_verifier(IRProperty.InlineFunctionsEliminated, verify_inline_functions_eliminated)
