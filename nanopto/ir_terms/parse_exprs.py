@@ -205,8 +205,8 @@ class ExprParser:
             case ast.BoolOp(op=op, values=values):
                 bop = BinOp.And if isinstance(op, ast.And) else BinOp.Or
                 result = self.expr(values[0])
-                for value in values[1:]:
-                    result = BinaryExpr(bop, result, self.expr(value), span=span)
+                for operand in values[1:]:
+                    result = BinaryExpr(bop, result, self.expr(operand), span=span)
                 return result
             case ast.Compare(left=left, ops=ops, comparators=comparators):
                 lhs = self.expr(left)
@@ -322,8 +322,8 @@ class ExprParser:
             callee = path[5:]
             if callee not in self.function_names:
                 raise self.error(node.func, f"unknown function 'self.{callee}'")
-            args = tuple(self.expr(a) for a in self.positional(node))
-            return Call(callee, args, self.keywords(node), function=True, span=span)
+            values = tuple(self.expr(a) for a in self.positional(node))
+            return Call(callee, values, self.keywords(node), function=True, span=span)
         if not path.startswith("pl."):
             raise self.error(node.func, f"unknown function '{path}'", hint="builtin ops are called as pl.<op>(...)")
         spelling = path[3:]
@@ -339,8 +339,8 @@ class ExprParser:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a with-statement scope")
         if spelling not in OPS:
             raise self.error(node.func, f"unknown op 'pl.{spelling}'")
-        args = tuple(self.expr(a) for a in self.positional(node))
-        return Call(spelling, args, self.keywords(node), span=span)
+        values = tuple(self.expr(a) for a in self.positional(node))
+        return Call(spelling, values, self.keywords(node), span=span)
 
     def _typed_const(self, node: ast.Call) -> Expr:
         if len(node.args) != 2 or node.keywords:

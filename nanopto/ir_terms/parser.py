@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from nanopto.ir_terms.dtypes import DataType
-from nanopto.ir_terms.names import validate_base_name
 from nanopto.ir_terms.nodes import (
     AssignStmt,
     BreakStmt,
@@ -723,6 +722,9 @@ class _ProgramParser(ExprParser):
             raise self.error(call, f"pl.{kind.value} takes 1 to 3 positional arguments: (stop), (start, stop) or (start, stop, step)")
         bounds = [self.expr(a) for a in call.args]
         span = self.span(call)
+        start: Expr
+        stop: Expr
+        step: Expr
         if len(bounds) == 1:
             start, stop, step = ConstInt(0, span=span), bounds[0], ConstInt(1, span=span)
         elif len(bounds) == 2:

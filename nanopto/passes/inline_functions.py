@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from nanopto.ir_terms.nodes import Function, FunctionType, Program
+from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program, Var
+from nanopto.ir_terms.schema import Mutator, walk
+from nanopto.ir_terms.types import Type, UnknownType
 from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
 from nanopto.passes.pass_base import Pass
@@ -74,9 +76,42 @@ def inline_program(program: Program, rulesets: Sequence[Ruleset] = INLINE_RULESE
         for name in inline_callees(fn, inline):
             if name not in templates:
                 templates[name] = make_template(expanded[name])
-    rewritten = {fn.name: fn for fn in expand(callers)}
+    expanded_callers = expand(callers)
+    receivers = {site.stmt.var.id for site in result.sites if isinstance(site.stmt, AssignStmt)}
+    rewritten = {fn.name: type_receivers(fn, receivers) for fn in expanded_callers}
     result.program = Program(program.name, tuple(rewritten[f.name] for f in callers), span=program.span)
     return result
+
+
+class _Retype(Mutator):
+    def __init__(self, types: dict[int, Type]) -> None:
+        self.types = types
+
+    def visit_Var(self, var: Var) -> Var:
+        ty = self.types.get(var.id)
+        return var if ty is None else Var(var.name, ty, id=var.id, span=var.span)
+
+
+def type_receivers(fn: Function, receivers: set[int]) -> Function:
+    """Give an unannotated receiver of a spliced result the type of the value wired into it.
+
+    Seed 000: "Propagate returned types to receivers and downstream uses". A Var keeps its id,
+    so every use sees the refined type.
+    """
+    types: dict[int, Type] = {}
+    for node in walk(fn.body):
+        if (
+            isinstance(node, AssignStmt)
+            and node.var.id in receivers
+            and isinstance(node.var.type, UnknownType)
+            and isinstance(node.value, Var)
+            and not isinstance(node.value.type, UnknownType)
+        ):
+            types.setdefault(node.var.id, node.value.type)
+    if not types:
+        return fn
+    retyped: Function = _Retype(types).visit(fn)
+    return retyped
 
 
 @dataclass(frozen=True)
