@@ -198,7 +198,7 @@ class _ProgramParser(ExprParser):
         if "not tuple" in message and "annotated" in message:
             message = "Type annotations cannot be used inline with tuple unpacking"
             hint = "Type annotations cannot be used inline with tuple unpacking; annotate each name separately"
-        elif "nested" in message:
+        elif "nested" in message or "too many levels" in message:
             message = f"nesting too deep ({message})"
         return self.error_at(line, col, f"syntax error: {message}", hint)
 

@@ -23,6 +23,7 @@ from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
 from nanopto.rules import INLINE_RULESETS, Ruleset
 from nanopto.rules.engine import Stage, StageReport
+from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
 from nanopto.verify.properties import IRProperty
 
 
@@ -80,6 +81,9 @@ def inline_program(program: Program, rulesets: Sequence[Ruleset] = INLINE_RULESE
     receivers = {site.stmt.var.id for site in result.sites if isinstance(site.stmt, AssignStmt)}
     rewritten = {fn.name: type_receivers(fn, receivers) for fn in expanded_callers}
     result.program = Program(program.name, tuple(rewritten[f.name] for f in callers), span=program.span)
+    problems = check_rebinding(program, result.program, result.sites)
+    if problems:
+        raise RebindingCheckError(problems)
     return result
 
 

@@ -15,10 +15,12 @@ from nanopto.verify.properties import (
 
 # --- Re-exports of modules written by others: enable each line when its module lands. ---------
 # from nanopto.verify.interpreter import ...  # reference interpreter (the oracle)
-# from nanopto.verify.check_rebinding import ...  # seed 000 alias/rebinding table checker
+from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
 # ------------------------------------------------------------------------------------------------
 
 __all__ = [
+    "RebindingCheckError",
+    "check_rebinding",
     "Diagnostic",
     "IRProperty",
     "PropertyVerifier",

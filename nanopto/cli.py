@@ -1,0 +1,552 @@
+"""The `nanopto` command line: run the shipped examples, inline a file, list the rules.
+
+    nanopto demo [NAME] [--list]     the seed's worked examples, before/after, explained
+    nanopto inline FILE.py [...]     run a pipeline (default: inline-functions) on a `pl` file
+    nanopto rules                    every ruleset and rule with its before/after shape
+
+Input files are parsed with `ast`, never imported or executed. Every error a user can cause (a
+missing file, a parse error, an unknown pass, a recursive helper, a site the pass cannot splice, a
+verifier failure) is one message on stderr, `nanopto: error: <where>: <what>`, and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, TextIO
+
+import numpy as np
+
+from nanopto.ir_terms.nodes import Program, Var
+from nanopto.ir_terms.parser import ParserError, parse_program
+from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.structural import structural_equal
+from nanopto.passes import (
+    CallbackInstrument,
+    PassContext,
+    PassManager,
+    PipelineSpecError,
+    UnknownPassError,
+    VerificationError,
+)
+from nanopto.passes.call_graph import InlineCycleError
+from nanopto.passes.call_sites import CallSite, InlineError
+from nanopto.passes.inline_functions import InlineFunctions, InlineResult, inline_program
+from nanopto.passes.pass_base import Pass
+from nanopto.rules import INLINE_RULESETS
+from nanopto.verify.interpreter import interpret, values_equal
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+"""Exit codes: 2 for anything the user can fix (argparse uses 2 for usage errors too)."""
+
+DEFAULT_PIPELINE = "inline-functions"
+
+
+class UserError(Exception):
+    """A problem with the command's input, reported as one `nanopto: error:` message."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Shipped examples
+# ---------------------------------------------------------------------------------------------
+
+EXAMPLE_ORDER = (
+    "single_site",
+    "multiple_sites",
+    "twice",
+    "bump",
+    "multi_return",
+    "discard",
+    "scope",
+    "nested",
+    "computed_args",
+)
+"""The seed's worked examples in the order the seed introduces them."""
+
+KNOWN_ISSUES: dict[str, str] = {}
+"""Examples the pass does not yet handle as the seed says (name -> what goes wrong); `demo` runs
+them anyway and prints the note. Empty: every shipped example parses and inlines."""
+
+DEFAULT_DEMOS = ("twice", "bump")
+"""What `nanopto demo` with no name runs in full: the two rebinding traps of the seed."""
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """Concrete inputs for the reference interpreter, and the program the wrong rule would make."""
+
+    args: Callable[[], tuple[Any, ...]]
+    inputs: str
+    wrong_rule: str
+    wrong_source: str
+    right_result: str
+    wrong_result: str
+
+
+_ORACLES: dict[str, Oracle] = {
+    "twice": Oracle(
+        args=lambda: (np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32),),
+        inputs="a = [1, 2, 3, 4]",
+        wrong_rule="substituting the caller's `a` at the def-site splices `a = pl.add(a, a)` into main",
+        wrong_source="""\
+import nanopto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        a = pl.add(a, a)
+        u = a
+        w = pl.add(a, u)
+        return w
+""",
+        right_result="3A",
+        wrong_result="4A",
+    ),
+    "bump": Oracle(
+        args=lambda: (5,),
+        inputs="k = 5",
+        wrong_rule="substituting the caller's `k` at the def-site splices `k = k + 1` into main",
+        wrong_source="""\
+import nanopto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        k = k + 1
+        m: pl.Scalar[pl.INDEX] = k
+        return k + m
+""",
+        right_result="2k + 1",
+        wrong_result="2k + 2",
+    ),
+}
+"""The `twice` (3A) and `bump` (k + m) traps, run before and after in the reference interpreter."""
+
+
+def example_names() -> list[str]:
+    """Every shipped example, seed order first, then any others alphabetically."""
+    found = {p.name[:-3] for p in _examples_dir().iterdir() if p.name.endswith(".py")}
+    return [n for n in EXAMPLE_ORDER if n in found] + sorted(found - set(EXAMPLE_ORDER))
+
+
+def example_source(name: str) -> str:
+    path = _examples_dir() / f"{name}.py"
+    if not path.is_file():
+        raise UserError(f"no example named {name!r} (available: {', '.join(example_names())})")
+    return path.read_text(encoding="utf-8")
+
+
+def _examples_dir() -> Any:
+    return resources.files("nanopto") / "examples"
+
+
+def _summary(source: str) -> str:
+    """The first line of an example's docstring."""
+    match = re.match(r'\s*"""(.*)', source)
+    return match.group(1).strip().rstrip('"') if match else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Explaining a run
+# ---------------------------------------------------------------------------------------------
+
+
+def _fresh_local(result: InlineResult, site: CallSite, param: Var) -> str | None:
+    """The name of the fresh local a parameter was bound to at `site`, read from the output."""
+    prefix = f"{param.name}_inline"
+    for node in walk(result.program):
+        if (
+            isinstance(node, Var)
+            and result.provenance.get(node.id) == site.number
+            and node.name.startswith(prefix)
+            and node.name[len(prefix) :].isdigit()
+        ):
+            return node.name
+    return None
+
+
+def _site_line(site: CallSite) -> str:
+    span = site.span
+    return f"line {span.line}" if span is not None else "line ?"
+
+
+def site_record(result: InlineResult, site: CallSite, source: str | None = None) -> dict[str, Any]:
+    """One call site as plain data (the `--json` trace and the text explanation both use it).
+
+    `statement` is the site's line as the user wrote it when `source` is given (the parser
+    desugars `q, r = f(x)` into a temporary), else the printed IR statement.
+    """
+    span = site.span
+    statement = python_print(site.stmt).strip()
+    lines = source.splitlines() if source is not None else []
+    if span is not None and 0 < span.line <= len(lines):
+        statement = lines[span.line - 1].strip()
+    bindings = []
+    for b in site.bindings:
+        bindings.append(
+            {
+                "param": b.param.name,
+                "actual": python_print(b.actual),
+                "row": b.row.name,
+                "row_text": b.row.value,
+                "bind_local": b.bind_local,
+                "local": _fresh_local(result, site, b.param) if b.bind_local else None,
+                "reason": b.reason,
+            }
+        )
+    return {
+        "number": site.number,
+        "caller": site.caller,
+        "helper": site.helper,
+        "file": span.file if span is not None else None,
+        "line": span.line if span is not None else None,
+        "col": span.col + 1 if span is not None else None,
+        "statement": statement,
+        "form": site.form.name,
+        "form_text": site.form.value,
+        "bindings": bindings,
+    }
+
+
+def explain_sites(result: InlineResult, out: TextIO, source: str | None = None) -> None:
+    if not result.sites:
+        out.write("no Inline call sites: the program is unchanged\n")
+    for site in result.sites:
+        record = site_record(result, site, source)
+        out.write(
+            f"site {site.number}: {site.caller} {_site_line(site)}: `{record['statement']}`"
+            f" splices helper '{site.helper}'  [{site.form.value}]\n"
+        )
+        for b in record["bindings"]:
+            if b["bind_local"]:
+                local = b["local"] or "a fresh local"
+                binding = f"bound to local {local} = {b['actual']}  ({b['reason']})"
+            else:
+                binding = f"replaced by {b['actual']}  ({b['reason']})"
+            out.write(f"    {b['param']}: row \"{b['row_text']}\"; {binding}\n")
+
+
+def rule_counts(result: InlineResult) -> dict[str, int]:
+    """Matches per rule, in ruleset order, fired rules only."""
+    counts = result.report.matches
+    ordered = {r.name: counts[r.name] for rs in INLINE_RULESETS for r in rs.rules if counts.get(r.name)}
+    ordered.update({k: v for k, v in sorted(counts.items()) if k not in ordered and v})
+    return ordered
+
+
+def explain_rules(result: InlineResult, out: TextIO) -> None:
+    counts = rule_counts(result)
+    ruleset_of = {r.name: rs.name for rs in INLINE_RULESETS for r in rs.rules}
+    out.write(f"rules fired ({sum(counts.values())} matches, {result.report.iterations} iterations):\n")
+    width = max((len(name) for name in counts), default=0)
+    for name, count in counts.items():
+        out.write(f"    {ruleset_of.get(name, '?'):>9} {name:<{width}}  {count}\n")
+    times = ", ".join(f"{phase} {seconds * 1000:.1f} ms" for phase, seconds in result.report.times.items())
+    out.write(f"phase times: {times or 'none (no sites)'}\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading input
+# ---------------------------------------------------------------------------------------------
+
+
+def read_program(path: str) -> tuple[str, Program]:
+    """Read and parse `path` (never executing it); missing files become a UserError."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, not a pl source file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read: {exc}") from None
+    return source, parse_program(source, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# nanopto demo
+# ---------------------------------------------------------------------------------------------
+
+
+def _rule(out: TextIO, title: str) -> None:
+    out.write(f"\n--- {title} " + "-" * max(3, 70 - len(title)) + "\n")
+
+
+def _show_value(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return "[" + ", ".join(f"{x:g}" for x in value.tolist()) + "]"
+    if isinstance(value, np.generic):
+        return str(value.item())
+    return str(value)
+
+
+def run_oracle(name: str, before: Program, after: Program, out: TextIO) -> None:
+    oracle = _ORACLES[name]
+    wrong = parse_program(oracle.wrong_source, f"<wrong splice of {name}>")
+    got_before = interpret(before, "main", *oracle.args())
+    got_after = interpret(after, "main", *oracle.args())
+    got_wrong = interpret(wrong, "main", *oracle.args())
+    _rule(out, f"reference interpreter, main({oracle.inputs})")
+    out.write(f"before inlining:  {_show_value(got_before)}   ({oracle.right_result})\n")
+    out.write(f"after inlining:   {_show_value(got_after)}\n")
+    same = "same" if values_equal(got_before, got_after) else "DIFFERENT (a bug in the pass)"
+    out.write(f"before == after:  {same}\n")
+    out.write(
+        f"the WRONG rule ({oracle.wrong_rule}) would compute {oracle.wrong_result}: "
+        f"{_show_value(got_wrong)}\n"
+    )
+
+
+def demo_one(name: str, out: TextIO) -> None:
+    source = example_source(name)
+    out.write(f"=== demo {name}: {_summary(source)}\n")
+    if name in KNOWN_ISSUES:
+        out.write(f"KNOWN ISSUE: {KNOWN_ISSUES[name]}\n")
+    before = parse_program(source, f"examples/{name}.py")
+    result = inline_program(before)
+    _rule(out, "before")
+    out.write(python_print(before).rstrip("\n") + "\n")
+    _rule(out, "after inline-functions")
+    out.write(python_print(result.program).rstrip("\n") + "\n")
+    _rule(out, "call sites")
+    explain_sites(result, out, source)
+    if name in _ORACLES:
+        run_oracle(name, before, result.program, out)
+    out.write("\n")
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    names = example_names()
+    if args.list:
+        width = max(len(n) for n in names)
+        for name in names:
+            note = "  (KNOWN ISSUE)" if name in KNOWN_ISSUES else ""
+            out.write(f"{name:<{width}}  {_summary(example_source(name))}{note}\n")
+        return EXIT_OK
+    if args.name is not None:
+        demo_one(args.name, out)
+        return EXIT_OK
+    for name in DEFAULT_DEMOS:
+        demo_one(name, out)
+    out.write("More examples (nanopto demo NAME; nanopto demo --list):\n")
+    for name in names:
+        if name not in DEFAULT_DEMOS:
+            out.write(f"    {name}\n")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# nanopto inline
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Recorder:
+    """Collects the IR after each pass and the input of each InlineFunctions run."""
+
+    history: list[tuple[str, bool, Program]] = field(default_factory=list)
+    inline_inputs: list[Program] = field(default_factory=list)
+    _before: Program | None = None
+
+    def before(self, pass_: Pass, program: Program) -> None:
+        self._before = program
+        if isinstance(pass_, InlineFunctions):
+            self.inline_inputs.append(program)
+
+    def after(self, pass_: Pass, program: Program) -> None:
+        changed = self._before is None or not structural_equal(self._before, program)
+        self.history.append((pass_.name, changed, program))
+
+
+def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
+    if args.changed_only and not args.print_after_all:
+        raise UserError("--changed-only only applies together with --print-after-all")
+    manager = PassManager.from_pipeline(args.pipeline)
+    source, before = read_program(args.file)
+    recorder = _Recorder()
+    started = time.perf_counter()
+    with PassContext(instruments=[CallbackInstrument(before=recorder.before, after=recorder.after)]):
+        after = manager.run(before)
+    elapsed = time.perf_counter() - started
+    # The trace is the pass's own InlineResult, recomputed on the exact input the pass saw (the
+    # pass is deterministic), so the pipeline itself runs unmodified under its PassContext.
+    traces = [inline_program(p) for p in recorder.inline_inputs] if args.trace or args.json else []
+    after_text = python_print(after)
+    diff = _diff(args.file, before, after_text, args.pipeline) if args.diff else None
+
+    if args.json:
+        sites = [site_record(r, s, source) for r in traces for s in r.sites]
+        rules: dict[str, int] = {}
+        times: dict[str, float] = {}
+        for r in traces:
+            for name, count in rule_counts(r).items():
+                rules[name] = rules.get(name, 0) + count
+            for phase, seconds in r.report.times.items():
+                times[phase] = times.get(phase, 0.0) + seconds
+        payload: dict[str, Any] = {
+            "file": args.file,
+            "pipeline": manager.pass_names,
+            "sites": sites,
+            "rules": rules,
+            "iterations": sum(r.report.iterations for r in traces),
+            "times": times,
+            "seconds": elapsed,
+            "program": after_text,
+        }
+        if diff is not None:
+            payload["diff"] = diff
+        if args.print_after_all:
+            payload["after_each_pass"] = [
+                {"pass": name, "changed": changed, "program": python_print(p)}
+                for name, changed, p in recorder.history
+                if changed or not args.changed_only
+            ]
+        out.write(json.dumps(payload, indent=2) + "\n")
+        return EXIT_OK
+
+    if args.print_after_all:
+        for name, changed, program in recorder.history:
+            if not changed and args.changed_only:
+                out.write(f"# ----- {name}: no change (hidden by --changed-only) -----\n")
+                continue
+            out.write(f"# ----- IR after {name}{'' if changed else ' (unchanged)'} -----\n")
+            out.write(python_print(program).rstrip("\n") + "\n")
+    if diff is not None:
+        out.write(diff if diff else "# no change\n")
+    if not args.print_after_all and diff is None:
+        out.write(after_text)
+    for r in traces:
+        out.write("\n# ===== trace: inline-functions =====\n")
+        explain_sites(r, out, source)
+        explain_rules(r, out)
+    return EXIT_OK
+
+
+def _diff(path: str, before: Program, after_text: str, pipeline: str) -> str:
+    lines = difflib.unified_diff(
+        python_print(before).splitlines(keepends=True),
+        after_text.splitlines(keepends=True),
+        fromfile=f"{path} (parsed)",
+        tofile=f"{path} (after {pipeline or 'empty pipeline'})",
+    )
+    return "".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# nanopto rules
+# ---------------------------------------------------------------------------------------------
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s{2,}", "  ", text.strip())
+
+
+def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
+    total = sum(len(rs.rules) for rs in INLINE_RULESETS)
+    out.write(f"{len(INLINE_RULESETS)} rulesets, {total} rules, in schedule order\n")
+    for rs in INLINE_RULESETS:
+        out.write(f"\n{rs.name}: {rs.doc}\n")
+        width = max((len(r.name) for r in rs.rules), default=0)
+        for rule in rs.rules:
+            out.write(f"    {rule.name:<{width}}  {_squash(rule.before)}  =>  {_squash(rule.after)}\n")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nanopto",
+        description="Inlining for the pl IR by egglog rewrite rules. Input files are parsed, never run.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="run a shipped example of seed 000 (before, after, explanation)")
+    demo.add_argument("name", nargs="?", metavar="NAME", help="example to run (default: the twice and bump traps)")
+    demo.add_argument("--list", action="store_true", help="list the shipped examples")
+    demo.set_defaults(handler=cmd_demo)
+
+    inline = sub.add_parser("inline", help="run a pass pipeline (default: inline-functions) on a pl file")
+    inline.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed)")
+    inline.add_argument("--pipeline", default=DEFAULT_PIPELINE, metavar="SPEC",
+                        help="comma-separated kebab-case pass names with {key=value} options "
+                        f"(default: {DEFAULT_PIPELINE})")
+    inline.add_argument("--diff", action="store_true", help="print a unified diff before/after instead of the program")
+    inline.add_argument("--trace", action="store_true",
+                        help="explain each call site, the rules fired and the phase times")
+    inline.add_argument("--json", action="store_true", help="print the result and trace as JSON")
+    inline.add_argument("--print-after-all", action="store_true", help="print the IR after every pass")
+    inline.add_argument("--changed-only", action="store_true",
+                        help="with --print-after-all: hide passes that changed nothing")
+    inline.set_defaults(handler=cmd_inline)
+
+    rules = sub.add_parser("rules", help="list every ruleset and rule with its before/after shape")
+    rules.set_defaults(handler=cmd_rules)
+    return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+
+
+def _error_message(exc: BaseException) -> str:
+    """How a user error reads: the location first where the error carries one."""
+    if isinstance(exc, ParserError | PipelineSpecError):
+        return str(exc)  # the caret display under the offending line / spec is the point
+    if isinstance(exc, VerificationError):
+        details = "; ".join(str(d) for d in exc.diagnostics)
+        return f"pass '{exc.pass_name}' produced invalid IR: {details}"
+    if isinstance(exc, InlineCycleError):
+        return f"inline-functions: {_one_line(exc)}"
+    return _one_line(exc)
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the command line; returns the exit code (the console script exits with it)."""
+    stdout = out if out is not None else sys.stdout
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args, stdout)
+        return code
+    except (
+        UserError,
+        ParserError,
+        PipelineSpecError,
+        UnknownPassError,
+        InlineCycleError,
+        InlineError,
+        VerificationError,
+        ValueError,
+    ) as exc:
+        sys.stderr.write(f"nanopto: error: {_error_message(exc)}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:  # `nanopto rules | head`
+        return EXIT_OK
+    except Exception as exc:  # a bug in nanopto, not in the input: still no traceback
+        sys.stderr.write(
+            f"nanopto: internal error: {type(exc).__name__}: {_one_line(exc)} "
+            "(this is a bug in nanopto; please report it with the input file)\n"
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""The rebinding checker: an independent look at spliced code against the seed's alias table.
+
+The pass decides, per call site and parameter, where a rebinding lands (`nanopto.passes.rebinding`).
+This module does not trust those decisions' *effects*: it compares the caller before and after
+inlining and checks invariants any correct splice must keep (seed 000, "Rebinding a parameter" and
+"Edge cases"):
+
+1. A caller Var gains new definitions only if it was passed, and substituted, for a parameter
+   whose row rebinds the caller's Var (proven self-update, Array, Out/InOut scalar). Otherwise a
+   spliced body reassigns a pass-by-value scalar or a locally-bound tensor of the caller — the
+   `2k + 2` / `4A` bug.
+2. A parameter whose row rebinds the caller's Var never gets a bare alias `x = caller_var` (an
+   Array must stay the caller's Var; orchestration codegen cannot declare an alias).
+3. Every computed argument (a Call such as `a[r]`) is evaluated exactly as often after inlining as
+   before: once, at the call site.
+
+A violation is an internal error of the pass, reported with the call site, parameter and row.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from nanopto.ir_terms.nodes import (
+    AssignStmt,
+    Call,
+    ForStmt,
+    Function,
+    FunctionType,
+    IfStmt,
+    Node,
+    Program,
+    ScopeStmt,
+    Submit,
+    Var,
+    WhileStmt,
+)
+from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.schema import walk
+from nanopto.verify.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from nanopto.passes.call_sites import CallSite
+
+RULE = "RebindingTable"
+
+
+class RebindingCheckError(RuntimeError):
+    """The pass produced code that breaks the rebinding table: a bug in nanopto, not in the input."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = tuple(diagnostics)
+        lines = "\n".join(f"  {d}" for d in self.diagnostics)
+        super().__init__(f"internal error: the spliced code breaks the rebinding table:\n{lines}")
+
+
+def definitions(fn: Function) -> Counter[int]:
+    """How many statements define each Var id in `fn` (params count as none)."""
+    defs: Counter[int] = Counter()
+    for node in walk(fn.body):
+        if isinstance(node, AssignStmt):
+            defs[node.var.id] += 1
+        elif isinstance(node, IfStmt | ForStmt | WhileStmt):
+            defs.update(v.id for v in node.return_vars)
+            if isinstance(node, ForStmt):
+                defs[node.loop_var.id] += 1
+        elif isinstance(node, ScopeStmt) and node.var is not None:
+            defs[node.var.id] += 1
+    return defs
+
+
+def _identity_key(node: Node) -> tuple[str, tuple[int, ...]]:
+    """The same expression over the same Vars (not merely alpha-equivalent)."""
+    return python_print(node), tuple(v.id for v in walk(node) if isinstance(v, Var))
+
+
+def _computed(nodes: Iterable[Node]) -> Counter[tuple[str, tuple[int, ...]]]:
+    return Counter(_identity_key(n) for n in nodes if isinstance(n, Call | Submit))
+
+
+def _site_label(site: CallSite) -> str:
+    where = f" at {site.span}" if site.span is not None else ""
+    return f"call site #{site.number} of '{site.helper}' in '{site.caller}'{where}"
+
+
+def check_function(before: Function, after: Function, sites: Sequence[CallSite]) -> list[Diagnostic]:
+    """Check one caller against the decisions taken at its own top-level sites."""
+    problems: list[Diagnostic] = []
+    defs_before, defs_after = definitions(before), definitions(after)
+    may_rebind: dict[int, list[str]] = {}
+    passed_to: dict[int, list[str]] = {}
+    names: dict[int, str] = {}
+    for site in sites:
+        for b in site.bindings:
+            if not isinstance(b.actual, Var):
+                continue
+            names[b.actual.id] = b.actual.name
+            label = f"{_site_label(site)}: parameter '{b.param.name}' ({b.row.value})"
+            passed_to.setdefault(b.actual.id, []).append(label)
+            if b.row.rebinds_caller_var and not b.bind_local:
+                may_rebind.setdefault(b.actual.id, []).append(label)
+
+    # 1. New definitions of caller Vars.
+    for var_id, labels in passed_to.items():
+        if defs_after[var_id] > defs_before[var_id] and var_id not in may_rebind:
+            problems.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    f"the caller's Var '{names[var_id]}' is reassigned by spliced code, but it was passed only to "
+                    f"parameters whose rebinding must land on a fresh local: {'; '.join(labels)}",
+                    after.span,
+                    RULE,
+                )
+            )
+
+    # 2. No bare alias of a Var whose parameter must stay the caller's Var.
+    before_ids = {node.id for node in walk(before.body) if isinstance(node, Var)} | {p.var.id for p in before.params}
+    for node in walk(after.body):
+        if (
+            isinstance(node, AssignStmt)
+            and isinstance(node.value, Var)
+            and node.value.id in may_rebind
+            and node.var.id not in before_ids
+        ):
+            problems.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    f"spliced code aliases the caller's Var: `{python_print(node).strip()}`, but "
+                    f"{'; '.join(may_rebind[node.value.id])} must rebind the caller's Var itself",
+                    node.span,
+                    RULE,
+                )
+            )
+
+    # 3. Computed arguments: evaluated exactly once, at the call site.
+    counts_before, counts_after = _computed(walk(before.body)), _computed(walk(after.body))
+    for site in sites:
+        for b in site.bindings:
+            if isinstance(b.actual, Call | Submit):
+                key = _identity_key(b.actual)
+                if counts_after[key] != counts_before[key]:
+                    problems.append(
+                        Diagnostic(
+                            Severity.ERROR,
+                            f"{_site_label(site)}: the computed argument `{python_print(b.actual)}` for parameter "
+                            f"'{b.param.name}' is evaluated {counts_after[key]} time(s) after inlining, "
+                            f"{counts_before[key]} before; it must be bound once at the call site",
+                            site.span,
+                            RULE,
+                        )
+                    )
+    return problems
+
+
+def check_rebinding(before: Program, after: Program, sites: Sequence[CallSite] | None = None) -> list[Diagnostic]:
+    """Diagnostics for every violation of the rebinding table in `after` (empty when it is right).
+
+    `sites` are the pass's per-site decisions; without them they are re-derived from `before` the
+    way the pass classifies (the decisions, not the rewriting, are recomputed).
+    """
+    if sites is None:
+        from nanopto.passes.inline_functions import inline_program
+
+        sites = inline_program(before).sites
+    problems: list[Diagnostic] = []
+    for fn in before.function_list:
+        if fn.func_type is FunctionType.Inline or fn.name not in after.functions:
+            continue
+        own = [s for s in sites if s.caller == fn.name]
+        if own:
+            problems += check_function(fn, after.functions[fn.name], own)
+    return problems

@@ -1,0 +1,213 @@
+"""Every rejected input is a ParserError with a location, a caret and (where useful) a hint."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from nanopto.ir_terms.parser import ParserError, parse_program
+
+HEADER = "import nanopto.language as pl\n\n@pl.program\nclass P:\n"
+BODY_LINE = 7  # line of the first statement of `main`'s body in `_main`
+
+
+def _main(body: str, params: str = "a, b", func_type: str = "", extra: str = "") -> str:
+    deco = f"@pl.function(type=pl.FunctionType.{func_type})" if func_type else "@pl.function"
+    method = f"{deco}\ndef main(self, {params}):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    return HEADER + textwrap.indent(method + textwrap.dedent(extra), "    ")
+
+
+def _error(source: str) -> ParserError:
+    with pytest.raises(ParserError) as info:
+        parse_program(source, "prog.py")
+    return info.value
+
+
+def test_error_str_has_location_line_caret_and_hint() -> None:
+    err = _error(_main("acc = a\nacc += b\nreturn acc\n"))
+    assert err.file == "prog.py" and err.line == BODY_LINE + 1 and err.col == 8
+    text = str(err).splitlines()
+    assert text[0] == "prog.py:8:8: Augmented assignments such as acc += ... are not supported"
+    assert text[1].strip() == "acc += b"
+    assert text[2].index("^") == text[1].index("acc")
+    assert text[3] == "hint: write an explicit assignment: acc = acc + ..."
+
+
+def test_augmented_subscript_assignment() -> None:
+    err = _error(_main("a[0:4] += b\nreturn a\n"))
+    assert "Augmented assignments" in err.message and err.line == BODY_LINE
+    assert err.hint == "write an explicit assignment: acc = acc + ..."
+
+
+@pytest.mark.parametrize("word", ["break", "continue"])
+@pytest.mark.parametrize("loop", ["parallel", "unroll"])
+def test_break_continue_in_parallel_or_unroll(word: str, loop: str) -> None:
+    err = _error(_main(f"for i in pl.{loop}(4):\n    {word}\nreturn\n"))
+    assert f"innermost loop is pl.{loop}()" in err.message
+    assert err.line == BODY_LINE + 1 and err.hint
+
+
+def test_break_in_range_inside_parallel_is_fine() -> None:
+    parse_program(_main("for i in pl.parallel(4):\n    for j in pl.range(4):\n        break\nreturn\n"))
+    parse_program(_main("for i in pl.parallel(4):\n    while a:\n        continue\nreturn\n"))
+
+
+def test_break_outside_loop() -> None:
+    assert "outside a loop" in _error(_main("break\n")).message
+
+
+def test_bare_yield_in_while_with_init_values() -> None:
+    err = _error(
+        _main(
+            """
+            for (x,) in pl.while_(init_values=(a,)):
+                pl.cond(x < b)
+                pl.yield_(x + 1)
+            return
+            """
+        )
+    )
+    assert "requires assignment-form pl.yield_" in err.message
+    assert err.line == BODY_LINE + 3
+
+
+def test_inline_annotation_on_tuple_unpacking() -> None:
+    err = _error(_main("x, y: pl.INDEX = a\nreturn\n"))
+    assert err.hint is not None and "Type annotations cannot be used inline with tuple unpacking" in err.hint
+    assert err.line == BODY_LINE
+
+
+def test_inout_scalar_param() -> None:
+    err = _error(_main("return\n", params="n: pl.InOut[pl.Scalar[pl.INDEX]]"))
+    assert "Scalar parameters cannot have InOut direction" in err.message
+    assert err.line == 6
+
+
+def test_second_dispatch_in_spmd_body() -> None:
+    err = _error(
+        _main(
+            """
+            with pl.spmd(4):
+                self.k(a)
+                self.k(b)
+            return
+            """,
+            extra="\n@pl.function(type=pl.FunctionType.InCore)\ndef k(self, x):\n    return x\n",
+        )
+    )
+    assert "A dispatch body may launch one kernel" in err.message
+    assert err.line == BODY_LINE + 3 and err.hint
+
+
+def test_second_submit_in_spmd_body() -> None:
+    err = _error(
+        _main(
+            "with pl.spmd(4):\n    t = pl.submit(self.k, a)\n    self.k(b)\nreturn\n",
+            extra="\n@pl.function\ndef k(self, x):\n    return x\n",
+        )
+    )
+    assert "A dispatch body may launch one kernel" in err.message and err.line == BODY_LINE + 2
+
+
+def test_dump_tag_misuse() -> None:
+    err = _error(_main("pl.dump_tag(a)\nreturn\n"))
+    assert "Orchestration or Inline" in err.message and err.line == BODY_LINE
+    err = _error(_main("pl.dump_tag(a[0])\nreturn\n", func_type="Orchestration"))
+    assert "one variable name" in err.message and err.line == BODY_LINE
+    parse_program(_main("pl.dump_tag(a)\nreturn\n", func_type="Inline"))
+
+
+def test_reserved_double_underscore_names() -> None:
+    err = _error(_main("a__b = a\nreturn\n"))
+    assert "reserved delimiter '__'" in err.message and err.line == BODY_LINE
+    parse_program(_main("t__inline_arg_v0 = a\nreturn\n"))
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("x = undefined_name\n", "unknown name 'undefined_name'"),
+        ("x = pl.xyz(a)\n", "unknown op 'pl.xyz'"),
+        ("x = self.nothere(a)\n", "unknown function 'self.nothere'"),
+        ("x = len(a)\n", "unknown function 'len'"),
+        ("x = a if b else a\n", "unsupported expression"),
+        ("x = y = a\n", "chained assignment"),
+        ("pl.yield_(a)\n", "only valid inside a loop or if"),
+        ("if a:\n    x = pl.yield_(a)\nelse:\n    y = pl.yield_(a)\n", "Both branches must yield the same variables"),
+        ("pl.static_print()\n", "requires at least one argument"),
+        ("pl.static_assert(1 > 2, 'too small')\n", "static_assert failed: too small"),
+        ("pl.static_assert(a > 2)\n", "not a compile-time constant"),
+        ("for i in range(4):\n    pass\n", "must iterate over pl.range"),
+        ("for (x,) in pl.while_(init_values=(a,)):\n    x = x + 1\n", "must be pl.cond"),
+        ("pl.cond(a)\n", "first statement of a pl.while_ body"),
+        ("with open('f'):\n    pass\n", "must open a pl scope"),
+        ("import os\n", "unsupported statement"),
+        ("x = pl.range(3)\n", "for-loop iterator"),
+        ("x = a[0:4:2]\n", "step"),
+        ("x: pl.Weird[4] = a\n", "unknown type annotation"),
+    ],
+)
+def test_rejected_bodies(body: str, message: str) -> None:
+    err = _error(_main(body + "return\n"))
+    assert message in err.message
+    assert err.line >= BODY_LINE
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("import nanopto.language as pl\n", "exactly one @pl.program class, found 0"),
+        (HEADER + "    pass\n@pl.program\nclass Q:\n    pass\n", "exactly one @pl.program class, found 2"),
+        ("import nanopto.language as pl\n@pl.function\nclass P:\n    pass\n", "must be decorated with @pl.program"),
+        (HEADER + "    def f(self):\n        return\n", "must be decorated with @pl.function"),
+        (HEADER + "    @staticmethod\n    def f(self):\n        return\n", "must be decorated with @pl.function"),
+        (HEADER + "    @pl.function\n    def f(a):\n        return\n", "self as its first parameter"),
+        (HEADER + "    @pl.function(type=pl.FunctionType.Bogus)\n    def f(self):\n        return\n", "FunctionType member"),
+        ("import numpy as pl\n", "unsupported import"),
+        ("X = foo()\n", "compile-time constant"),
+        ("print('hi')\n", "unsupported module-level statement"),
+        ("def f(:\n", "syntax error"),
+        ("x = 'a\0b'\n", ""),
+    ],
+)
+def test_rejected_programs(source: str, message: str) -> None:
+    err = _error(source)
+    assert message in str(err)
+
+
+def test_syntax_error_location() -> None:
+    err = _error("import nanopto.language as pl\n\n@pl.program\nclass P:\n    x = (\n")
+    assert err.line >= 5 and "syntax error" in err.message
+
+
+def test_deep_nesting_is_a_parser_error() -> None:
+    deep = "(" * 90 + "a" + ")" * 90
+    parse_program(_main(f"x = {deep}\nreturn\n"))  # parentheses alone add no nesting
+    chain = " + ".join(["a"] * 400)
+    err = _error(_main(f"x = {chain}\nreturn\n"))
+    assert "nesting too deep" in err.message
+    calls = "pl.exp(" * 300 + "a" + ")" * 300
+    assert "nesting too deep" in _error(_main(f"x = {calls}\nreturn\n")).message
+    huge = " + ".join(["a"] * 100_000)
+    assert "nesting too deep" in _error(_main(f"x = {huge}\nreturn\n")).message
+    nested_ifs = "".join("    " * k + "if a:\n" for k in range(160)) + "    " * 160 + "pass\n"
+    assert "nesting too deep" in str(_error(_main(nested_ifs + "return\n")))
+
+
+def test_parse_program_never_executes_code(tmp_path: object) -> None:
+    marker = "/tmp/nanopto_pwned"
+    if os.path.exists(marker):
+        os.remove(marker)
+    payload = '__import__("os").system("touch /tmp/nanopto_pwned")'
+    sources = [
+        _main(f"{payload}\nreturn\n"),
+        f"import nanopto.language as pl\nX = {payload}\n" + HEADER[len("import nanopto.language as pl\n") :] + "    pass\n",
+        _main("pl.static_assert(" + payload + ")\nreturn\n"),
+        _main("return\n", params=f"a: pl.Tensor[[{payload}], pl.FP32]"),
+    ]
+    for source in sources:
+        with pytest.raises(ParserError):
+            parse_program(source)
+    assert not os.path.exists(marker)
