@@ -145,9 +145,10 @@ def example_names() -> list[str]:
 
 def example_source(name: str) -> str:
     path = _examples_dir() / f"{name}.py"
-    if not path.is_file():
+    if name not in example_names():
         raise UserError(f"no example named {name!r} (available: {', '.join(example_names())})")
-    return path.read_text(encoding="utf-8")
+    text: str = path.read_text(encoding="utf-8")
+    return text
 
 
 def _examples_dir() -> Any:
@@ -237,7 +238,7 @@ def explain_sites(result: InlineResult, out: TextIO, source: str | None = None) 
                 binding = f"bound to local {local} = {b['actual']}  ({b['reason']})"
             else:
                 binding = f"replaced by {b['actual']}  ({b['reason']})"
-            out.write(f"    {b['param']}: row \"{b['row_text']}\"; {binding}\n")
+            out.write(f'    {b["param"]}: row "{b["row_text"]}"; {binding}\n')
 
 
 def rule_counts(result: InlineResult) -> dict[str, int]:
@@ -480,22 +481,32 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="run a shipped example of seed 000 (before, after, explanation)")
-    demo.add_argument("name", nargs="?", metavar="NAME", help="example to run (default: the twice and bump traps)")
+    demo.add_argument(
+        "name", nargs="?", metavar="NAME", help="example to run (default: the twice and bump traps)"
+    )
     demo.add_argument("--list", action="store_true", help="list the shipped examples")
     demo.set_defaults(handler=cmd_demo)
 
     inline = sub.add_parser("inline", help="run a pass pipeline (default: inline-functions) on a pl file")
     inline.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed)")
-    inline.add_argument("--pipeline", default=DEFAULT_PIPELINE, metavar="SPEC",
-                        help="comma-separated kebab-case pass names with {key=value} options "
-                        f"(default: {DEFAULT_PIPELINE})")
-    inline.add_argument("--diff", action="store_true", help="print a unified diff before/after instead of the program")
-    inline.add_argument("--trace", action="store_true",
-                        help="explain each call site, the rules fired and the phase times")
+    inline.add_argument(
+        "--pipeline",
+        default=DEFAULT_PIPELINE,
+        metavar="SPEC",
+        help="comma-separated kebab-case pass names with {key=value} options "
+        f"(default: {DEFAULT_PIPELINE})",
+    )
+    inline.add_argument(
+        "--diff", action="store_true", help="print a unified diff before/after instead of the program"
+    )
+    inline.add_argument(
+        "--trace", action="store_true", help="explain each call site, the rules fired and the phase times"
+    )
     inline.add_argument("--json", action="store_true", help="print the result and trace as JSON")
     inline.add_argument("--print-after-all", action="store_true", help="print the IR after every pass")
-    inline.add_argument("--changed-only", action="store_true",
-                        help="with --print-after-all: hide passes that changed nothing")
+    inline.add_argument(
+        "--changed-only", action="store_true", help="with --print-after-all: hide passes that changed nothing"
+    )
     inline.set_defaults(handler=cmd_inline)
 
     rules = sub.add_parser("rules", help="list every ruleset and rule with its before/after shape")

@@ -179,5 +179,6 @@ def program(cls: type) -> Program:
     if caller is not None and caller.f_back is not None:
         closure.update(caller.f_back.f_locals)
     del caller
+    closure = {name: value for name, value in closure.items() if not name.startswith("__")}
     source = textwrap.dedent("".join(lines))
     return parse_program(source, filename, closure=closure, line_offset=start - 1)

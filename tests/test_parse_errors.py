@@ -196,7 +196,7 @@ def test_deep_nesting_is_a_parser_error() -> None:
     assert "nesting too deep" in str(_error(_main(nested_ifs + "return\n")))
 
 
-def test_parse_program_never_executes_code(tmp_path: object) -> None:
+def test_parse_program_never_executes_code() -> None:
     marker = "/tmp/nanopto_pwned"
     if os.path.exists(marker):
         os.remove(marker)

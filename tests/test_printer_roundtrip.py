@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from test_parser import SEED_000, SEED_004_BODY
 
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
 from nanopto.ir_terms.nodes import (
@@ -29,8 +30,6 @@ from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import print_expr, python_print
 from nanopto.ir_terms.structural import assert_structural_equal
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, UnknownType
-
-from test_parser import SEED_000, SEED_004_BODY
 
 
 def roundtrip(source: str) -> Program:
@@ -322,10 +321,10 @@ def test_unpack_tmp_used_elsewhere_prints_literally() -> None:
     prog = parse_program(wrap(STATEMENT_FORMS["unknown_unpack"]))
     main = prog.functions["main"]
     assert isinstance(main.body, SeqStmts)
-    tmp_assign, p_assign, q_assign, ret = main.body.stmts
+    tmp_assign, p_assign, q_assign, _ret = main.body.stmts
     assert isinstance(tmp_assign, AssignStmt)
     edited = SeqStmts((tmp_assign, p_assign, q_assign, ReturnStmt((tmp_assign.var,))))
-    text = python_print(Program("P", (Function("main", main.params, edited),) + prog.function_list[:1]))
+    text = python_print(Program("P", (Function("main", main.params, edited), *prog.function_list[:1])))
     assert "ret__tmp_v0 = self.pair(a)" in text and "p = ret__tmp_v0[0]" in text
     again = parse_program(text)
     assert python_print(again) == text

@@ -19,6 +19,6 @@ class P:
     @pl.function
     def main(
         self, a: pl.Tensor[[8, 4, 8], pl.FP32], c: pl.Tensor[[8, 4, 8], pl.FP32], r: pl.Scalar[pl.INDEX]
-    ) -> pl.Tensor[[8, 4, 8], pl.FP32]:
+    ) -> pl.Tensor[[4, 8], pl.FP32]:
         d = self.f(a[r], c[r], r)
-        return c
+        return d

@@ -101,10 +101,23 @@ class Constructor:
         return f"(constructor {self.name} ({' '.join(self.args)}) {self.sort}{flags})"
 
 
+def carries_span(cls: type[n.Node]) -> bool:
+    """Statements and calls keep their source span as a last String field.
+
+    Spans survive rewriting that way: an unspliced call is still reported at its own line, and a
+    spliced statement carries the helper line it was copied from (its provenance).
+    """
+    return issubclass(cls, n.Stmt) or cls in (n.Call, n.Submit)
+
+
 def ir_constructors() -> tuple[Constructor, ...]:
     """Every constructor of the IR sorts, node classes first, then lists, types and markers."""
     generated = tuple(
-        Constructor(cls.__name__, tuple(field_sort(cls, f) for f in fields_of(cls)), sort_of_class(cls))
+        Constructor(
+            cls.__name__,
+            tuple(field_sort(cls, f) for f in fields_of(cls)) + (("String",) if carries_span(cls) else ()),
+            sort_of_class(cls),
+        )
         for cls in _ENCODED_CLASSES
     )
     structural = (
@@ -164,6 +177,17 @@ def _attr_text(value: Any) -> str:
     return quote(str(value))
 
 
+def span_text(span: n.Span | None) -> str:
+    return quote("" if span is None else f"{span.line}:{span.col}:{span.file}")
+
+
+def parse_span(text: str) -> n.Span | None:
+    if not text:
+        return None
+    line, col, file = text.split(":", 2)
+    return n.Span(file, int(line), int(col))
+
+
 class Encoder:
     """Turns IR into egglog term text; remembers every Var so decoding restores identity.
 
@@ -194,6 +218,8 @@ class Encoder:
         parts = [cls.__name__]
         for spec in fields_of(cls):
             parts.append(self._field(cls, spec, getattr(node, spec.name)))
+        if carries_span(cls):
+            parts.append(span_text(node.span))
         text = f"({' '.join(parts)})"
         site = self.site_of.get(id(node))
         if site is not None:
@@ -370,6 +396,9 @@ class Decoder:
         if cls is None:
             raise DecodeError(f"extraction produced the helper term '{name}', which has no IR meaning")
         values: dict[str, Any] = {}
+        if carries_span(cls):
+            values["span"] = parse_span(self._lit(args[-1]))
+            args = args[:-1]
         for spec, arg in zip(fields_of(cls), args, strict=True):
             if spec.kind is FieldKind.ATTR:
                 raw = self._lit(arg)

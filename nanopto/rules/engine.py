@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, quote
+from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, quote, span_text
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
 from nanopto.rules import INLINE_RULESETS, Ruleset, helper_declarations
@@ -113,7 +113,7 @@ class Stage:
                 local = f"(RVar {quote(b.param.name)} {ty_text} {b.param.id} {s})"
                 lines.append(f"(union (Arg {s} {b.param.id}) {local})")
                 annotated = quote(str(not isinstance(ty, UnknownType)))
-                pre.append(f"(SOne (AssignStmt (Arg {s} {b.param.id}) {actual} {annotated}))")
+                pre.append(f"(SOne (AssignStmt (Arg {s} {b.param.id}) {actual} {annotated} {span_text(site.span)}))")
             else:
                 lines.append(f"(union (Arg {s} {b.param.id}) {actual})")
         lines.append(f"(union (Pre {s}) {Encoder._stmt_tree(pre) if pre else '(SNil)'})")

@@ -18,8 +18,8 @@ HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
     Constructor("Body", ("String",), "SL", True, "(Body f): the statements of Inline helper f, return excluded"),
     Constructor("Ret", ("String",), "ExL", True, "(Ret f): the values helper f returns"),
     Constructor("Pre", ("i64",), "SL", True, "(Pre site): the argument bindings placed before the body"),
-    Constructor("WireAssign", ("Ex", "Ex", "String"), "St", True, "lhs = cloned return value, if not the same Var"),
-    Constructor("Discard", ("ExL",), "SL", True, "the statements a discarded return value leaves behind"),
+    Constructor("WireAssign", ("Ex", "Ex", "String", "String"), "St", True, "lhs = cloned return value, if not the same Var"),
+    Constructor("Discard", ("ExL", "String"), "SL", True, "the statements a discarded return value leaves behind"),
     Constructor("NthEx", ("ExL", "i64"), "Ex", True, "the i-th element of an expression list"),
 )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from nanopto.ir_terms.encoding import ir_constructors
 from nanopto.rules.ruleset import Rule, Ruleset
 
-_CALL = "(At s (Call f args kw fl))"
+_CALL = "(At s (Call f args kw fl csp))"
 
 
 def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, result: str) -> Rule:
@@ -32,15 +32,15 @@ SPLICE = Ruleset(
             "splice-assign",
             "lhs = f(args)                       (f returns one value r)",
             "Pre(site); Sub(body(f)); lhs = Sub(r)",
-            f"(AssignStmt lhs {_CALL} ann)",
+            f"(AssignStmt lhs {_CALL} ann sp)",
             " (= rets (ExCons r (ExNil)))",
-            "(SCat (Pre s) (SCat (SubSL body s) (SOne (WireAssign lhs (SubEx r s) ann))))",
+            "(SCat (Pre s) (SCat (SubSL body s) (SOne (WireAssign lhs (SubEx r s) ann sp))))",
         ),
         _splice(
             "splice-assign-tuple",
             "tmp = f(args)                       (f returns r0, r1, ...; uses are tmp[i])",
             "Pre(site); Sub(body(f)); tmp == (Sub(r0), Sub(r1), ...)   -- no MakeTuple binding",
-            f"(AssignStmt lhs {_CALL} ann)",
+            f"(AssignStmt lhs {_CALL} ann sp)",
             ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "project")',
             "(SCat (Pre s) (SubSL body s))) (union lhs (MakeTuple (SubExL rets s) \"False\")",
         ),
@@ -48,25 +48,25 @@ SPLICE = Ruleset(
             "splice-assign-tuple-bound",
             "tmp = f(args)                       (f returns r0, r1, ...; tmp is also used whole)",
             "Pre(site); Sub(body(f)); tmp = (Sub(r0), Sub(r1), ...)",
-            f"(AssignStmt lhs {_CALL} ann)",
+            f"(AssignStmt lhs {_CALL} ann sp)",
             ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "bind")',
-            "(SCat (Pre s) (SCat (SubSL body s) (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann))))",
+            "(SCat (Pre s) (SCat (SubSL body s) (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann sp))))",
         ),
         _splice(
             "splice-return",
             "return f(args)",
             "Pre(site); Sub(body(f)); return Sub(r0), ...",
-            f"(ReturnStmt (ExCons {_CALL} (ExNil)))",
+            f"(ReturnStmt (ExCons {_CALL} (ExNil)) sp)",
             "",
-            "(SCat (Pre s) (SCat (SubSL body s) (SOne (ReturnStmt (SubExL rets s)))))",
+            "(SCat (Pre s) (SCat (SubSL body s) (SOne (ReturnStmt (SubExL rets s) sp))))",
         ),
         _splice(
             "splice-discard",
             "f(args)                             (the value is discarded)",
             "Pre(site); Sub(body(f)); Discard(Sub(r0), ...)",
-            f"(EvalStmt {_CALL})",
+            f"(EvalStmt {_CALL} sp)",
             "",
-            "(SCat (Pre s) (SCat (SubSL body s) (Discard (SubExL rets s))))",
+            "(SCat (Pre s) (SCat (SubSL body s) (Discard (SubExL rets s) sp)))",
         ),
     ),
 )
@@ -100,27 +100,27 @@ WRITEBACK = Ruleset(
             "writeback-identity",
             "lhs = v      where v is the very same Var as lhs",
             "(nothing)",
-            "(rule ((= x (SOne (WireAssign v v ann)))) ((union x (SNil))))",
+            "(rule ((= x (SOne (WireAssign v v ann sp)))) ((union x (SNil))))",
         ),
         Rule(
             "wire-result",
             "lhs = v      where v is not lhs",
             "AssignStmt(lhs, v)",
-            "(rule ((= x (SOne (WireAssign v e ann))) (!= v e)) ((union x (SOne (AssignStmt v e ann)))))",
+            "(rule ((= x (SOne (WireAssign v e ann sp))) (!= v e)) ((union x (SOne (AssignStmt v e ann sp)))))",
         ),
         Rule(
             "writeback-tuple-identity",
             "q = tmp[i]   where tmp[i] projects to q itself",
             "(nothing)",
-            "(rule ((= x (SOne (AssignStmt v v ann))) (Projected v))"
-            " ((union x (SNil)) (subsume (SOne (AssignStmt v v ann)))))",
+            "(rule ((= x (SOne (AssignStmt v v ann sp))) (Projected v))"
+            " ((union x (SNil)) (subsume (SOne (AssignStmt v v ann sp)))))",
         ),
     ),
 )
 
 
 def _discard_rules() -> tuple[Rule, ...]:
-    rules = [Rule("discard-nothing", "Discard(())", "(nothing)", "(rewrite (Discard (ExNil)) (SNil))")]
+    rules = [Rule("discard-nothing", "Discard(())", "(nothing)", "(rewrite (Discard (ExNil) sp) (SNil))")]
     for c in ir_constructors():
         if c.sort != "Ex" or c.name in ("Keyword", "NoEx", "At"):
             continue
@@ -131,8 +131,8 @@ def _discard_rules() -> tuple[Rule, ...]:
                     f"discard-keep-{c.name}",
                     f"Discard(({c.name}(...), rest...))",
                     f"EvalStmt({c.name}(...)); Discard(rest)",
-                    f"(rule ((= d (Discard (ExCons x rest))) (= x {pattern}))"
-                    " ((union d (SCat (SOne (EvalStmt x)) (Discard rest)))))",
+                    f"(rule ((= d (Discard (ExCons x rest) sp)) (= x {pattern}))"
+                    " ((union d (SCat (SOne (EvalStmt x sp)) (Discard rest sp)))))",
                 )
             )
         else:
@@ -141,7 +141,7 @@ def _discard_rules() -> tuple[Rule, ...]:
                     f"discard-drop-{c.name}",
                     f"Discard(({c.name}(...), rest...))",
                     "Discard(rest)   -- evaluating it has no effect",
-                    f"(rule ((= d (Discard (ExCons x rest))) (= x {pattern})) ((union d (Discard rest))))",
+                    f"(rule ((= d (Discard (ExCons x rest) sp)) (= x {pattern})) ((union d (Discard rest sp))))",
                 )
             )
     return tuple(rules)

@@ -102,8 +102,11 @@ def check_function(before: Function, after: Function, sites: Sequence[CallSite])
             if b.row.rebinds_caller_var and not b.bind_local:
                 may_rebind.setdefault(b.actual.id, []).append(label)
 
-    # 1. New definitions of caller Vars.
+    # 1. New definitions of caller Vars (the hoist's own temporaries are not the caller's).
+    before_ids = {node.id for node in walk(before.body) if isinstance(node, Var)} | {p.var.id for p in before.params}
     for var_id, labels in passed_to.items():
+        if var_id not in before_ids:
+            continue
         if defs_after[var_id] > defs_before[var_id] and var_id not in may_rebind:
             problems.append(
                 Diagnostic(
@@ -116,7 +119,6 @@ def check_function(before: Function, after: Function, sites: Sequence[CallSite])
             )
 
     # 2. No bare alias of a Var whose parameter must stay the caller's Var.
-    before_ids = {node.id for node in walk(before.body) if isinstance(node, Var)} | {p.var.id for p in before.params}
     for node in walk(after.body):
         if (
             isinstance(node, AssignStmt)

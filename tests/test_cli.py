@@ -1,0 +1,363 @@
+"""The `nanopto` command line, always through the real entry point (`python -m nanopto`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nanopto.cli import EXAMPLE_ORDER, example_names
+from nanopto.rules import INLINE_RULESETS
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "nanopto" / "examples"
+
+HELPER_PROGRAM = """\
+import nanopto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def helper(self, x):
+        y = pl.mul(x, x)
+        return y
+
+    @pl.function
+    def main(self, a):
+        z = self.helper(a)
+        return z
+"""
+
+NO_INLINE_PROGRAM = """\
+import nanopto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, a):
+        z = pl.mul(a, a)
+        return z
+"""
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nanopto", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def write(tmp_path: Path, text: str, name: str = "prog.py") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def assert_user_error(proc: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("nanopto: error: "), proc.stderr
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in proc.stderr, proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# demo
+# ---------------------------------------------------------------------------------------------
+
+
+def test_every_seed_example_ships() -> None:
+    assert example_names() == list(EXAMPLE_ORDER)
+
+
+def test_demo_default_runs_both_traps_in_the_interpreter() -> None:
+    proc = run("demo")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert len(out.splitlines()) < 120
+    assert "=== demo twice" in out and "=== demo bump" in out
+    # twice, a = [1, 2, 3, 4]: 3A before and after, 4A for the wrong def-site substitution
+    assert "before inlining:  [3, 6, 9, 12]" in out
+    assert "after inlining:   [3, 6, 9, 12]" in out
+    assert "4A: [4, 8, 12, 16]" in out
+    # bump, k = 5: k + (k + 1) = 11 before and after; the wrong rule gives 2k + 2 = 12
+    assert "before inlining:  11" in out
+    assert "after inlining:   11" in out
+    assert "2k + 2: 12" in out
+    assert out.count("before == after:  same") == 2
+    assert "n_inline0: pl.Scalar[pl.INDEX] = k" in out
+    assert "bound to local n_inline0 = k" in out
+
+
+def test_demo_list_names_every_example() -> None:
+    proc = run("demo", "--list")
+    assert proc.returncode == 0, proc.stderr
+    listed = [line.split()[0] for line in proc.stdout.splitlines()]
+    assert listed == list(EXAMPLE_ORDER)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_ORDER)
+def test_demo_each_example(name: str) -> None:
+    proc = run("demo", name)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "--- before" in out and "--- after inline-functions" in out
+    after = out.split("--- after inline-functions", 1)[1].split("--- call sites", 1)[0]
+    assert "FunctionType.Inline" not in after
+    assert "site 0:" in out
+    assert ("reference interpreter" in out) == (name in ("twice", "bump"))
+
+
+def test_demo_shows_the_line_the_user_wrote_for_a_tuple_site() -> None:
+    proc = run("demo", "multi_return")
+    assert "`q, ready = self.helper(x, q)`" in proc.stdout
+
+
+def test_demo_unknown_example() -> None:
+    assert_user_error(run("demo", "no_such_example"), "no example named 'no_such_example'", "twice")
+
+
+# ---------------------------------------------------------------------------------------------
+# inline
+# ---------------------------------------------------------------------------------------------
+
+
+def test_inline_prints_the_program_after_the_pass(tmp_path: Path) -> None:
+    proc = run("inline", str(write(tmp_path, HELPER_PROGRAM)))
+    assert proc.returncode == 0, proc.stderr
+    assert "y_inline0 = pl.mul(a, a)\n        z = y_inline0\n        return z" in proc.stdout
+    assert "def helper" not in proc.stdout
+    assert proc.stderr == ""
+
+
+def test_inline_output_parses_again(tmp_path: Path) -> None:
+    first = run("inline", str(EXAMPLES / "nested.py"))
+    again = run("inline", str(write(tmp_path, first.stdout, "after.py")))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
+
+
+def test_inline_diff(tmp_path: Path) -> None:
+    path = write(tmp_path, HELPER_PROGRAM)
+    proc = run("inline", str(path), "--diff")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"--- {path} (parsed)"
+    assert lines[1] == f"+++ {path} (after inline-functions)"
+    assert "-        z = self.helper(a)" in lines
+    assert "+        y_inline0 = pl.mul(a, a)" in lines
+    assert "+        z = y_inline0" in lines
+
+
+def test_inline_diff_without_change(tmp_path: Path) -> None:
+    proc = run("inline", str(write(tmp_path, NO_INLINE_PROGRAM)), "--diff")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "# no change\n"
+
+
+def test_inline_trace() -> None:
+    proc = run("inline", str(EXAMPLES / "bump.py"), "--trace")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "n_inline0 = n_inline0 + 1" in out  # the program comes first
+    trace = out.split("# ===== trace: inline-functions =====", 1)[1]
+    assert "site 0: main line 20: `m: pl.Scalar[pl.INDEX] = self.bump(k)` splices helper 'bump'" in trace
+    assert 'n: row "plain scalar that is rebound: a fresh local"; bound to local n_inline0 = k' in trace
+    assert "splice-assign" in trace and "subst-formal" in trace
+    assert "phase times: encode" in trace
+
+
+def test_inline_json() -> None:
+    proc = run("inline", str(EXAMPLES / "twice.py"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert {"sites", "rules", "program", "iterations", "times", "pipeline"} <= data.keys()
+    assert data["pipeline"] == ["inline-functions"]
+    (site,) = data["sites"]
+    assert (site["caller"], site["helper"], site["line"], site["form"]) == ("main", "twice", 20, "ASSIGN")
+    (binding,) = site["bindings"]
+    assert binding == {
+        "param": "t",
+        "actual": "a",
+        "row": "REBOUND_SHAPED",
+        "row_text": "Tensor/Tile with another definition: a fresh local",
+        "bind_local": True,
+        "local": "t_inline0",
+        "reason": "the callee rebinds this parameter: its rebinding stays on a local",
+    }
+    assert data["rules"]["splice-assign"] == 1
+    assert all(isinstance(v, int) and v > 0 for v in data["rules"].values())
+    assert "t_inline0 = pl.add(t_inline0, t_inline0)" in data["program"]
+
+
+def test_inline_json_with_diff_and_print_after_all() -> None:
+    proc = run("inline", str(EXAMPLES / "nested.py"), "--json", "--diff", "--print-after-all")
+    data = json.loads(proc.stdout)
+    assert data["diff"].startswith("---")
+    assert [p["pass"] for p in data["after_each_pass"]] == ["inline-functions"]
+    assert data["after_each_pass"][0]["changed"] is True
+    assert len(data["sites"]) == 3
+
+
+def test_inline_print_after_all_and_changed_only() -> None:
+    path = str(EXAMPLES / "single_site.py")
+    spec = "inline-functions,inline-functions"
+    every = run("inline", path, "--print-after-all", "--pipeline", spec)
+    assert every.returncode == 0, every.stderr
+    assert every.stdout.count("# ----- IR after inline-functions") == 2
+    assert "# ----- IR after inline-functions (unchanged) -----" in every.stdout
+    assert every.stdout.count("y_inline0 = pl.mul(a, a)") == 2
+
+    changed = run("inline", path, "--print-after-all", "--changed-only", "--pipeline", spec)
+    assert changed.returncode == 0, changed.stderr
+    assert changed.stdout.count("y_inline0 = pl.mul(a, a)") == 1
+    assert "# ----- inline-functions: no change (hidden by --changed-only) -----" in changed.stdout
+
+
+def test_inline_changed_only_needs_print_after_all() -> None:
+    assert_user_error(run("inline", str(EXAMPLES / "bump.py"), "--changed-only"), "--print-after-all")
+
+
+def test_inline_empty_pipeline_leaves_the_program(tmp_path: Path) -> None:
+    proc = run("inline", str(write(tmp_path, HELPER_PROGRAM)), "--pipeline", "")
+    assert proc.returncode == 0, proc.stderr
+    assert "z = self.helper(a)" in proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# rules
+# ---------------------------------------------------------------------------------------------
+
+
+def test_rules_lists_every_rule() -> None:
+    proc = run("rules")
+    assert proc.returncode == 0, proc.stderr
+    for ruleset in INLINE_RULESETS:
+        assert f"\n{ruleset.name}: {ruleset.doc}\n" in proc.stdout
+        for rule in ruleset.rules:
+            assert f"    {rule.name} " in proc.stdout
+    assert "lhs = f(args)  (f returns one value r)  =>  Pre(site); Sub(body(f)); lhs = Sub(r)" in proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors: one message, exit code 2, never a traceback
+# ---------------------------------------------------------------------------------------------
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    assert_user_error(run("inline", str(tmp_path / "nope.py")), "nope.py: no such file")
+
+
+def test_parse_error_shows_location_and_caret(tmp_path: Path) -> None:
+    bad = HELPER_PROGRAM.replace("z = self.helper(a)", "z += self.helper(a)")
+    path = write(tmp_path, bad)
+    proc = run("inline", str(path))
+    assert_user_error(proc, f"{path}:13:")
+    assert "    z += self.helper(a)" in proc.stderr
+    assert "            ^\n" in proc.stderr  # the caret under column 8
+
+
+def test_unknown_pass(tmp_path: Path) -> None:
+    proc = run("inline", str(write(tmp_path, HELPER_PROGRAM)), "--pipeline", "inline-functionz")
+    assert_user_error(proc, "no pass named 'inline-functionz'", "inline-functions")
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_bad_pipeline_spec(tmp_path: Path) -> None:
+    proc = run("inline", str(write(tmp_path, HELPER_PROGRAM)), "--pipeline", "inline-functions{")
+    assert_user_error(proc, "bad pipeline spec at column 18")
+
+
+def test_unknown_pass_option(tmp_path: Path) -> None:
+    proc = run("inline", str(write(tmp_path, HELPER_PROGRAM)), "--pipeline", "inline-functions{depth=2}")
+    assert_user_error(proc, "bad options for pass 'inline-functions'")
+
+
+def test_inline_cycle(tmp_path: Path) -> None:
+    source = """\
+import nanopto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def a(self, x):
+        y = self.b(x)
+        return y
+
+    @pl.function(type=pl.FunctionType.Inline)
+    def b(self, x):
+        y = self.a(x)
+        return y
+
+    @pl.function
+    def main(self, x):
+        z = self.a(x)
+        return z
+"""
+    proc = run("inline", str(write(tmp_path, source)))
+    assert_user_error(proc, "Cycle detected among Inline functions: a -> b -> a")
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_inline_error_names_the_site(tmp_path: Path) -> None:
+    path = write(tmp_path, HELPER_PROGRAM.replace("self.helper(a)", "self.helper(x=a)"))
+    proc = run("inline", str(path))
+    assert_user_error(proc, f"{path}:13:", "uses keyword arguments")
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_verification_error_names_the_surviving_call(tmp_path: Path) -> None:
+    # Seed 000, "Edge cases": a call in a WhileStmt condition is never hoisted, so the
+    # InlineFunctionsEliminated verifier reports it at its own line.
+    source = """\
+import nanopto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def limit(self, x):
+        return 3
+
+    @pl.function
+    def main(self, a):
+        while self.limit(a) < 3:
+            a = pl.add(a, a)
+        return a
+"""
+    path = write(tmp_path, source)
+    proc = run("inline", str(path))
+    assert_user_error(proc, "pass 'inline-functions' produced invalid IR", f"{path}:12:", "'limit'")
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_usage_error_exit_code() -> None:
+    proc = run("inline")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+
+
+def test_input_file_is_never_executed(tmp_path: Path) -> None:
+    marker = tmp_path / "EXECUTED"
+    source = (
+        "import pathlib\n"
+        f"pathlib.Path({str(marker)!r}).write_text('ran')\n"
+        + HELPER_PROGRAM
+        + f"\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+    )
+    path = write(tmp_path, source)
+    for args in (
+        ["inline", str(path)],
+        ["inline", str(path), "--trace", "--diff"],
+        ["inline", str(path), "--json", "--print-after-all"],
+    ):
+        run(*args, cwd=tmp_path)
+        assert not marker.exists(), f"nanopto {' '.join(args)} executed the input file"
