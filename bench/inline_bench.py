@@ -1,0 +1,229 @@
+"""Benchmark InlineFunctions on the generated shapes of issue 7, each case in a fresh process.
+
+    python bench/inline_bench.py           flat N = 10, 100, 1k, 10k; nested depth 10; end to end 5k
+    python bench/inline_bench.py --quick   flat N = 10, 100; nested depth 4 (CI: no timing assertions)
+
+Cases (issue 7, "Targets"):
+- flat N:     `main` with N chained sites `yK = self.helper(y{K-1})`, a helper of 5 statements;
+- nested D:   f1 calls f2 twice, ..., f{D} is a leaf; `main` calls f1 once;
+- e2e N:      source text -> parse -> inline -> print for the flat shape with N sites.
+
+Every case runs in its own interpreter (`--run-case`), so peak RSS (`ru_maxrss`) and caches belong to
+that case alone. Phases: parse, the pass's own breakdown (`StageReport.times`: encode,
+saturate+extract, decode), the InlineFunctionsEliminated check, print. Prints a table and writes
+JSON to bench/results/latest.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+FULL_CASES: list[tuple[str, int]] = [
+    ("flat", 10),
+    ("flat", 100),
+    ("flat", 1000),
+    ("flat", 10000),
+    ("nested", 10),
+    ("e2e", 5000),
+]
+QUICK_CASES: list[tuple[str, int]] = [("flat", 10), ("flat", 100), ("nested", 4)]
+
+HEADER = "import nanopto.language as pl\n\n\n@pl.program\nclass P:\n"
+
+
+def flat_source(n: int) -> str:
+    """`main` with `n` chained call sites of a 5-statement helper."""
+    lines = [
+        HEADER,
+        "    @pl.function(type=pl.FunctionType.Inline)\n",
+        "    def helper(self, x):\n",
+        "        a = pl.add(x, x)\n",
+        "        b = pl.mul(a, x)\n",
+        "        c = pl.sub(b, a)\n",
+        "        d = pl.add(c, b)\n",
+        "        return d\n\n",
+        "    @pl.function\n",
+        "    def main(self, y0):\n",
+    ]
+    lines += [f"        y{k} = self.helper(y{k - 1})\n" for k in range(1, n + 1)]
+    lines.append(f"        return y{n}\n")
+    return "".join(lines)
+
+
+def nested_source(depth: int) -> str:
+    """f1 calls f2 twice, ..., f{depth} is a leaf; main calls f1 once."""
+    lines = [HEADER]
+    for level in range(1, depth + 1):
+        lines.append("    @pl.function(type=pl.FunctionType.Inline)\n")
+        lines.append(f"    def f{level}(self, x):\n")
+        if level < depth:
+            lines.append(f"        a = self.f{level + 1}(x)\n")
+            lines.append(f"        b = self.f{level + 1}(a)\n")
+            lines.append("        return b\n\n")
+        else:
+            lines.append("        y = pl.mul(x, x)\n")
+            lines.append("        return y\n\n")
+    lines += [
+        "    @pl.function\n",
+        "    def main(self, a):\n",
+        "        r = self.f1(a)\n",
+        "        return r\n",
+    ]
+    return "".join(lines)
+
+
+def run_case(kind: str, size: int) -> dict[str, Any]:
+    """Measure one case in this process (called in a fresh subprocess)."""
+    from nanopto.ir_terms.nodes import SeqStmts, Stmt
+    from nanopto.ir_terms.parser import parse_program
+    from nanopto.ir_terms.printer import python_print
+    from nanopto.ir_terms.schema import walk
+    from nanopto.passes.inline_functions import InlineFunctions, inline_program
+
+    source = nested_source(size) if kind == "nested" else flat_source(size)
+    times: dict[str, float] = {}
+    started = time.perf_counter()
+    program = parse_program(source, f"<{kind}-{size}>")
+    times["parse"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    result = inline_program(program)
+    times["inline"] = time.perf_counter() - started
+    for phase, seconds in result.report.times.items():
+        times[f"inline.{phase}"] = seconds
+
+    started = time.perf_counter()
+    InlineFunctions().verify_output(program, result.program)
+    times["check"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    text = python_print(result.program)
+    times["print"] = time.perf_counter() - started
+    times["total"] = times["parse"] + times["inline"] + times["check"] + times["print"]
+
+    stmts_out = sum(
+        1 for node in walk(result.program) if isinstance(node, Stmt) and not isinstance(node, SeqStmts)
+    )
+    return {
+        "case": f"{kind}-{size}",
+        "kind": kind,
+        "size": size,
+        "source_lines": source.count("\n"),
+        "sites": len(result.sites),
+        "statements_out": stmts_out,
+        "output_lines": text.count("\n"),
+        "iterations": result.report.iterations,
+        "egraph_rows": result.report.egraph_rows,
+        "times": times,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def measure(kind: str, size: int, timeout: float) -> dict[str, Any]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--run-case", kind, str(size)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"case": f"{kind}-{size}", "kind": kind, "size": size, "error": f"timeout after {timeout:g} s"}
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
+        return {"case": f"{kind}-{size}", "kind": kind, "size": size, "error": tail[0]}
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.0f}"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    columns = [
+        "case",
+        "sites",
+        "stmts",
+        "iters",
+        "parse",
+        "encode",
+        "sat+ext",
+        "decode",
+        "inline",
+        "check",
+        "print",
+        "total",
+        "RSS MB",
+    ]
+    lines = [
+        "times in ms; inline = encode + sat+ext + decode + Python classification",
+        "  ".join(f"{c:>9}" for c in columns),
+    ]
+    for row in rows:
+        if "error" in row:
+            lines.append(f"{row['case']:>9}  ERROR: {row['error']}")
+            continue
+        t = row["times"]
+        cells = [
+            row["case"],
+            str(row["sites"]),
+            str(row["statements_out"]),
+            str(row["iterations"]),
+            _ms(t["parse"]),
+            _ms(t.get("inline.encode")),
+            _ms(t.get("inline.saturate+extract")),
+            _ms(t.get("inline.decode")),
+            _ms(t["inline"]),
+            _ms(t["check"]),
+            _ms(t["print"]),
+            _ms(t["total"]),
+            f"{row['peak_rss_mb']:.0f}",
+        ]
+        lines.append("  ".join(f"{c:>9}" for c in cells))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="small cases only (CI)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per case (default 900)")
+    parser.add_argument("--output", type=Path, default=RESULTS / "latest.json")
+    parser.add_argument("--run-case", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.run_case:
+        kind, size = args.run_case[0], int(args.run_case[1])
+        print(json.dumps(run_case(kind, size)))
+        return 0
+
+    rows = []
+    for kind, size in QUICK_CASES if args.quick else FULL_CASES:
+        row = measure(kind, size, args.timeout)
+        rows.append(row)
+        print(
+            f"  {row['case']}: {'ERROR ' + row['error'] if 'error' in row else _ms(row['times']['total']) + ' ms'}",
+            file=sys.stderr,
+            flush=True,
+        )
+    print(table(rows))
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "quick": args.quick,
+        "cases": rows,
+    }
+    args.output.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"wrote {args.output}")
+    return 1 if any("error" in row for row in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
