@@ -10,8 +10,8 @@ import pytest
 from nanopto import ir, passes
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.passes.hoist_nested_calls import hoist_nested_calls
 from nanopto.passes.call_graph import inline_functions_of
+from nanopto.passes.hoist_nested_calls import hoist_nested_calls
 from nanopto.verify.interpreter import interpret
 
 HEADER = """

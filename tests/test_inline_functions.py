@@ -14,12 +14,12 @@ import pytest
 
 from nanopto import ir, passes
 from nanopto.ir_terms.parser import parse_program
+from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.schema import walk
 from nanopto.passes.call_graph import InlineCycleError
 from nanopto.passes.call_sites import InlineError
 from nanopto.passes.inline_functions import inline_program
-from nanopto.rules import DISCARD, INLINE_RULESETS, PROJECT, SPLICE, WRITEBACK
-from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.schema import walk
+from nanopto.rules import INLINE_RULESETS, PROJECT, SPLICE, WRITEBACK
 
 
 def pl(src: str) -> ir.Program:

@@ -338,7 +338,7 @@ class Decoder:
 
     def _lit(self, term: int) -> Any:
         node = self._dag.get(term)
-        if not isinstance(node, eb.TermLit):
+        if not isinstance(node, eb.TermLit) or isinstance(node.value, eb.Unit):
             raise DecodeError(f"expected a literal, found {node}")
         return node.value.value
 

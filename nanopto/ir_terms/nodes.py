@@ -16,7 +16,6 @@ import enum
 import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Union
 
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.types import Type, UnknownType
@@ -468,4 +467,4 @@ class Program(Node):
         return f"<pre>{escape(python_print(self))}</pre>"
 
 
-AnyNode = Union[Expr, Stmt, Keyword, Param, Function, Program]
+AnyNode = Expr | Stmt | Keyword | Param | Function | Program

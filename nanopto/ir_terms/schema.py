@@ -11,7 +11,6 @@ import dataclasses
 import enum
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, TypeVar
 
 from nanopto.ir_terms import nodes as n
@@ -52,14 +51,20 @@ class FieldSpec:
     compared: bool
 
 
-@cache
+_FIELDS: dict[type, tuple[FieldSpec, ...]] = {}
+
+
 def fields_of(cls: type) -> tuple[FieldSpec, ...]:
-    """The fields of a node class, in declaration order, without the span."""
-    return tuple(
-        FieldSpec(f.name, _classify(str(f.type)), f.compare)
-        for f in dataclasses.fields(cls)
-        if f.name != "span"
-    )
+    """The fields of a node class, in declaration order, without the span (cached per class)."""
+    specs = _FIELDS.get(cls)
+    if specs is None:
+        specs = tuple(
+            FieldSpec(f.name, _classify(str(f.type)), f.compare)
+            for f in dataclasses.fields(cls)
+            if f.name != "span"
+        )
+        _FIELDS[cls] = specs
+    return specs
 
 
 NODE_CLASSES: tuple[type[n.Node], ...] = (

@@ -7,7 +7,7 @@ read a scalar parameter; inlining substitutes into types exactly as it does into
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
 
@@ -49,6 +49,6 @@ class UnknownType:
     """The type of an unannotated parameter or a value whose type nanopto cannot infer."""
 
 
-Type = Union[ScalarType, TensorType, TileType, ArrayType, TupleType, UnknownType]
+Type = ScalarType | TensorType | TileType | ArrayType | TupleType | UnknownType
 
 SHAPED_TYPES = (TensorType, TileType)

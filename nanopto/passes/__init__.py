@@ -9,6 +9,10 @@ from nanopto.passes.context import (
     PassInstrument,
     VerificationLevel,
 )
+
+# --- InlineFunctions (nanopto/passes/inline_functions.py, written by the lead) ------------------
+# Enable once the module lands; importing it registers "inline-functions" for the Default strategy.
+from nanopto.passes.inline_functions import InlineFunctions, inline_functions
 from nanopto.passes.pass_base import Pass, VerificationError
 from nanopto.passes.pass_manager import (
     STRATEGY_PIPELINES,
@@ -27,9 +31,6 @@ from nanopto.passes.registry import (
 )
 from nanopto.verify.properties import IRProperty
 
-# --- InlineFunctions (nanopto/passes/inline_functions.py, written by the lead) ------------------
-# Enable once the module lands; importing it registers "inline-functions" for the Default strategy.
-from nanopto.passes.inline_functions import InlineFunctions, inline_functions
 # ------------------------------------------------------------------------------------------------
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "STRATEGY_PIPELINES",
     "CallbackInstrument",
     "IRProperty",
+    "InlineFunctions",
     "OptimizationStrategy",
     "Pass",
     "PassContext",
@@ -51,6 +53,7 @@ __all__ = [
     "VerificationLevel",
     "format_pipeline",
     "get_pass",
+    "inline_functions",
     "list_passes",
     "parse_pipeline",
     "register_pass",

@@ -1,6 +1,9 @@
 """Verification: diagnostics, IR property verifiers, and (elsewhere in this package) the
 reference interpreter and the rebinding checker that serve as oracles for passes."""
 
+# --- Re-exports of modules written by others: enable each line when its module lands. ---------
+# from nanopto.verify.interpreter import ...  # reference interpreter (the oracle)
+from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
 from nanopto.verify.diagnostics import Diagnostic, Severity
 from nanopto.verify.properties import (
     IRProperty,
@@ -13,19 +16,16 @@ from nanopto.verify.properties import (
     verify_properties,
 )
 
-# --- Re-exports of modules written by others: enable each line when its module lands. ---------
-# from nanopto.verify.interpreter import ...  # reference interpreter (the oracle)
-from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
 # ------------------------------------------------------------------------------------------------
 
 __all__ = [
-    "RebindingCheckError",
-    "check_rebinding",
     "Diagnostic",
     "IRProperty",
     "PropertyVerifier",
+    "RebindingCheckError",
     "Severity",
     "VerifyContext",
+    "check_rebinding",
     "get_verifier",
     "has_verifier",
     "register_verifier",
