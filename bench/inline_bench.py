@@ -82,8 +82,14 @@ def nested_source(depth: int) -> str:
     return "".join(lines)
 
 
-def run_case(kind: str, size: int) -> dict[str, Any]:
-    """Measure one case in this process (called in a fresh subprocess)."""
+def run_case(kind: str, size: int, max_memory_gb: float) -> dict[str, Any]:
+    """Measure one case in this process (called in a fresh subprocess).
+
+    The address space is capped so that a case whose e-graph explodes fails on its own instead of
+    taking the machine down (flat-1000 grew past 17 GB when this was written).
+    """
+    limit = int(max_memory_gb * 1024**3)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     from nanopto.ir_terms.nodes import SeqStmts, Stmt
     from nanopto.ir_terms.parser import parse_program
     from nanopto.ir_terms.printer import python_print
@@ -129,15 +135,18 @@ def run_case(kind: str, size: int) -> dict[str, Any]:
     }
 
 
-def measure(kind: str, size: int, timeout: float) -> dict[str, Any]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--run-case", kind, str(size)]
+def measure(kind: str, size: int, timeout: float, max_memory_gb: float) -> dict[str, Any]:
+    script = str(Path(__file__).resolve())
+    cmd = [sys.executable, script, "--run-case", kind, str(size), "--max-memory-gb", str(max_memory_gb)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"case": f"{kind}-{size}", "kind": kind, "size": size, "error": f"timeout after {timeout:g} s"}
     if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        return {"case": f"{kind}-{size}", "kind": kind, "size": size, "error": tail[0]}
+        tail = (proc.stderr.strip().splitlines()[-1:] or ["(no output)"])[0]
+        if proc.returncode < 0 or "MemoryError" in tail or "memory allocation" in tail:
+            tail = f"exit {proc.returncode}, over the {max_memory_gb:g} GB memory cap? {tail}"
+        return {"case": f"{kind}-{size}", "kind": kind, "size": size, "error": tail[:300]}
     result: dict[str, Any] = json.loads(proc.stdout)
     return result
 
@@ -193,19 +202,22 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small cases only (CI)")
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per case (default 900)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per case (default 300)")
     parser.add_argument("--output", type=Path, default=RESULTS / "latest.json")
+    parser.add_argument(
+        "--max-memory-gb", type=float, default=6.0, help="address-space cap per case (default 6 GB)"
+    )
     parser.add_argument("--run-case", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.run_case:
         kind, size = args.run_case[0], int(args.run_case[1])
-        print(json.dumps(run_case(kind, size)))
+        print(json.dumps(run_case(kind, size, args.max_memory_gb)))
         return 0
 
     rows = []
     for kind, size in QUICK_CASES if args.quick else FULL_CASES:
-        row = measure(kind, size, args.timeout)
+        row = measure(kind, size, args.timeout, args.max_memory_gb)
         rows.append(row)
         print(
             f"  {row['case']}: {'ERROR ' + row['error'] if 'error' in row else _ms(row['times']['total']) + ' ms'}",
@@ -218,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
         "machine": platform.machine(),
         "quick": args.quick,
+        "max_memory_gb": args.max_memory_gb,
+        "timeout_s": args.timeout,
         "cases": rows,
     }
     args.output.write_text(json.dumps(payload, indent=2) + "\n")

@@ -24,6 +24,7 @@ This is the one module that touches egglog's low-level `bindings` API (text in, 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -452,3 +453,63 @@ def roundtrip_program(program: n.Program) -> n.Program:
         body = decoder.decode(out.termdag, out.term)
         functions.append(n.Function(fn.name, fn.params, body, fn.return_types, fn.func_type, fn.attrs, span=fn.span))
     return n.Program(program.name, tuple(functions), span=program.span)
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading: generated text -> egglog command objects, without egglog's text parser
+# ---------------------------------------------------------------------------------------------
+
+_SPAN = eb.RustSpan("nanopto", 0, 0)
+_TOKEN = re.compile(r'\s*(?:(\()|(\))|("(?:[^"\\]|\\.)*")|([^\s()"]+))')
+
+
+def _sexpr(text: str) -> Any:
+    """Parse one generated s-expression into nested lists of tokens (strings are kept quoted)."""
+    stack: list[list[Any]] = [[]]
+    for match in _TOKEN.finditer(text):
+        open_, close, string, atom = match.groups()
+        if open_:
+            stack.append([])
+        elif close:
+            done = stack.pop()
+            stack[-1].append(done)
+        elif string is not None:
+            stack[-1].append(("str", json.loads(string)))
+        elif atom is not None:
+            stack[-1].append(atom)
+    return stack[0][0]
+
+
+def _expr(tree: Any) -> Any:
+    if isinstance(tree, tuple):
+        return eb.Lit(_SPAN, eb.String(tree[1]))
+    if isinstance(tree, str):
+        if tree.lstrip("-").isdigit():
+            return eb.Lit(_SPAN, eb.Int(int(tree)))
+        return eb.Var(_SPAN, tree)
+    return eb.Call(_SPAN, tree[0], [_expr(arg) for arg in tree[1:]])
+
+
+def load_actions(egraph: eb.EGraph, actions: Sequence[str]) -> None:
+    """Run generated `let` / `union` / fact commands, building egglog's command objects directly.
+
+    egglog 13.2's `parse_program` gives every node a span that holds the whole source text, so
+    its memory grows with (text size x node count): 6 GB at 1,000 call sites. The generated terms
+    use only constructors, integers and strings, so a 20-line reader suffices and stays linear.
+    """
+    commands = []
+    for text in actions:
+        tree = _sexpr(text)
+        head = tree[0]
+        if head == "let":
+            commands.append(eb.ActionCommand(eb.Let(_SPAN, tree[1], _expr(tree[2]))))
+        elif head == "union":
+            commands.append(eb.ActionCommand(eb.Union(_SPAN, _expr(tree[1]), _expr(tree[2]))))
+        elif head == "set":
+            target = tree[1]
+            commands.append(
+                eb.ActionCommand(eb.Set(_SPAN, target[0], [_expr(a) for a in target[1:]], _expr(tree[2])))
+            )
+        else:
+            commands.append(eb.ActionCommand(eb.Expr_(_SPAN, _expr(tree))))
+    egraph.run_program(*commands)

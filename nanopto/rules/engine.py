@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, quote, span_text
+from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, load_actions, quote, span_text
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
 from nanopto.rules import INLINE_RULESETS, Ruleset, helper_declarations
@@ -68,22 +68,23 @@ class Stage:
     sites: list[CallSite]
     rulesets: Sequence[Ruleset] = INLINE_RULESETS
 
-    def program_text(self, encoder: Encoder) -> tuple[str, list[str]]:
+    def program_text(self, encoder: Encoder) -> tuple[str, list[str], list[str]]:
+        """The rules (egglog text), the facts and terms (loaded directly), and the root names."""
         lines = [ir_declarations(), helper_declarations()]
         lines += [r.commands() for r in self.rulesets]
+        facts: list[str] = []
         used = {site.helper for site in self.sites}
         for name in sorted(used):
-            lines += self._template_facts(encoder, self.templates[name])
+            facts += self._template_facts(encoder, self.templates[name])
         for site in self.sites:
-            lines += self._site_facts(encoder, site)
+            facts += self._site_facts(encoder, site)
         roots: list[str] = []
         for i, fn in enumerate(self.functions):
             for param in fn.params:
                 encoder.expr(param.var)
-            lines.append(f"(let $fn{i} {encoder.expr(fn.body)})")
+            facts.append(f"(let $fn{i} {encoder.expr(fn.body)})")
             roots.append(f"$fn{i}")
-        lines.append(schedule(self.rulesets))
-        return "\n".join(lines), roots
+        return "\n".join(lines), facts, roots
 
     @staticmethod
     def _template_facts(encoder: Encoder, template: HelperTemplate) -> list[str]:
@@ -127,17 +128,23 @@ class Stage:
         report = StageReport(sites=len(self.sites))
         started = time.perf_counter()
         encoder = Encoder(site_of={id(site.call): site.number for site in self.sites})
-        text, roots = self.program_text(encoder)
-        text += "\n" + "\n".join(f"(extract {root})" for root in roots)
+        rules, facts, roots = self.program_text(encoder)
         report.times["encode"] = time.perf_counter() - started
 
-        started = time.perf_counter()
         egraph = eb.EGraph()
         try:
-            outputs = egraph.run_program(*egraph.parse_program(text))
+            started = time.perf_counter()
+            egraph.run_program(*egraph.parse_program(rules))
+            load_actions(egraph, facts)
+            report.times["load"] = time.perf_counter() - started
+            started = time.perf_counter()
+            outputs = egraph.run_program(*egraph.parse_program(schedule(self.rulesets)))
+            report.times["saturate"] = time.perf_counter() - started
+            started = time.perf_counter()
+            outputs += egraph.run_program(*egraph.parse_program(" ".join(f"(extract {r})" for r in roots)))
+            report.times["extract"] = time.perf_counter() - started
         except eb.EggSmolError as exc:
             raise SaturationError(f"egglog failed while inlining: {exc}") from None
-        report.times["saturate+extract"] = time.perf_counter() - started
 
         for out in outputs:
             if isinstance(out, eb.RunScheduleOutput):
