@@ -490,26 +490,29 @@ def _expr(tree: Any) -> Any:
     return eb.Call(_SPAN, tree[0], [_expr(arg) for arg in tree[1:]])
 
 
-def load_actions(egraph: eb.EGraph, actions: Sequence[str]) -> None:
-    """Run generated `let` / `union` / fact commands, building egglog's command objects directly.
+def _action(text: str) -> Any:
+    tree = _sexpr(text)
+    head = tree[0]
+    if head == "union":
+        return eb.Union(_SPAN, _expr(tree[1]), _expr(tree[2]))
+    if head == "set":
+        target = tree[1]
+        return eb.Set(_SPAN, target[0], [_expr(a) for a in target[1:]], _expr(tree[2]))
+    return eb.Expr_(_SPAN, _expr(tree))
 
-    egglog 13.2's `parse_program` gives every node a span that holds the whole source text, so
-    its memory grows with (text size x node count): 6 GB at 1,000 call sites. The generated terms
-    use only constructors, integers and strings, so a 20-line reader suffices and stays linear.
+
+def load_actions(egraph: eb.EGraph, actions: Sequence[str]) -> None:
+    """Add generated terms and facts (`union`, `set`, relation facts) to the e-graph.
+
+    Two egglog 13.2 costs shape this. `parse_program` gives every node a span holding the whole
+    source text, so its memory grows with text size x node count (6 GB at 1,000 call sites); the
+    generated terms use only constructors, integers and strings, so a 20-line reader builds the
+    command objects instead. And each top-level command has a fixed cost (~0.5 ms), so all actions
+    go into the head of one premise-free rule, run once: one command for the whole program.
     """
-    commands = []
-    for text in actions:
-        tree = _sexpr(text)
-        head = tree[0]
-        if head == "let":
-            commands.append(eb.ActionCommand(eb.Let(_SPAN, tree[1], _expr(tree[2]))))
-        elif head == "union":
-            commands.append(eb.ActionCommand(eb.Union(_SPAN, _expr(tree[1]), _expr(tree[2]))))
-        elif head == "set":
-            target = tree[1]
-            commands.append(
-                eb.ActionCommand(eb.Set(_SPAN, target[0], [_expr(a) for a in target[1:]], _expr(tree[2])))
-            )
-        else:
-            commands.append(eb.ActionCommand(eb.Expr_(_SPAN, _expr(tree))))
-    egraph.run_program(*commands)
+    rule = eb.Rule(_SPAN, [_action(text) for text in actions], [], "load", "load")
+    egraph.run_program(
+        eb.AddRuleset(_SPAN, "load"),
+        eb.RuleCommand(rule),
+        eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig("load"))),
+    )

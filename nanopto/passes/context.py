@@ -73,6 +73,8 @@ class PassContext:
     ) -> None:
         self.verification_level = verification_level
         self.instruments: tuple[PassInstrument, ...] = tuple(instruments)
+        self.traces: list[tuple[str, object]] = []
+        """What passes run with `trace=true` recorded here: (pass name, its trace object)."""
         self._tokens: list[Token[tuple[PassContext, ...]]] = []
 
     def __enter__(self) -> PassContext:

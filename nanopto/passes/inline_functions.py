@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program, Var
 from nanopto.ir_terms.schema import Mutator, walk
@@ -20,10 +20,11 @@ from nanopto.ir_terms.types import Type, UnknownType
 from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
 from nanopto.passes.hoist_nested_calls import hoist_nested_calls
+from nanopto.passes.context import PassContext
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
 from nanopto.rules import INLINE_RULESETS, Ruleset
-from nanopto.rules.engine import Stage, StageReport
+from nanopto.rules.engine import SaturationLimits, Stage, StageReport
 from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
 from nanopto.verify.properties import IRProperty
 
@@ -39,7 +40,11 @@ class InlineResult:
     """Var id of each fresh local -> the site number it was created for."""
 
 
-def inline_program(program: Program, rulesets: Sequence[Ruleset] = INLINE_RULESETS) -> InlineResult:
+def inline_program(
+    program: Program,
+    rulesets: Sequence[Ruleset] = INLINE_RULESETS,
+    limits: SaturationLimits | None = None,
+) -> InlineResult:
     """Run InlineFunctions and keep the details (`--trace`, the checker and the tests read them)."""
     inline = inline_functions_of(program)
     if not inline:
@@ -59,7 +64,7 @@ def inline_program(program: Program, rulesets: Sequence[Ruleset] = INLINE_RULESE
             sites += find_sites(fn, templates, len(result.sites) + len(sites))
         if not sites:
             return functions
-        stage = Stage(functions, templates, sites, rulesets)
+        stage = Stage(functions, templates, sites, rulesets, limits or SaturationLimits())
         rewritten, decoder, report = stage.run(counter)
         counter = decoder.counter
         result.sites += sites
@@ -127,13 +132,23 @@ class InlineFunctions(Pass):
     name: ClassVar[str] = "inline-functions"
     produced: ClassVar[frozenset[IRProperty]] = frozenset({IRProperty.InlineFunctionsEliminated})
 
+    trace: bool = False
+    """Record the InlineResult (sites, rows, rule matches) in the active PassContext's `traces`."""
+    max_iterations: int = SaturationLimits.max_iterations
+    max_rows: int = SaturationLimits.max_rows
+    timeout: float = SaturationLimits.timeout
+
     def run(self, program: Program) -> Program:
-        return inline_program(program).program
+        limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)
+        result = inline_program(program, limits=limits)
+        if self.trace:
+            PassContext.current().traces.append((self.name, result))
+        return result.program
 
 
-def inline_functions() -> InlineFunctions:
+def inline_functions(**options: Any) -> InlineFunctions:
     """`passes.inline_functions()`: the pass object; call it on a Program."""
-    return InlineFunctions()
+    return InlineFunctions(**options)
 
 
 register_pass("inline-functions", InlineFunctions)

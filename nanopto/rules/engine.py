@@ -32,6 +32,35 @@ class SaturationError(RuntimeError):
     """egglog rejected the program or extraction failed: a bug in a rule, not in the user's input."""
 
 
+@dataclass(frozen=True)
+class SaturationLimits:
+    """Bounds on one saturation run, so a pathological program or a looping rule cannot hang.
+
+    `max_iterations` counts ruleset iterations (one `run` of one ruleset); `max_rows` is the total
+    number of e-graph rows; `timeout` is wall-clock seconds. The defaults are far above what the
+    inlining rules need (about 10 iterations per nesting level) and low enough to stop quickly.
+    """
+
+    max_iterations: int = 10_000
+    max_rows: int = 20_000_000
+    timeout: float = 300.0
+
+
+class SaturationLimitError(RuntimeError):
+    """A saturation run hit one of its limits before reaching a fixpoint."""
+
+    def __init__(self, limit: str, value: float, still_matching: Sequence[str], option: str) -> None:
+        self.limit = limit
+        self.still_matching = tuple(still_matching)
+        matching = ", ".join(still_matching) or "none"
+        super().__init__(
+            f"saturation stopped at the {limit} limit ({value:g}) before reaching a fixpoint; "
+            f"rulesets still matching: {matching}. If the rules are meant to terminate, raise the "
+            f"limit ({option}); a ruleset that rewrites forever (e.g. commutativity with a growing "
+            "term) never will."
+        )
+
+
 @dataclass
 class StageReport:
     """What one saturation run did: rule matches, iterations, sizes and phase times (seconds)."""
@@ -53,10 +82,57 @@ class StageReport:
 
 
 def schedule(rulesets: Sequence[Ruleset]) -> str:
-    """The run-schedule command: the first ruleset once per round, the others saturated."""
+    """The schedule `saturate` below runs, written as the egglog command it is equivalent to."""
     first, *rest = rulesets
     inner = " ".join(f"(saturate (run {r.name}))" for r in rest)
     return f"(run-schedule (saturate (seq (run {first.name}) {inner})))"
+
+
+_SPAN = eb.RustSpan("nanopto", 0, 0)
+
+
+def egraph_rows(egraph: eb.EGraph) -> int:
+    sizes = egraph.run_program(eb.PrintSize(_SPAN, None))[0]
+    return sum(size for _, size in sizes.sizes)  # type: ignore[attr-defined]
+
+
+def saturate(egraph: eb.EGraph, rulesets: Sequence[Ruleset], limits: SaturationLimits, report: StageReport) -> None:
+    """Run `schedule(rulesets)` one ruleset iteration at a time, checking the limits in between.
+
+    Each round runs the first ruleset (splice) once and every other ruleset until it stops
+    changing the e-graph; rounds repeat until a whole round changes nothing.
+    """
+    started = time.perf_counter()
+    first = rulesets[0]
+    while True:
+        changed: list[str] = []
+        for ruleset in rulesets:
+            while True:
+                out = egraph.run_program(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(ruleset.name))))
+                run = out[0].report  # type: ignore[attr-defined]
+                report.iterations += 1
+                for rule, count in run.num_matches_per_rule.items():
+                    if count:
+                        report.matches[rule] = report.matches.get(rule, 0) + count
+                if run.updated and ruleset.name not in changed:
+                    changed.append(ruleset.name)
+                _check(egraph, limits, report, started, changed)
+                if not run.updated or ruleset is first:
+                    break
+        if not changed:
+            return
+
+
+def _check(egraph: eb.EGraph, limits: SaturationLimits, report: StageReport, started: float, matching: list[str]) -> None:
+    if report.iterations >= limits.max_iterations:
+        raise SaturationLimitError("iteration", limits.max_iterations, matching, "max_iterations=")
+    elapsed = time.perf_counter() - started
+    if elapsed > limits.timeout:
+        raise SaturationLimitError("time", limits.timeout, matching, "timeout= (seconds)")
+    if report.iterations % 8 == 0:
+        rows = egraph_rows(egraph)
+        if rows > limits.max_rows:
+            raise SaturationLimitError("e-graph size", limits.max_rows, matching, "max_rows=")
 
 
 @dataclass
@@ -67,6 +143,7 @@ class Stage:
     templates: dict[str, HelperTemplate]
     sites: list[CallSite]
     rulesets: Sequence[Ruleset] = INLINE_RULESETS
+    limits: SaturationLimits = field(default_factory=SaturationLimits)
 
     def program_text(self, encoder: Encoder) -> tuple[str, list[str], list[str]]:
         """The rules (egglog text), the facts and terms (loaded directly), and the root names."""
@@ -82,8 +159,8 @@ class Stage:
         for i, fn in enumerate(self.functions):
             for param in fn.params:
                 encoder.expr(param.var)
-            facts.append(f"(let $fn{i} {encoder.expr(fn.body)})")
-            roots.append(f"$fn{i}")
+            facts.append(f"(union (Root {i}) {encoder.expr(fn.body)})")
+            roots.append(f"(Root {i})")
         return "\n".join(lines), facts, roots
 
     @staticmethod
@@ -138,19 +215,15 @@ class Stage:
             load_actions(egraph, facts)
             report.times["load"] = time.perf_counter() - started
             started = time.perf_counter()
-            outputs = egraph.run_program(*egraph.parse_program(schedule(self.rulesets)))
+            saturate(egraph, self.rulesets, self.limits, report)
             report.times["saturate"] = time.perf_counter() - started
+            report.egraph_rows = egraph_rows(egraph)
             started = time.perf_counter()
-            outputs += egraph.run_program(*egraph.parse_program(" ".join(f"(extract {r})" for r in roots)))
+            outputs = egraph.run_program(*egraph.parse_program(" ".join(f"(extract {r})" for r in roots)))
             report.times["extract"] = time.perf_counter() - started
         except eb.EggSmolError as exc:
             raise SaturationError(f"egglog failed while inlining: {exc}") from None
 
-        for out in outputs:
-            if isinstance(out, eb.RunScheduleOutput):
-                run = out.report
-                report.matches = {k: v for k, v in run.num_matches_per_rule.items() if v}
-                report.iterations = len(run.iterations)
         extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
 
         started = time.perf_counter()

@@ -21,6 +21,7 @@ HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
     Constructor("WireAssign", ("Ex", "Ex", "String", "String"), "St", True, "lhs = cloned return value, if not the same Var"),
     Constructor("Discard", ("ExL", "String"), "SL", True, "the statements a discarded return value leaves behind"),
     Constructor("NthEx", ("ExL", "i64"), "Ex", True, "the i-th element of an expression list"),
+    Constructor("Root", ("i64",), "St", True, "(Root i): the body of the i-th function being rewritten"),
 )
 
 HELPER_FACTS = """\
