@@ -19,8 +19,8 @@ from nanopto.ir_terms.schema import Mutator, walk
 from nanopto.ir_terms.types import Type, UnknownType
 from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
-from nanopto.passes.hoist_nested_calls import hoist_nested_calls
 from nanopto.passes.context import PassContext
+from nanopto.passes.hoist_nested_calls import hoist_nested_calls
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
 from nanopto.rules import INLINE_RULESETS, Ruleset

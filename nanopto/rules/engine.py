@@ -93,7 +93,8 @@ _SPAN = eb.RustSpan("nanopto", 0, 0)
 
 def egraph_rows(egraph: eb.EGraph) -> int:
     sizes = egraph.run_program(eb.PrintSize(_SPAN, None))[0]
-    return sum(size for _, size in sizes.sizes)  # type: ignore[attr-defined]
+    assert isinstance(sizes, eb.PrintAllFunctionsSize)
+    return sum(size for _, size in sizes.sizes)
 
 
 def saturate(egraph: eb.EGraph, rulesets: Sequence[Ruleset], limits: SaturationLimits, report: StageReport) -> None:
@@ -108,8 +109,9 @@ def saturate(egraph: eb.EGraph, rulesets: Sequence[Ruleset], limits: SaturationL
         changed: list[str] = []
         for ruleset in rulesets:
             while True:
-                out = egraph.run_program(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(ruleset.name))))
-                run = out[0].report  # type: ignore[attr-defined]
+                out = egraph.run_program(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(ruleset.name))))[0]
+                assert isinstance(out, eb.RunScheduleOutput)
+                run = out.report
                 report.iterations += 1
                 for rule, count in run.num_matches_per_rule.items():
                     if count:
