@@ -14,7 +14,8 @@ make extraction superlinear in the number of statements.
 Variables are `(Var name type id)`: their identity is the integer id, so two variables that
 print alike never merge. Inlining creates renamed copies `(RVar name type id site)` and
 `(RIterArg name type id site init)`; the decoder turns each distinct copy into one fresh `Var`,
-named by `names.inline_name` in program order. An inline call site is marked `(At site call)`; the
+named by `names.inline_name` in program order. An inline call site is marked `(At site template call)`
+(the template is the helper body Python chose for that site, usually the helper itself); the
 decoder reads an unspliced site back as its call, so `decode(encode(p))` is `p` when no rule fires.
 
 This is the one module that touches egglog's low-level `bindings` API (text in, term DAG out);
@@ -137,7 +138,7 @@ def ir_constructors() -> tuple[Constructor, ...]:
         Constructor("TUnknown", (), "Ty"),
         Constructor("NoEx", (), "Ex", doc="an absent optional expression"),
         Constructor("NoSt", (), "St", doc="an absent optional statement"),
-        Constructor("At", ("i64", "Ex"), "Ex", doc="an inline call site: (At site call)"),
+        Constructor("At", ("i64", "String", "Ex"), "Ex", doc="an inline call site: (At site template call)"),
         Constructor("RVar", ("String", "Ty", "i64", "i64"), "Ex", doc="callee local `id` renamed for `site`"),
         Constructor(
             "RIterArg", ("String", "Ty", "i64", "i64", "Ex"), "Ex", doc="callee iter_arg renamed for `site`"
@@ -193,10 +194,10 @@ class Encoder:
     """Turns IR into egglog term text; remembers every Var so decoding restores identity.
 
     `site_of` lets the inliner mark chosen calls as sites: it maps a `Call` node (by identity) to
-    its site number, and the encoder wraps that call as `(At site call)`.
+    its site number and template name, and the encoder wraps that call as `(At site template call)`.
     """
 
-    def __init__(self, site_of: dict[int, int] | None = None) -> None:
+    def __init__(self, site_of: dict[int, tuple[int, str]] | None = None) -> None:
         self.vars: dict[int, n.Var] = {}
         self.site_of = site_of or {}
         self._memo: dict[int, str] = {}
@@ -224,7 +225,7 @@ class Encoder:
         text = f"({' '.join(parts)})"
         site = self.site_of.get(id(node))
         if site is not None:
-            text = f"(At {site} {text})"
+            text = f"(At {site[0]} {quote(site[1])} {text})"
         return text
 
     def _field(self, cls: type[n.Node], spec: FieldSpec, value: Any) -> str:
@@ -369,7 +370,7 @@ class Decoder:
             case "NoEx" | "NoSt":
                 return None
             case "At":
-                return self._term(args[1])
+                return self._term(args[2])
             case "TScalar":
                 return t.ScalarType(DataType[self._lit(args[0])])
             case "TTensor":

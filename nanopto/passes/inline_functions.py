@@ -20,11 +20,12 @@ from nanopto.ir_terms.types import Type, UnknownType
 from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
 from nanopto.passes.context import PassContext
+from nanopto.passes.dump_tags import carry_helper_tags, site_templates
 from nanopto.passes.hoist_nested_calls import hoist_nested_calls
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
 from nanopto.rules import INLINE_RULESETS, Ruleset
-from nanopto.rules.engine import SaturationLimits, Stage, StageReport
+from nanopto.rules.engine import SaturationLimits, Stage, StageObserver, StageReport
 from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
 from nanopto.verify.properties import IRProperty
 
@@ -38,20 +39,31 @@ class InlineResult:
     report: StageReport = field(default_factory=StageReport)
     provenance: dict[int, int] = field(default_factory=dict)
     """Var id of each fresh local -> the site number it was created for."""
+    before: Program | None = None
+    """The input program, for before/after views (`_repr_html_`)."""
+
+    def _repr_html_(self) -> str:
+        from nanopto.tools.html_page import inline_result_html
+
+        return inline_result_html(self)
 
 
 def inline_program(
     program: Program,
     rulesets: Sequence[Ruleset] = INLINE_RULESETS,
     limits: SaturationLimits | None = None,
+    observer: StageObserver | None = None,
 ) -> InlineResult:
-    """Run InlineFunctions and keep the details (`--trace`, the checker and the tests read them)."""
+    """Run InlineFunctions and keep the details (`--trace`, the checker and the tests read them).
+
+    `observer` sees each stage's e-graph at saturation (`--egraph` and `--html` draw it).
+    """
     inline = inline_functions_of(program)
     if not inline:
-        return InlineResult(program)
+        return InlineResult(program, before=program)
     check_acyclic(inline)
     depth = depth_of(inline)
-    result = InlineResult(program)
+    result = InlineResult(program, before=program)
     expanded: dict[str, Function] = {}
     templates: dict[str, HelperTemplate] = {}
     counter = 0
@@ -64,7 +76,8 @@ def inline_program(
             sites += find_sites(fn, templates, len(result.sites) + len(sites))
         if not sites:
             return functions
-        stage = Stage(functions, templates, sites, rulesets, limits or SaturationLimits())
+        chosen = site_templates(functions, sites, templates)
+        stage = Stage(functions, templates, sites, rulesets, limits or SaturationLimits(), site_template=chosen, observer=observer)
         rewritten, decoder, report = stage.run(counter)
         counter = decoder.counter
         result.sites += sites
@@ -76,14 +89,14 @@ def inline_program(
         batch = [inline[name] for name in inline if depth[name] == level]
         needed = {c for fn in batch for c in inline_callees(fn, inline)}
         for name in needed - templates.keys():
-            templates[name] = make_template(expanded[name])
+            templates[name] = carry_helper_tags(make_template(expanded[name]))
         for fn in expand(batch):
             expanded[fn.name] = fn
     callers = [f for f in program.function_list if f.func_type is not FunctionType.Inline]
     for fn in callers:
         for name in inline_callees(fn, inline):
             if name not in templates:
-                templates[name] = make_template(expanded[name])
+                templates[name] = carry_helper_tags(make_template(expanded[name]))
     expanded_callers = expand(callers)
     receivers = {site.stmt.var.id for site in result.sites if isinstance(site.stmt, AssignStmt)}
     rewritten = {fn.name: type_receivers(fn, receivers) for fn in expanded_callers}

@@ -16,7 +16,7 @@ half-rewritten program.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import egglog.bindings as eb
@@ -137,6 +137,10 @@ def _check(egraph: eb.EGraph, limits: SaturationLimits, report: StageReport, sta
             raise SaturationLimitError("e-graph size", limits.max_rows, matching, "max_rows=")
 
 
+StageObserver = Callable[["Stage", eb.EGraph, StageReport], None]
+"""Sees one stage's e-graph at saturation; it must only read the e-graph (extraction follows)."""
+
+
 @dataclass
 class Stage:
     """One saturation run: the functions whose sites are spliced, and the helpers they call."""
@@ -146,15 +150,22 @@ class Stage:
     sites: list[CallSite]
     rulesets: Sequence[Ruleset] = INLINE_RULESETS
     limits: SaturationLimits = field(default_factory=SaturationLimits)
+    site_template: dict[int, str] = field(default_factory=dict)
+    """Site number -> the key in `templates` to splice there (default: the helper's own name)."""
+    observer: StageObserver | None = None
+    """Called with the saturated e-graph before extraction (`--egraph`, `--html` draw it)."""
+
+    def template_of(self, site: CallSite) -> str:
+        return self.site_template.get(site.number, site.helper)
 
     def program_text(self, encoder: Encoder) -> tuple[str, list[str], list[str]]:
         """The rules (egglog text), the facts and terms (loaded directly), and the root names."""
         lines = [ir_declarations(), helper_declarations()]
         lines += [r.commands() for r in self.rulesets]
         facts: list[str] = []
-        used = {site.helper for site in self.sites}
+        used = {self.template_of(site) for site in self.sites}
         for name in sorted(used):
-            facts += self._template_facts(encoder, self.templates[name])
+            facts += self._template_facts(encoder, name, self.templates[name])
         for site in self.sites:
             facts += self._site_facts(encoder, site)
         roots: list[str] = []
@@ -166,8 +177,8 @@ class Stage:
         return "\n".join(lines), facts, roots
 
     @staticmethod
-    def _template_facts(encoder: Encoder, template: HelperTemplate) -> list[str]:
-        name = quote(template.name)
+    def _template_facts(encoder: Encoder, key: str, template: HelperTemplate) -> list[str]:
+        name = quote(key)
         lines = [
             f"(union (Body {name}) {encoder.stmts(template.body)})",
             f"(union (Ret {name}) {encoder.exprs(template.returns)})",
@@ -206,7 +217,7 @@ class Stage:
         """Saturate and return the rewritten functions, the decoder (counter, provenance), a report."""
         report = StageReport(sites=len(self.sites))
         started = time.perf_counter()
-        encoder = Encoder(site_of={id(site.call): site.number for site in self.sites})
+        encoder = Encoder(site_of={id(site.call): (site.number, self.template_of(site)) for site in self.sites})
         rules, facts, roots = self.program_text(encoder)
         report.times["encode"] = time.perf_counter() - started
 
@@ -220,6 +231,8 @@ class Stage:
             saturate(egraph, self.rulesets, self.limits, report)
             report.times["saturate"] = time.perf_counter() - started
             report.egraph_rows = egraph_rows(egraph)
+            if self.observer is not None:
+                self.observer(self, egraph, report)
             started = time.perf_counter()
             outputs = egraph.run_program(*egraph.parse_program(" ".join(f"(extract {r})" for r in roots)))
             report.times["extract"] = time.perf_counter() - started

@@ -15,8 +15,8 @@ SUBST = {sort: f"Sub{sort}" for sort in SORTS}
 HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
     *(Constructor(SUBST[s], (s, "i64"), s, unextractable=True, doc=f"substitute into a {s}") for s in SORTS),
     Constructor("Arg", ("i64", "i64"), "Ex", True, "(Arg site param-id): what the formal stands for at site"),
-    Constructor("Body", ("String",), "SL", True, "(Body f): the statements of Inline helper f, return excluded"),
-    Constructor("Ret", ("String",), "ExL", True, "(Ret f): the values helper f returns"),
+    Constructor("Body", ("String",), "SL", True, "(Body t): the statements of template t (an Inline helper), return excluded"),
+    Constructor("Ret", ("String",), "ExL", True, "(Ret t): the values template t returns"),
     Constructor("Pre", ("i64",), "SL", True, "(Pre site): the argument bindings placed before the body"),
     Constructor("WireAssign", ("Ex", "Ex", "String", "String"), "St", True, "lhs = cloned return value, if not the same Var"),
     Constructor("Discard", ("ExL", "String"), "SL", True, "the statements a discarded return value leaves behind"),

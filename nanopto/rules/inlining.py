@@ -11,7 +11,7 @@ from __future__ import annotations
 from nanopto.ir_terms.encoding import ir_constructors
 from nanopto.rules.ruleset import Rule, Ruleset
 
-_CALL = "(At s (Call f args kw fl csp))"
+_CALL = "(At s tpl (Call f args kw fl csp))"
 
 
 def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, result: str) -> Rule:
@@ -19,7 +19,7 @@ def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, resu
         name,
         before,
         after,
-        f"(rule ((= st {site_stmt}) (= x (SOne st)) (= body (Body f)) (= rets (Ret f)){extra})"
+        f"(rule ((= st {site_stmt}) (= x (SOne st)) (= body (Body tpl)) (= rets (Ret tpl)){extra})"
         f" ((union x {result}) (subsume (SOne {site_stmt}))))",
     )
 
