@@ -23,8 +23,10 @@ import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, load_actions, quote, span_text
+from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
+from nanopto.passes.dynamic_dims import dimension_bindings
 from nanopto.rules import INLINE_RULESETS, Ruleset, helper_declarations
 
 
@@ -137,6 +139,15 @@ def _check(egraph: eb.EGraph, limits: SaturationLimits, report: StageReport, sta
             raise SaturationLimitError("e-graph size", limits.max_rows, matching, "max_rows=")
 
 
+def _free_var(template: HelperTemplate, var_id: int) -> n.Var:
+    roots = [*template.body, *template.returns, *(p.var for p in template.function.params)]
+    for root in roots:
+        for node in walk(root):
+            if isinstance(node, n.Var) and node.id == var_id:
+                return node
+    raise KeyError(var_id)
+
+
 StageObserver = Callable[["Stage", eb.EGraph, StageReport], None]
 """Sees one stage's e-graph at saturation; it must only read the e-graph (extraction follows)."""
 
@@ -167,7 +178,7 @@ class Stage:
         for name in sorted(used):
             facts += self._template_facts(encoder, name, self.templates[name])
         for site in self.sites:
-            facts += self._site_facts(encoder, site)
+            facts += self._site_facts(encoder, site, self.templates[self.template_of(site)])
         roots: list[str] = []
         for i, fn in enumerate(self.functions):
             for param in fn.params:
@@ -184,15 +195,20 @@ class Stage:
             f"(union (Ret {name}) {encoder.exprs(template.returns)})",
         ]
         lines += [f"(Local {i})" for i in sorted(template.local_ids)]
-        lines += [f"(Free {i})" for i in sorted(template.free_ids)]
         for param in template.function.params:
             encoder.expr(param.var)
         return lines
 
     @staticmethod
-    def _site_facts(encoder: Encoder, site: CallSite) -> list[str]:
+    def _site_facts(encoder: Encoder, site: CallSite, template: HelperTemplate) -> list[str]:
         s = site.number
         lines: list[str] = []
+        # Module-level symbols the body mentions: the caller's extent where the arguments agree
+        # on one (seed: "Bind dynamic symbols ..."), else the symbol itself.
+        dims = dimension_bindings(template, site)
+        for var_id in sorted(template.free_ids):
+            symbol = dims.get(var_id) or encoder.vars.get(var_id) or _free_var(template, var_id)
+            lines.append(f"(union (Arg {s} {var_id}) {encoder.expr(symbol)})")
         pre: list[str] = []
         for b in site.bindings:
             actual = encoder.expr(b.actual)

@@ -26,11 +26,10 @@ HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
 
 HELPER_FACTS = """\
 (relation Local (i64))
-(relation Free (i64))
 (relation Projected (Ex))
 (function TupleForm (i64) String :merge new)"""
-"""`(Local id)`: a variable the callee binds (renamed per site). `(Free id)`: a module-level symbol,
-left alone. `(Projected e)`: e was a tuple component `tmp[i]`. `(TupleForm site)`: "project" or "bind", how a multi-return site wires its result."""
+"""`(Local id)`: a variable the callee binds (renamed per site); a module-level symbol is a formal
+of every site (its `Arg` is the caller's extent or the symbol itself). `(Projected e)`: e was a tuple component `tmp[i]`. `(TupleForm site)`: "project" or "bind", how a multi-return site wires its result."""
 
 
 def helper_declarations() -> str:

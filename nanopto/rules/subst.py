@@ -45,12 +45,6 @@ _VARIABLE_RULES = (
         "(rule ((= e (SubEx (Var nm ty id) s)) (Local id)) ((union e (RVar nm (SubTy ty s) id s))))",
     ),
     Rule(
-        "keep-free",
-        "Sub(Var N, site)  where N is a module-level symbol",
-        "Var N",
-        "(rule ((= e (SubEx (Var nm ty id) s)) (Free id)) ((union e (Var nm ty id))))",
-    ),
-    Rule(
         "rename-iter-arg",
         "Sub(IterArg acc = init, site)",
         "RIterArg(acc, site) = Sub(init, site)",

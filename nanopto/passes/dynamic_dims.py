@@ -1,0 +1,46 @@
+"""Bind a helper's symbolic dimensions to the caller's extents, per call site.
+
+Seed 000, "Bind dynamic symbols in callee parameter types to the actual argument shapes": a helper
+written over `pl.Tensor[[N, 4], ...]` (with `N = pl.dynamic("N")`) is spliced with `N` replaced by
+the extent of the argument actually passed, so a callee local of shape `[N, 4]` becomes `[8, 4]` in
+the caller. Bindings are read per argument and never equate a shared placeholder across parameters:
+when two arguments disagree on `N` (a logical and a padded buffer under one annotation), `N` is left
+symbolic rather than choosing one global binding.
+"""
+
+from __future__ import annotations
+
+from nanopto.ir_terms.nodes import Expr, Var
+from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.types import TensorType, TileType, Type, UnknownType
+from nanopto.passes.call_sites import CallSite, HelperTemplate
+
+
+def _actual_type(expr: Expr) -> Type:
+    return expr.type if isinstance(expr, Var) else UnknownType()
+
+
+def _same(a: Expr, b: Expr) -> bool:
+    ids_a = [v.id for v in walk(a) if isinstance(v, Var)]
+    ids_b = [v.id for v in walk(b) if isinstance(v, Var)]
+    return ids_a == ids_b and python_print(a) == python_print(b)
+
+
+def dimension_bindings(template: HelperTemplate, site: CallSite) -> dict[int, Expr]:
+    """Symbol id -> the caller's extent, for each symbol every argument agrees on."""
+    candidates: dict[int, list[Expr]] = {}
+    for binding in site.bindings:
+        formal, actual = binding.param.type, _actual_type(binding.actual)
+        if not isinstance(formal, TensorType | TileType) or not isinstance(actual, TensorType | TileType):
+            continue
+        if len(formal.shape) != len(actual.shape):
+            continue
+        for dim, extent in zip(formal.shape, actual.shape, strict=True):
+            if isinstance(dim, Var) and dim.id in template.free_ids:
+                candidates.setdefault(dim.id, []).append(extent)
+    return {
+        symbol: extents[0]
+        for symbol, extents in candidates.items()
+        if all(_same(extents[0], other) for other in extents[1:])
+    }
