@@ -138,6 +138,7 @@ def ir_constructors() -> tuple[Constructor, ...]:
         Constructor("TUnknown", (), "Ty"),
         Constructor("NoEx", (), "Ex", doc="an absent optional expression"),
         Constructor("NoSt", (), "St", doc="an absent optional statement"),
+        Constructor("Opaque", ("i64",), "St", doc="a caller statement no rule looks inside, kept in Python"),
         Constructor("At", ("i64", "String", "Ex"), "Ex", doc="an inline call site: (At site template call)"),
         Constructor("RVar", ("String", "Ty", "i64", "i64"), "Ex", doc="callee local `id` renamed for `site`"),
         Constructor(
@@ -197,9 +198,14 @@ class Encoder:
     its site number and template name, and the encoder wraps that call as `(At site template call)`.
     """
 
-    def __init__(self, site_of: dict[int, tuple[int, str]] | None = None) -> None:
+    def __init__(
+        self, site_of: dict[int, tuple[int, str]] | None = None, opaque: set[int] | None = None
+    ) -> None:
         self.vars: dict[int, n.Var] = {}
         self.site_of = site_of or {}
+        self.opaque_ids = opaque or set()
+        """Statements (by identity) no rule looks inside: encoded as `(Opaque k)`, kept in Python."""
+        self.opaque: list[n.Stmt] = []
         self._memo: dict[int, str] = {}
         self._keep: list[Any] = []
 
@@ -214,6 +220,10 @@ class Encoder:
         return text
 
     def _expr(self, node: n.Node) -> str:
+        if id(node) in self.opaque_ids:
+            assert isinstance(node, n.Stmt)
+            self.opaque.append(node)
+            return f"(Opaque {len(self.opaque) - 1})"
         if isinstance(node, n.Var):
             self.vars.setdefault(node.id, node)
         cls = type(node)
@@ -324,6 +334,7 @@ class Decoder:
 
     vars: dict[int, n.Var]
     counter: int = 0
+    opaque: list[n.Stmt] = field(default_factory=list)
     renamed: dict[tuple[int, int], n.Var] = field(default_factory=dict)
     provenance: dict[int, int] = field(default_factory=dict)
     """Fresh Var id -> the call site it was created for (the rebinding checker reads it)."""
@@ -371,6 +382,8 @@ class Decoder:
                 return None
             case "At":
                 return self._term(args[2])
+            case "Opaque":
+                return self.opaque[self._lit(args[0])]
             case "TScalar":
                 return t.ScalarType(DataType[self._lit(args[0])])
             case "TTensor":

@@ -23,7 +23,7 @@ import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, load_actions, quote, span_text
-from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.schema import iter_children, walk
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
 from nanopto.passes.dynamic_dims import dimension_bindings
@@ -166,6 +166,35 @@ class Stage:
     observer: StageObserver | None = None
     """Called with the saturated e-graph before extraction (`--egraph`, `--html` draw it)."""
 
+    def opaque_statements(self) -> set[int]:
+        """Caller statements the rules never need to see: no site inside, no tuple receiver used.
+
+        Coarse terms keep the e-graph proportional to the call sites, not to the caller's size.
+        """
+        site_stmts = {id(site.stmt) for site in self.sites}
+        receivers = {
+            site.stmt.var.id
+            for site in self.sites
+            if site.form in (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND) and isinstance(site.stmt, n.AssignStmt)
+        }
+        opaque: set[int] = set()
+
+        def visit(stmt: n.Stmt) -> bool:
+            """True when `stmt` must stay visible to the rules."""
+            visible = id(stmt) in site_stmts
+            children = [c for c in iter_children(stmt) if isinstance(c, n.Stmt)]
+            for child in children:
+                visible = visit(child) or visible
+            if not visible and receivers:
+                visible = any(isinstance(v, n.Var) and v.id in receivers for v in walk(stmt))
+            if not visible and not isinstance(stmt, n.SeqStmts):
+                opaque.add(id(stmt))
+            return visible
+
+        for fn in self.functions:
+            visit(fn.body)
+        return opaque
+
     def template_of(self, site: CallSite) -> str:
         return self.site_template.get(site.number, site.helper)
 
@@ -233,7 +262,10 @@ class Stage:
         """Saturate and return the rewritten functions, the decoder (counter, provenance), a report."""
         report = StageReport(sites=len(self.sites))
         started = time.perf_counter()
-        encoder = Encoder(site_of={id(site.call): (site.number, self.template_of(site)) for site in self.sites})
+        encoder = Encoder(
+            site_of={id(site.call): (site.number, self.template_of(site)) for site in self.sites},
+            opaque=self.opaque_statements(),
+        )
         rules, facts, roots = self.program_text(encoder)
         report.times["encode"] = time.perf_counter() - started
 
@@ -258,7 +290,7 @@ class Stage:
         extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
 
         started = time.perf_counter()
-        decoder = Decoder(vars=dict(encoder.vars), counter=counter)
+        decoder = Decoder(vars=dict(encoder.vars), counter=counter, opaque=encoder.opaque)
         functions = []
         for fn, out in zip(self.functions, extracted, strict=True):
             body = decoder.decode(out.termdag, out.term)
