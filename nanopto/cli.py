@@ -2,7 +2,11 @@
 
     nanopto demo [NAME] [--list]     the seed's worked examples, before/after, explained
     nanopto inline FILE.py [...]     run a pipeline (default: inline-functions) on a `pl` file
+    nanopto step FILE.py [...]       inline one call site at a time, showing the rules each fired
     nanopto rules                    every ruleset and rule with its before/after shape
+
+`--rules my_rules.py` (inline, step, rules) adds the user's own passes. A rules file is Python the
+user wrote and is imported (run); a program file is `pl` source and is only parsed.
 
 Input files are parsed with `ast`, never imported or executed. Every error a user can cause (a
 missing file, a parse error, an unknown pass, a recursive helper, a site the pass cannot splice, a
@@ -18,7 +22,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, TextIO
 
@@ -42,6 +46,10 @@ from nanopto.passes.call_sites import CallSite, InlineError
 from nanopto.passes.inline_functions import InlineFunctions, InlineResult, inline_program
 from nanopto.passes.pass_base import Pass
 from nanopto.rules import INLINE_RULESETS
+from nanopto.rules.engine import SaturationLimitError, SaturationLimits
+from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
+from nanopto.tools.rules_file import describe_user_passes, load_rules_file, load_rules_files
+from nanopto.tools.stepper import run_steps
 from nanopto.verify.interpreter import interpret, values_equal
 
 EXIT_OK = 0
@@ -374,10 +382,32 @@ class _Recorder:
         self.history.append((pass_.name, changed, program))
 
 
+_LIMIT_FLAGS: tuple[tuple[str, type, str], ...] = (
+    ("--max-iterations", int, "ruleset iterations per saturation run"),
+    ("--max-rows", int, "e-graph rows"),
+    ("--timeout", float, "wall-clock seconds per saturation run"),
+)
+
+
+def _with_limits(manager: PassManager, args: argparse.Namespace) -> PassManager:
+    """Apply `--max-iterations` / `--max-rows` / `--timeout` to every inline-functions pass."""
+    given = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_")) for flag, _, _ in _LIMIT_FLAGS}
+    given = {name: value for name, value in given.items() if value is not None}
+    for name, value in given.items():
+        if value <= 0:
+            raise UserError(f"--{name.replace('_', '-')} must be positive, got {value:g}")
+    if not given:
+        return manager
+    return PassManager(replace(p, **given) if isinstance(p, InlineFunctions) else p for p in manager.passes)
+
+
 def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
     if args.changed_only and not args.print_after_all:
         raise UserError("--changed-only only applies together with --print-after-all")
-    manager = PassManager.from_pipeline(args.pipeline)
+    user_passes = load_rules_files(args.rules)
+    if args.pipeline is None:  # the default pipeline, then the rules files' passes in their order
+        args.pipeline = ",".join([DEFAULT_PIPELINE, *(p.name for p in user_passes)])
+    manager = _with_limits(PassManager.from_pipeline(args.pipeline), args)
     source, before = read_program(args.file)
     recorder = _Recorder()
     started = time.perf_counter()
@@ -386,7 +416,13 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
     elapsed = time.perf_counter() - started
     # The trace is the pass's own InlineResult, recomputed on the exact input the pass saw (the
     # pass is deterministic), so the pipeline itself runs unmodified under its PassContext.
-    traces = [inline_program(p) for p in recorder.inline_inputs] if args.trace or args.json else []
+    views = _views(args)
+    observer = views.collector if views is not None else None
+    wanted = args.trace or args.json or views is not None
+    limits = next((SaturationLimits(q.max_iterations, q.max_rows, q.timeout) for q in manager.passes if isinstance(q, InlineFunctions)), None)
+    traces = [inline_program(p, limits=limits, observer=observer) for p in recorder.inline_inputs] if wanted else []
+    if views is not None:
+        views.write(args, source, before, after, traces)
     after_text = python_print(after)
     diff = _diff(args.file, before, after_text, args.pipeline) if args.diff else None
 
@@ -431,11 +467,51 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
         out.write(diff if diff else "# no change\n")
     if not args.print_after_all and diff is None:
         out.write(after_text)
-    for r in traces:
+    for r in traces if args.trace else []:
         out.write("\n# ===== trace: inline-functions =====\n")
         explain_sites(r, out, source)
         explain_rules(r, out)
     return EXIT_OK
+
+
+@dataclass
+class _Views:
+    """`--egraph` / `--html`: collects each stage's e-graph, then writes the files."""
+
+    collector: EGraphCollector
+
+    def write(self, args: argparse.Namespace, source: str, before: Program, after: Program, traces: list[InlineResult]) -> None:
+        from nanopto.tools.inline_views import write_inline_views  # the page: only when asked for
+
+        try:
+            write_inline_views(
+                egraph_path=args.egraph,
+                html_path=args.html,
+                max_nodes=args.egraph_max_nodes,
+                file=args.file,
+                source=source,
+                before=before,
+                after=after,
+                pipeline=args.pipeline,
+                results=traces,
+                snapshots=self.collector.snapshots,
+            )
+        except EGraphOutputError as exc:
+            raise UserError(str(exc)) from None
+
+
+def _views(args: argparse.Namespace) -> _Views | None:
+    """Check the `--egraph`/`--html` options before anything is written, and start collecting."""
+    if args.egraph is None and args.html is None:
+        return None
+    if args.egraph_max_nodes < 1:
+        raise UserError(f"--egraph-max-nodes must be at least 1, got {args.egraph_max_nodes}")
+    if args.egraph is not None:
+        try:
+            check_egraph_path(args.egraph)
+        except EGraphOutputError as exc:
+            raise UserError(str(exc)) from None
+    return _Views(EGraphCollector())
 
 
 def _diff(path: str, before: Program, after_text: str, pipeline: str) -> str:
@@ -465,6 +541,20 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
         width = max((len(r.name) for r in rs.rules), default=0)
         for rule in rs.rules:
             out.write(f"    {rule.name:<{width}}  {_squash(rule.before)}  =>  {_squash(rule.after)}\n")
+    for path in args.rules or ():
+        describe_user_passes(path, load_rules_file(path), out)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# nanopto step
+# ---------------------------------------------------------------------------------------------
+
+
+def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
+    user_passes = load_rules_files(args.rules)
+    source, before = read_program(args.file)
+    run_steps(source, before, user_passes, out, rule_by_rule=args.rule_by_rule, stdin=sys.stdin if args.pause else None)
     return EXIT_OK
 
 
@@ -473,10 +563,17 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
+_RULES_HELP = (
+    "a Python file of your own rules whose PASSES list is added (repeatable); unlike FILE.py it is "
+    "imported, i.e. run, so only pass a file you trust"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nanopto",
-        description="Inlining for the pl IR by egglog rewrite rules. Input files are parsed, never run.",
+        description="Inlining for the pl IR by egglog rewrite rules. Program files are parsed, never run; "
+        "a --rules file is your own Python and is imported.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -491,11 +588,12 @@ def build_parser() -> argparse.ArgumentParser:
     inline.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed)")
     inline.add_argument(
         "--pipeline",
-        default=DEFAULT_PIPELINE,
+        default=None,
         metavar="SPEC",
         help="comma-separated kebab-case pass names with {key=value} options "
-        f"(default: {DEFAULT_PIPELINE})",
+        f"(default: {DEFAULT_PIPELINE}, then the passes of any --rules file)",
     )
+    inline.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
     inline.add_argument(
         "--diff", action="store_true", help="print a unified diff before/after instead of the program"
     )
@@ -507,10 +605,35 @@ def build_parser() -> argparse.ArgumentParser:
     inline.add_argument(
         "--changed-only", action="store_true", help="with --print-after-all: hide passes that changed nothing"
     )
+    inline.add_argument(
+        "--egraph", metavar="FILE.svg|FILE.dot", help="write the e-graph at saturation (SVG needs Graphviz dot)"
+    )
+    inline.add_argument(
+        "--egraph-max-nodes",
+        type=int,
+        default=300,
+        metavar="N",
+        help="draw at most N e-nodes per stage; a cut picture says so (default: 300)",
+    )
+    inline.add_argument(
+        "--html", metavar="FILE.html", help="write one self-contained page: before/after, sites, rules, e-graph"
+    )
+    for flag, kind, what in _LIMIT_FLAGS:
+        inline.add_argument(flag, type=kind, metavar="N", help=f"saturation limit: {what} (default: {getattr(SaturationLimits, flag[2:].replace('-', '_')):g})")
     inline.set_defaults(handler=cmd_inline)
 
     rules = sub.add_parser("rules", help="list every ruleset and rule with its before/after shape")
+    rules.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
     rules.set_defaults(handler=cmd_rules)
+
+    step = sub.add_parser("step", help="inline one call site at a time, printing the rules fired and the program")
+    step.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed)")
+    step.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP + "; one step each")
+    step.add_argument(
+        "--rule-by-rule", action="store_true", help="also list every egglog iteration inside each splice"
+    )
+    step.add_argument("--pause", action="store_true", help="wait for Enter after each step (q stops)")
+    step.set_defaults(handler=cmd_step)
     return parser
 
 
@@ -545,6 +668,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         InlineCycleError,
         InlineError,
         VerificationError,
+        SaturationLimitError,
         ValueError,
     ) as exc:
         sys.stderr.write(f"nanopto: error: {_error_message(exc)}\n")

@@ -843,3 +843,24 @@ def test_values_equal() -> None:
     assert not values_equal(3, 4)
     assert values_equal(np.int64(3), 3)
     assert values_equal(None, None) and not values_equal(None, 0)
+
+
+def test_out_scalar_parameter_is_the_callers_variable() -> None:
+    """The explicit scalar calling convention: rebinding a pl.Out scalar writes the caller's Var."""
+    from nanopto.ir_terms.parser import parse_program
+
+    program = parse_program(
+        "import nanopto.language as pl\n"
+        "@pl.program\n"
+        "class P:\n"
+        "    @pl.function\n"
+        "    def h(self, n: pl.Out[pl.Scalar[pl.INDEX]], m: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n"
+        "        n = n + 1\n"
+        "        m = m + 1\n"
+        "        return n\n"
+        "    @pl.function\n"
+        "    def main(self, k: pl.Scalar[pl.INDEX], j: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n"
+        "        r = self.h(k, j)\n"
+        "        return k * 100 + j * 10 + r\n"
+    )
+    assert interpret(program, "main", 2, 5) == 3 * 100 + 5 * 10 + 3

@@ -126,6 +126,12 @@ def ir_constructors() -> tuple[Constructor, ...]:
         Constructor("ExNil", (), "ExL"),
         Constructor("ExCons", ("Ex", "ExL"), "ExL"),
         Constructor("SNil", (), "SL"),
+        Constructor(
+            "Skip",
+            (),
+            "SL",
+            doc="nothing, as produced by a rule: kept apart from SNil, which template bodies share",
+        ),
         Constructor("SOne", ("St",), "SL"),
         Constructor("SCat", ("SL", "SL"), "SL"),
         Constructor("TyNil", (), "TyL"),
@@ -335,6 +341,13 @@ class Decoder:
     vars: dict[int, n.Var]
     counter: int = 0
     opaque: list[n.Stmt] = field(default_factory=list)
+    taken: set[str] = field(default_factory=set)
+    """Names already used where the copies land: a fresh name skips them, so the printed program
+    never makes two Vars one name (the counter still numbers every copy uniquely)."""
+    origins: dict[int, str] = field(default_factory=dict)
+    """Fresh Var id -> the name it was derived from. Shared across the stages of one pass run, so
+    a local copied through nested helpers is named once from its original (`y_inline7`, not
+    `y_inline0_inline7`); the counter keeps every name unique."""
     renamed: dict[tuple[int, int], n.Var] = field(default_factory=dict)
     provenance: dict[int, int] = field(default_factory=dict)
     """Fresh Var id -> the call site it was created for (the rebinding checker reads it)."""
@@ -372,7 +385,7 @@ class Decoder:
                 return ()
             case "ExCons" | "TyCons":
                 return (self._term(args[0]), *self._term(args[1]))
-            case "SNil":
+            case "SNil" | "Skip":
                 return ()
             case "SOne":
                 return (self._term(args[0]),)
@@ -429,8 +442,13 @@ class Decoder:
         existing = self.renamed.get(key)
         if existing is not None:
             return existing
-        fresh_name = inline_name(self._lit(args[0]), self.counter)
+        base = self.origins.get(var_id, self._lit(args[0]))
+        fresh_name = inline_name(base, self.counter)
         self.counter += 1
+        while fresh_name in self.taken:
+            fresh_name = inline_name(base, self.counter)
+            self.counter += 1
+        self.taken.add(fresh_name)
         ty = self._term(args[1])
         var: n.Var
         if name == "RIterArg":
@@ -438,6 +456,7 @@ class Decoder:
         else:
             var = n.Var(fresh_name, ty)
         self.renamed[key] = var
+        self.origins[var.id] = base
         self.provenance[var.id] = site
         return var
 

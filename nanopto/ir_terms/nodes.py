@@ -459,12 +459,11 @@ class Program(Node):
     def functions(self) -> FunctionMap:
         return FunctionMap(self.function_list)
 
-    def _repr_html_(self) -> str:  # pragma: no cover - exercised in notebooks
-        from html import escape
+    def _repr_html_(self) -> str:
+        """Jupyter shows a Program as highlighted `pl` source."""
+        from nanopto.tools.html_page import program_html
 
-        from nanopto.ir_terms.printer import python_print
-
-        return f"<pre>{escape(python_print(self))}</pre>"
+        return program_html(self)
 
 
 AnyNode = Expr | Stmt | Keyword | Param | Function | Program

@@ -125,6 +125,10 @@ class ExprParser:
         self.dynamic: dict[str, Var] = {}
         self.function_names: set[str] = set()
         self._depth = 0
+        self._open: list[ast.AST] = []
+        self.failed_at: ast.AST | None = None
+        """The innermost node being parsed when an unexpected exception (RecursionError,
+        MemoryError, a parser bug) went through: where `parse_program` reports it."""
 
     # -- hooks --------------------------------------------------------------------------------
 
@@ -143,7 +147,10 @@ class ExprParser:
         return Span(self.file, line + self.line_offset, getattr(node, "col_offset", 0))
 
     def error(self, node: ast.AST | None, message: str, hint: str | None = None) -> ParserError:
-        line = getattr(node, "lineno", 0) if node is not None else 0
+        """An error at `node`; without one, at the innermost node being parsed, else line 1."""
+        if node is None:
+            node = self._open[-1] if self._open else self.failed_at
+        line = getattr(node, "lineno", 1) if node is not None else 1
         col = getattr(node, "col_offset", 0) if node is not None else 0
         return self.error_at(line, col, message, hint)
 
@@ -162,12 +169,22 @@ class ExprParser:
     @contextmanager
     def nesting(self, node: ast.AST | None) -> Iterator[None]:
         self._depth += 1
+        if node is not None:
+            self._open.append(node)
         try:
             if self._depth > MAX_NESTING:
                 raise self.error(node, "nesting too deep", hint="split the expression or body into smaller parts")
             yield
+        except ParserError:
+            raise
+        except BaseException:
+            if self.failed_at is None and node is not None:
+                self.failed_at = node
+            raise
         finally:
             self._depth -= 1
+            if node is not None:
+                self._open.pop()
 
     def check_name(self, name: str, node: ast.AST) -> None:
         try:
@@ -201,7 +218,10 @@ class ExprParser:
                     raise self.error(node, "only pl.<name> attributes may be read", hint="write pl.FP32, pl.Mem.Vec, ...")
                 return Symbol(path[3:], span=span)
             case ast.BinOp(left=left, op=op, right=right):
-                return BinaryExpr(_BINOPS[type(op)], self.expr(left), self.expr(right), span=span)
+                bin_op = _BINOPS.get(type(op))
+                if bin_op is None:  # `@` is the only Python operator pl has no BinOp for
+                    raise self.error(node, "the `@` (matrix multiply) operator is not supported in pl")
+                return BinaryExpr(bin_op, self.expr(left), self.expr(right), span=span)
             case ast.BoolOp(op=op, values=values):
                 bop = BinOp.And if isinstance(op, ast.And) else BinOp.Or
                 result = self.expr(values[0])

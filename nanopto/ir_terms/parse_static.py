@@ -50,6 +50,7 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
 
 _MAX_DEPTH = 100
 _MAX_MAGNITUDE = 1 << 256  # keeps `2 ** 10 ** 10`-style inputs from hanging the parser
+_MAX_LENGTH = 1 << 16  # the same for strings and lists, which only ever hold shapes and names
 
 
 def is_static_value(value: object) -> bool:
@@ -130,8 +131,9 @@ def _binary(node: ast.AST, op: ast.operator, lhs: Any, rhs: Any) -> Any:
             raise NotStatic(node, "unsupported operator in a compile-time constant")
         fn = found
     if isinstance(op, ast.Mult) and any(
-        isinstance(a, (str, list, tuple)) and isinstance(b, int) and b > 4096 for a, b in ((lhs, rhs), (rhs, lhs))
-    ):
+        isinstance(a, (str, list, tuple)) and isinstance(b, int) and len(a) * b > _MAX_LENGTH
+        for a, b in ((lhs, rhs), (rhs, lhs))
+    ):  # checked before multiplying: `[0] * 4096 * 4096 * 4096` must not allocate
         raise NotStatic(node, "sequence too long for a compile-time constant")
     try:
         result = fn(lhs, rhs)
@@ -139,4 +141,6 @@ def _binary(node: ast.AST, op: ast.operator, lhs: Any, rhs: Any) -> Any:
         raise NotStatic(node, str(exc)) from None
     if isinstance(result, int) and not isinstance(result, bool) and abs(result) > _MAX_MAGNITUDE:
         raise NotStatic(node, "integer too large for a compile-time constant")
+    if isinstance(result, (str, list, tuple)) and len(result) > _MAX_LENGTH:  # repeated `x + x` doubling
+        raise NotStatic(node, "sequence too long for a compile-time constant")
     return result

@@ -29,6 +29,7 @@ from nanopto.passes.registry import (
     list_passes,
     register_pass,
 )
+from nanopto.passes.rewrite import RewriteRules, rewrite
 from nanopto.verify.properties import IRProperty
 
 # ------------------------------------------------------------------------------------------------
@@ -48,6 +49,7 @@ __all__ = [
     "PassSpec",
     "PipelineSpecError",
     "PropertyRequirementError",
+    "RewriteRules",
     "UnknownPassError",
     "VerificationError",
     "VerificationLevel",
@@ -57,4 +59,5 @@ __all__ = [
     "list_passes",
     "parse_pipeline",
     "register_pass",
+    "rewrite",
 ]

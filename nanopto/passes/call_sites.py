@@ -14,9 +14,15 @@ import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import (
     AssignStmt,
+    BinaryExpr,
+    BinOp,
     Call,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
     EvalStmt,
     Expr,
     Function,
@@ -28,11 +34,13 @@ from nanopto.ir_terms.nodes import (
     Stmt,
     Submit,
     TupleGetItemExpr,
+    UnaryExpr,
     Var,
 )
-from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.ops import OPS
+from nanopto.ir_terms.printer import print_type, python_print
 from nanopto.ir_terms.schema import iter_children, walk
-from nanopto.ir_terms.types import Type, UnknownType
+from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
 from nanopto.passes.rebinding import RebindingRow, classify_params
 
 
@@ -221,11 +229,106 @@ def _make_site(
             f"this call in '{fn.name}' passes {len(call.args)}"
         )
     bindings = []
-    for param, row, actual in zip(helper.params, template.rows, call.args, strict=True):
+    for index, (param, row, actual) in enumerate(zip(helper.params, template.rows, call.args, strict=True)):
+        validate_argument(fn, call, helper, index, actual)
         bind, reason = bind_argument(param.var, row, actual)
         bindings.append(ParamBinding(param.var, actual, row, bind, reason))
     form = _form_of(fn, stmt, template, whole_uses)
     return CallSite(number, fn.name, helper.name, call, stmt, form, tuple(bindings))
+
+
+def validate_argument(fn: Function, call: Call, helper: Function, index: int, actual: Expr) -> None:
+    """Reject an argument whose type contradicts the formal's, before anything is substituted.
+
+    Issue 5, "Tile arguments are validated before substitution": splicing a Tile of the wrong
+    dtype, rank, shape or memory space would produce a program that parses and prints but is
+    wrong, so the error is raised here, at the call site. Only types that are both known are
+    compared, and a dimension only when both sides are constants (a `pl.dynamic` formal matches
+    any extent).
+    """
+    param = helper.params[index].var
+    formal, got = param.type, actual_type(actual)
+    if isinstance(formal, UnknownType) or isinstance(got, UnknownType):
+        return
+    problem = type_mismatch(formal, got)
+    if problem is not None:
+        raise InlineError(
+            f"{_where(call, fn)}: argument {index + 1} of the call to Inline function '{helper.name}' "
+            f"in '{fn.name}' does not fit parameter '{param.name}': {problem} "
+            f"(parameter: {print_type(formal)}, argument `{python_print(actual)}`: {print_type(got)})"
+        )
+
+
+def type_mismatch(formal: Type, actual: Type) -> str | None:
+    """What differs between a formal's type and an actual's, or None when they are compatible.
+
+    Scalar dtypes are not compared: `pl` converts scalars implicitly (an INDEX literal passed
+    to an INT64 parameter is fine), while tensors, tiles and arrays are storage whose element
+    type and layout the callee's body relies on.
+    """
+    if type(formal) is not type(actual):
+        return f"a {_kind(actual)} is passed where a {_kind(formal)} is expected"
+    if isinstance(formal, TensorType | TileType):
+        assert isinstance(actual, TensorType | TileType)
+        if formal.dtype is not actual.dtype:
+            return f"dtype {actual.dtype.name} where {formal.dtype.name} is expected"
+        if len(formal.shape) != len(actual.shape):
+            return f"rank {len(actual.shape)} where rank {len(formal.shape)} is expected"
+        for axis, (want, have) in enumerate(zip(formal.shape, actual.shape, strict=True)):
+            if isinstance(want, ConstInt) and isinstance(have, ConstInt) and want.value != have.value:
+                return f"extent {have.value} in dimension {axis} where {want.value} is expected"
+    if isinstance(formal, TileType):
+        assert isinstance(actual, TileType)
+        want_space, have_space = formal.memory_space, actual.memory_space
+        if want_space is not None and have_space is not None and want_space is not have_space:
+            return f"a tile in memory space {have_space.name} where {want_space.name} is expected"
+    if isinstance(formal, ArrayType):
+        assert isinstance(actual, ArrayType)
+        if formal.dtype is not actual.dtype:
+            return f"array of {actual.dtype.name} where {formal.dtype.name} is expected"
+        if isinstance(formal.size, ConstInt) and isinstance(actual.size, ConstInt) and formal.size.value != actual.size.value:
+            return f"array of size {actual.size.value} where {formal.size.value} is expected"
+    return None
+
+
+def _kind(ty: Type) -> str:
+    return {ScalarType: "Scalar", TensorType: "Tensor", TileType: "Tile", ArrayType: "Array", TupleType: "tuple"}.get(
+        type(ty), "value"
+    )
+
+
+def actual_type(expr: Expr) -> Type:
+    """An argument's type as far as the IR itself says: a Var's annotation, a constant's dtype,
+    a builtin op's result by the op registry; `UnknownType` for anything else."""
+    match expr:
+        case Var():
+            return expr.type
+        case ConstInt(dtype=dtype) | ConstFloat(dtype=dtype):
+            return ScalarType(dtype)
+        case ConstBool():
+            return ScalarType(DataType.BOOL)
+        case Call(op=op, args=args, kwargs=kwargs, function=False):
+            opdef = OPS.lookup(op)
+            if opdef is None:
+                return UnknownType()
+            try:
+                return opdef.infer([actual_type(a) for a in args], args, {k.name: k.value for k in kwargs})
+            except Exception:  # a type rule that cannot handle these arguments means "unknown"
+                return UnknownType()
+        case BinaryExpr(op=op, lhs=lhs, rhs=rhs) if op not in _COMPARISONS:
+            left = actual_type(lhs)
+            return left if not isinstance(left, UnknownType) else actual_type(rhs)
+        case UnaryExpr(operand=operand):
+            operand_type = actual_type(operand)
+            return operand_type if isinstance(operand_type, ScalarType) else UnknownType()
+        case TupleGetItemExpr(tuple=base, index=index):
+            base_type = actual_type(base)
+            if isinstance(base_type, TupleType) and 0 <= index < len(base_type.types):
+                return base_type.types[index]
+    return UnknownType()
+
+
+_COMPARISONS = (BinOp.Eq, BinOp.Ne, BinOp.Lt, BinOp.Le, BinOp.Gt, BinOp.Ge, BinOp.And, BinOp.Or)
 
 
 def _form_of(fn: Function, stmt: Stmt, template: HelperTemplate, whole_uses: set[int]) -> SiteForm:

@@ -21,6 +21,7 @@ from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, i
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
 from nanopto.passes.context import PassContext
 from nanopto.passes.dump_tags import carry_helper_tags, site_templates
+from nanopto.passes.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_expansion_size
 from nanopto.passes.hoist_nested_calls import hoist_nested_calls
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
@@ -39,6 +40,8 @@ class InlineResult:
     report: StageReport = field(default_factory=StageReport)
     provenance: dict[int, int] = field(default_factory=dict)
     """Var id of each fresh local -> the site number it was created for."""
+    copies: dict[tuple[int, int], str] = field(default_factory=dict)
+    """(callee Var id, site number) -> the name of the fresh local made for it."""
     before: Program | None = None
     """The input program, for before/after views (`_repr_html_`)."""
 
@@ -53,6 +56,7 @@ def inline_program(
     rulesets: Sequence[Ruleset] = INLINE_RULESETS,
     limits: SaturationLimits | None = None,
     observer: StageObserver | None = None,
+    max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS,
 ) -> InlineResult:
     """Run InlineFunctions and keep the details (`--trace`, the checker and the tests read them).
 
@@ -62,11 +66,13 @@ def inline_program(
     if not inline:
         return InlineResult(program, before=program)
     check_acyclic(inline)
+    check_expansion_size(program, inline, max_output_statements)  # before any splicing
     depth = depth_of(inline)
     result = InlineResult(program, before=program)
     expanded: dict[str, Function] = {}
     templates: dict[str, HelperTemplate] = {}
     counter = 0
+    origins: dict[int, str] = {}
 
     def expand(functions: list[Function]) -> list[Function]:
         nonlocal counter
@@ -77,12 +83,13 @@ def inline_program(
         if not sites:
             return functions
         chosen = site_templates(functions, sites, templates)
-        stage = Stage(functions, templates, sites, rulesets, limits or SaturationLimits(), site_template=chosen, observer=observer)
+        stage = Stage(functions, templates, sites, rulesets, limits or SaturationLimits(), site_template=chosen, origins=origins, observer=observer)
         rewritten, decoder, report = stage.run(counter)
         counter = decoder.counter
         result.sites += sites
         result.report.add(report)
         result.provenance.update(decoder.provenance)
+        result.copies.update({key: var.name for key, var in decoder.renamed.items()})
         return rewritten
 
     for level in range(max(depth.values()) + 1):
@@ -101,7 +108,7 @@ def inline_program(
     receivers = {site.stmt.var.id for site in result.sites if isinstance(site.stmt, AssignStmt)}
     rewritten = {fn.name: type_receivers(fn, receivers) for fn in expanded_callers}
     result.program = Program(program.name, tuple(rewritten[f.name] for f in callers), span=program.span)
-    problems = check_rebinding(program, result.program, result.sites)
+    problems = check_rebinding(program, result.program, result.sites, result.copies)
     if problems:
         raise RebindingCheckError(problems)
     return result
@@ -150,10 +157,12 @@ class InlineFunctions(Pass):
     max_iterations: int = SaturationLimits.max_iterations
     max_rows: int = SaturationLimits.max_rows
     timeout: float = SaturationLimits.timeout
+    max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS
+    """Refuse (ExpansionTooLargeError) when the estimated output is larger (`expansion_size`)."""
 
     def run(self, program: Program) -> Program:
         limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)
-        result = inline_program(program, limits=limits)
+        result = inline_program(program, limits=limits, max_output_statements=self.max_output_statements)
         if self.trace:
             PassContext.current().traces.append((self.name, result))
         return result.program

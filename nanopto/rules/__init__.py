@@ -4,6 +4,7 @@ from nanopto.rules.helpers import HELPER_CONSTRUCTORS, helper_declarations
 from nanopto.rules.inlining import DISCARD, PROJECT, SPLICE, WRITEBACK
 from nanopto.rules.ruleset import Rule, Ruleset
 from nanopto.rules.subst import subst_ruleset
+from nanopto.rules.user_rules import Pattern, UserRuleError, call, const, rewrite_rule, var
 
 SUBST = subst_ruleset()
 
@@ -18,7 +19,13 @@ __all__ = [
     "SPLICE",
     "SUBST",
     "WRITEBACK",
+    "Pattern",
     "Rule",
     "Ruleset",
+    "UserRuleError",
+    "call",
+    "const",
     "helper_declarations",
+    "rewrite_rule",
+    "var",
 ]

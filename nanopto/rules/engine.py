@@ -166,6 +166,9 @@ class Stage:
     observer: StageObserver | None = None
     """Called with the saturated e-graph before extraction (`--egraph`, `--html` draw it)."""
 
+    origins: dict[int, str] = field(default_factory=dict)
+    """Shared by the stages of one pass run: see `Decoder.origins`."""
+
     def opaque_statements(self) -> set[int]:
         """Caller statements the rules never need to see: no site inside, no tuple receiver used.
 
@@ -252,7 +255,7 @@ class Stage:
                 pre.append(f"(SOne (AssignStmt (Arg {s} {b.param.id}) {actual} {annotated} {span_text(site.span)}))")
             else:
                 lines.append(f"(union (Arg {s} {b.param.id}) {actual})")
-        lines.append(f"(union (Pre {s}) {Encoder._stmt_tree(pre) if pre else '(SNil)'})")
+        lines.append(f"(union (Pre {s}) {Encoder._stmt_tree(pre) if pre else '(Skip)'})")
         if site.form in (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND):
             form = "project" if site.form is SiteForm.TUPLE_PROJECT else "bind"
             lines.append(f"(set (TupleForm {s}) {quote(form)})")
@@ -290,7 +293,10 @@ class Stage:
         extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
 
         started = time.perf_counter()
-        decoder = Decoder(vars=dict(encoder.vars), counter=counter, opaque=encoder.opaque)
+        taken = {v.name for fn in self.functions for v in walk(fn) if isinstance(v, n.Var)}
+        decoder = Decoder(
+            vars=dict(encoder.vars), counter=counter, opaque=encoder.opaque, origins=self.origins, taken=taken
+        )
         functions = []
         for fn, out in zip(self.functions, extracted, strict=True):
             body = decoder.decode(out.termdag, out.term)

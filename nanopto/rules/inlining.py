@@ -4,6 +4,9 @@ Seed 000 ("Algorithm", "Edge cases", "Discarding a return value") is the source 
 here; each rule's comment is its before/after shape. A call site is `(At site (Call f ...))`;
 Python has already decided, per site, what each formal stands for (`Arg`) and which arguments are
 bound to fresh locals first (`Pre`) — the rules only splice, substitute and wire.
+
+"Nothing" produced by a rule is `(Skip)`, never `(SNil)`: template bodies share the `SNil` e-class,
+and a union into it would let substitution run into caller statements without end.
 """
 
 from __future__ import annotations
@@ -100,7 +103,7 @@ WRITEBACK = Ruleset(
             "writeback-identity",
             "lhs = v      where v is the very same Var as lhs",
             "(nothing)",
-            "(rule ((= x (SOne (WireAssign v v ann sp)))) ((union x (SNil))))",
+            "(rule ((= x (SOne (WireAssign v v ann sp)))) ((union x (Skip))))",
         ),
         Rule(
             "wire-result",
@@ -113,14 +116,14 @@ WRITEBACK = Ruleset(
             "q = tmp[i]   where tmp[i] projects to q itself",
             "(nothing)",
             "(rule ((= x (SOne (AssignStmt v v ann sp))) (Projected v))"
-            " ((union x (SNil)) (subsume (SOne (AssignStmt v v ann sp)))))",
+            " ((union x (Skip)) (subsume (SOne (AssignStmt v v ann sp)))))",
         ),
     ),
 )
 
 
 def _discard_rules() -> tuple[Rule, ...]:
-    rules = [Rule("discard-nothing", "Discard(())", "(nothing)", "(rewrite (Discard (ExNil) sp) (SNil))")]
+    rules = [Rule("discard-nothing", "Discard(())", "(nothing)", "(rewrite (Discard (ExNil) sp) (Skip))")]
     for c in ir_constructors():
         if c.sort != "Ex" or c.name in ("Keyword", "NoEx", "At"):
             continue

@@ -20,7 +20,7 @@ A violation is an internal error of the pass, reported with the call site, param
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from nanopto.ir_terms.nodes import (
@@ -71,12 +71,16 @@ def definitions(fn: Function) -> Counter[int]:
     return defs
 
 
-def _identity_key(node: Node) -> tuple[str, tuple[int, ...]]:
-    """The same expression over the same Vars (not merely alpha-equivalent)."""
-    return python_print(node), tuple(v.id for v in walk(node) if isinstance(v, Var))
+_Key = tuple[str, tuple[int, ...], object]
 
 
-def _computed(nodes: Iterable[Node]) -> Counter[tuple[str, tuple[int, ...]]]:
+def _identity_key(node: Node) -> _Key:
+    """The same expression over the same Vars written at the same place (spans survive inlining,
+    so a copy of a helper's own `pl.add(t, t)` is not mistaken for the caller's argument)."""
+    return python_print(node), tuple(v.id for v in walk(node) if isinstance(v, Var)), node.span
+
+
+def _computed(nodes: Iterable[Node]) -> Counter[_Key]:
     return Counter(_identity_key(n) for n in nodes if isinstance(n, Call | Submit))
 
 
@@ -85,8 +89,13 @@ def _site_label(site: CallSite) -> str:
     return f"call site #{site.number} of '{site.helper}' in '{site.caller}'{where}"
 
 
-def check_function(before: Function, after: Function, sites: Sequence[CallSite]) -> list[Diagnostic]:
-    """Check one caller against the decisions taken at its own top-level sites."""
+def check_function(
+    before: Function, after: Function, sites: Sequence[CallSite], copies: Mapping[tuple[int, int], str]
+) -> list[Diagnostic]:
+    """Check one caller against the decisions taken at its own top-level sites.
+
+    `copies` maps (original Var id, site) to the name of the fresh local the decoder made for it.
+    """
     problems: list[Diagnostic] = []
     defs_before, defs_after = definitions(before), definitions(after)
     may_rebind: dict[int, list[str]] = {}
@@ -118,23 +127,20 @@ def check_function(before: Function, after: Function, sites: Sequence[CallSite])
                 )
             )
 
-    # 2. No bare alias of a Var whose parameter must stay the caller's Var.
-    for node in walk(after.body):
-        if (
-            isinstance(node, AssignStmt)
-            and isinstance(node.value, Var)
-            and node.value.id in may_rebind
-            and node.var.id not in before_ids
-        ):
-            problems.append(
-                Diagnostic(
-                    Severity.ERROR,
-                    f"spliced code aliases the caller's Var: `{python_print(node).strip()}`, but "
-                    f"{'; '.join(may_rebind[node.value.id])} must rebind the caller's Var itself",
-                    node.span,
-                    RULE,
+    # 2. A parameter whose row rebinds the caller's Var never gets a local copy of its own.
+    for site in sites:
+        for b in site.bindings:
+            if b.row.rebinds_caller_var and not b.bind_local and (b.param.id, site.number) in copies:
+                local = copies[(b.param.id, site.number)]
+                problems.append(
+                    Diagnostic(
+                        Severity.ERROR,
+                        f"{_site_label(site)}: parameter '{b.param.name}' ({b.row.value}) was given the local "
+                        f"'{local}' instead of rebinding the caller's Var '{python_print(b.actual)}'",
+                        site.span,
+                        RULE,
+                    )
                 )
-            )
 
     # 3. Computed arguments: evaluated exactly once, at the call site.
     counts_before, counts_after = _computed(walk(before.body)), _computed(walk(after.body))
@@ -156,21 +162,48 @@ def check_function(before: Function, after: Function, sites: Sequence[CallSite])
     return problems
 
 
-def check_rebinding(before: Program, after: Program, sites: Sequence[CallSite] | None = None) -> list[Diagnostic]:
+def check_rebinding(
+    before: Program,
+    after: Program,
+    sites: Sequence[CallSite] | None = None,
+    copies: Mapping[tuple[int, int], str] | None = None,
+) -> list[Diagnostic]:
     """Diagnostics for every violation of the rebinding table in `after` (empty when it is right).
 
-    `sites` are the pass's per-site decisions; without them they are re-derived from `before` the
-    way the pass classifies (the decisions, not the rewriting, are recomputed).
+    `sites` are the pass's per-site decisions and `copies` which (Var, site) pairs got a fresh
+    local; without them the decisions are re-derived from `before` the way the pass classifies
+    (the decisions, not the rewriting, are recomputed) and check 2 needs no copies to pass: it
+    then only sees locals named after the parameter.
     """
     if sites is None:
         from nanopto.passes.inline_functions import inline_program
 
         sites = inline_program(before).sites
+    if copies is None:
+        copies = _copies_by_name(sites, after)
     problems: list[Diagnostic] = []
     for fn in before.function_list:
         if fn.func_type is FunctionType.Inline or fn.name not in after.functions:
             continue
         own = [s for s in sites if s.caller == fn.name]
         if own:
-            problems += check_function(fn, after.functions[fn.name], own)
+            problems += check_function(fn, after.functions[fn.name], own, copies)
     return problems
+
+
+def _copies_by_name(sites: Sequence[CallSite], after: Program) -> dict[tuple[int, int], str]:
+    """Without the decoder's record: a local named `<param>_inline<k>` counts as the param's copy."""
+    names = {
+        node.name
+        for fn in after.function_list
+        for node in walk(fn.body)
+        if isinstance(node, Var)
+    }
+    found: dict[tuple[int, int], str] = {}
+    for site in sites:
+        for b in site.bindings:
+            prefix = f"{b.param.name.rstrip('_')}_inline"
+            for name in names:
+                if name.startswith(prefix) and name[len(prefix) :].isdigit():
+                    found[(b.param.id, site.number)] = name
+    return found

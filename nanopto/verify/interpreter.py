@@ -64,6 +64,7 @@ from nanopto.ir_terms.nodes import (
     Keyword,
     MakeTuple,
     Node,
+    ParamDirection,
     Program,
     ReturnStmt,
     ScopeStmt,
@@ -81,6 +82,7 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
 )
 from nanopto.ir_terms.ops import OPS, OpContext, OpRegistry
+from nanopto.ir_terms.types import ScalarType
 
 __all__ = [
     "DEFAULT_MAX_CALL_DEPTH",
@@ -266,6 +268,8 @@ class _Interpreter:
         # Frames are popped only on normal exit: after an exception the stack still shows where
         # the program was, which is what the error report needs.
         self._frames: list[_Frame] = []
+        self.scalar_outputs: dict[int, Any] = {}
+        """After a call: argument index -> final value of each Out/InOut scalar parameter."""
         self._stmt_handlers: dict[type, Callable[[Any], _Flow]] = {
             SeqStmts: self._exec_seq,
             AssignStmt: self._exec_assign,
@@ -360,6 +364,11 @@ class _Interpreter:
         if flow in (_Flow.BREAK, _Flow.CONTINUE):
             raise self.error(f"'{flow.name.lower()}' outside a loop in function '{name}'")
         self._frames.pop()
+        self.scalar_outputs = {
+            i: frame.env[p.var.id]
+            for i, p in enumerate(params)
+            if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType) and p.var.id in frame.env
+        }
         return frame.returned
 
     # -- statements -----------------------------------------------------------------------------
@@ -622,7 +631,14 @@ class _Interpreter:
         args = [self.eval(a) for a in expr.args]
         kwargs = self._eval_kwargs(expr.kwargs)
         if expr.function:
-            return self.call(expr.op, args, kwargs, expr)
+            result = self.call(expr.op, args, kwargs, expr)
+            # The explicit scalar calling convention: a `pl.Out`/`pl.InOut` scalar is the caller's
+            # variable, so its final value is copied back (a Python int cannot be shared).
+            for index, value in self.scalar_outputs.items():
+                target = expr.args[index] if index < len(expr.args) else None
+                if isinstance(target, Var):
+                    self._frame.env[target.id] = value
+            return result
         op = self._ops.lookup(expr.op)
         if op is None:
             if expr.op in _NO_OP_OPS:

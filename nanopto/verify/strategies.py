@@ -34,8 +34,13 @@ Names first bound inside a loop or branch body are used only inside that body, s
 of a bound name on every path. Values stay small integers and only add / sub / maximum / minimum
 are used, so float32 arithmetic is exact and comparisons need no tolerance.
 
-`out_scalars=True` also draws explicit `pl.Out[pl.Scalar[...]]` helper parameters (the table's
+`out_scalars` (on by default) draws explicit `pl.Out[pl.Scalar[...]]` helper parameters (the table's
 "explicit Out / InOut scalar" row), whose rebinding the pass writes back to the caller's Var.
+
+`existing_receivers=False` leaves out call sites that assign an already-bound name.
+
+`writing_discards=True` makes every helper return a write into its first parameter and discards
+such calls on the caller's InOut `c`: the shape a pass that deletes discarded calls gets wrong.
 
 `inputs_for(program)` draws arguments for `main`: float32 arrays of shape `[4]` holding integers
 0..5, ints 0..5 for scalars and int64 arrays for `pl.Array` parameters.
@@ -206,7 +211,9 @@ class _Scope:
 @dataclass(frozen=True)
 class _Options:
     out_scalars: bool
+    existing_receivers: bool = True
     max_depth: int = 2
+    writing_discards: bool = False
 
 
 class _Drawer:
@@ -256,6 +263,10 @@ class _Drawer:
             return self.scalar_expr(scope)
         return self.pick(scope.arrays)
 
+    def callable_helpers(self, scope: _Scope) -> list[FunctionDesc]:
+        """Helpers whose arguments can be drawn here (an array argument needs an array in scope)."""
+        return [h for h in self.helpers if scope.arrays or all(p.kind != "array" for p in h.params)]
+
     def call(self, helper: FunctionDesc, scope: _Scope) -> str:
         args = ", ".join(self.arg(p.kind, scope) for p in helper.params)
         return f"self.{helper.name}({args})"
@@ -268,7 +279,7 @@ class _Drawer:
 
     def stmt(self, scope: _Scope, depth: int) -> Stmt:
         kinds = ["tensor-local", "self-update", "rebind-tensor", "rebind-scalar", "array-store"]
-        if self.helpers:
+        if self.callable_helpers(scope):
             kinds += ["call", "call"]
         if depth < self.options.max_depth:
             kinds += ["loop", "branch"]
@@ -315,9 +326,14 @@ class _Drawer:
         return self.call_site(scope)
 
     def call_site(self, scope: _Scope) -> Stmt:
-        helper = self.draw(st.sampled_from(self.helpers))
+        helper = self.draw(st.sampled_from(self.callable_helpers(scope)))
         call = self.call(helper, scope)
-        form = self.draw(st.sampled_from(["assign", "discard", "assign-existing"]))
+        forms = ["assign", "discard", "discard"] + (["assign-existing"] if self.options.existing_receivers else [])
+        form = self.draw(st.sampled_from(forms))
+        if self.options.writing_discards and helper.returns.startswith("pl.tensor.assemble(") and "c" in scope.tensors:
+            # Discard a write into the caller's InOut buffer: deleting it must show in `c`.
+            rest = [self.arg(p.kind, scope) for p in helper.params[1:]]
+            return Line(f"self.{helper.name}({', '.join(['c', *rest])})")
         if form == "discard":
             return Line(call)
         if len(helper.result_kinds) == 2:
@@ -345,18 +361,22 @@ class _Drawer:
 
     def returns(self, scope: _Scope, result_kinds: tuple[Kind, ...]) -> str:
         """What the function returns: Vars, a call-free scalar expression, one Call, or a site."""
-        candidates = [h for h in self.helpers if h.result_kinds == result_kinds]
-        form = self.draw(st.integers(0, 3))
-        if form == 3 and candidates:
+        candidates = [h for h in self.callable_helpers(scope) if h.result_kinds == result_kinds]
+        # A writing Call is drawn often: it is what a discarding call site must not delete.
+        forms = ["var", "assemble", "computed", "site"]
+        if self.options.writing_discards:
+            forms = ["assemble"]
+        form = self.draw(st.sampled_from(forms))
+        if form == "site" and candidates:
             return self.call(self.draw(st.sampled_from(candidates)), scope)
         if len(result_kinds) == 2:
             return f"{self.pick(scope.tensors)}, {self.scalar_expr(scope)}"
         if result_kinds == ("scalar",):
             return self.scalar_expr(scope)
-        if form == 1:
+        if form == "computed":
             return self.tensor_expr(scope, computed=True)
-        if form == 2:
-            t = self.pick(scope.tensors)
+        if form == "assemble":
+            t = scope.tensors[0] if self.options.writing_discards else self.pick(scope.tensors)
             return f"pl.tensor.assemble({t}, {self.tensor_expr(scope)}, [0])"
         return self.pick(scope.tensors)
 
@@ -396,9 +416,20 @@ _MAIN_PARAMS = (
 )
 
 
+# Make the final values of main's own names observable, so that a pass which wrongly rebinds a
+# caller's name (the `bump` example of seed 000) changes an argument buffer.
+_OBSERVE = (
+    Line("arr[0] = k"),
+    Line("arr[1] = j"),
+    Line("out = pl.tensor.assemble(out, pl.add(pl.add(a, b), c), [0])"),
+)
+
+
 @st.composite
-def _program_descs(draw: st.DrawFn, max_helpers: int, out_scalars: bool) -> ProgramDesc:
-    options = _Options(out_scalars)
+def _program_descs(
+    draw: st.DrawFn, max_helpers: int, out_scalars: bool, existing_receivers: bool, writing_discards: bool = False
+) -> ProgramDesc:
+    options = _Options(out_scalars, existing_receivers, writing_discards=writing_discards)
     helpers: tuple[FunctionDesc, ...] = ()
     for index in range(draw(st.integers(1, max_helpers))):
         helpers += (_draw_helper(draw, index, helpers, options),)
@@ -407,19 +438,31 @@ def _program_descs(draw: st.DrawFn, max_helpers: int, out_scalars: bool) -> Prog
         scope.names(param.kind).append(param.name)
     drawer = _Drawer(draw, helpers, options)
     # At least one call site in main, so every drawn program gives the pass something to do.
-    body = (drawer.call_site(scope), *drawer.block(scope, 0, max_size=4))
+    body = (drawer.call_site(scope), *drawer.block(scope, 0, max_size=4), *_OBSERVE)
     main = FunctionDesc(ENTRY, _MAIN_PARAMS, body, drawer.returns(scope, ("tensor",)), ("tensor",), inline=False)
     return ProgramDesc(helpers, main)
 
 
-def program_descs(*, max_helpers: int = 3, out_scalars: bool = False) -> st.SearchStrategy[ProgramDesc]:
+def program_descs(
+    *, max_helpers: int = 3, out_scalars: bool = True, existing_receivers: bool = True, writing_discards: bool = False
+) -> st.SearchStrategy[ProgramDesc]:
     """Descriptions of programs (see the module docstring); `.source` is the `pl` text."""
-    return _program_descs(max_helpers, out_scalars)
+    return _program_descs(max_helpers, out_scalars, existing_receivers, writing_discards)
 
 
-def programs(*, max_helpers: int = 3, out_scalars: bool = False) -> st.SearchStrategy[Program]:
-    """Well-typed `pl` programs with an Opaque `main` and 1..`max_helpers` Inline helpers."""
-    return program_descs(max_helpers=max_helpers, out_scalars=out_scalars).map(ProgramDesc.program)
+def programs(
+    *, max_helpers: int = 3, out_scalars: bool = True, existing_receivers: bool = True, writing_discards: bool = False
+) -> st.SearchStrategy[Program]:
+    """Well-typed `pl` programs with an Opaque `main` and 1..`max_helpers` Inline helpers.
+
+    `existing_receivers=False` leaves out call sites whose receiver is an already-bound name
+    (`t = self.h(t, ...)`, which produces the identity write-back `t = t`)."""
+    return program_descs(
+        max_helpers=max_helpers,
+        out_scalars=out_scalars,
+        existing_receivers=existing_receivers,
+        writing_discards=writing_discards,
+    ).map(ProgramDesc.program)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,4 +492,9 @@ def _pretty_program(obj: Program, printer: Any, cycle: bool) -> None:
 
 
 _printers: Callable[..., Any] = pretty.for_type_by_name
+def _pretty_desc(obj: ProgramDesc, printer: Any, cycle: bool) -> None:
+    printer.text(obj.source)
+
+
 _printers("nanopto.ir_terms.nodes", "Program", _pretty_program)
+_printers(__name__, "ProgramDesc", _pretty_desc)

@@ -1,0 +1,226 @@
+"""InlineFunctions one call site at a time, for `nanopto step` (egglog's slide mode, xdsl-gui's
+single rewrite): watch each splice happen, with the rules it fired.
+
+The staging is InlineFunctions' own (`inline_program`): helpers callee-first by call depth, each
+helper fully expanded before anything that calls it, nested calls hoisted first, then the
+non-Inline functions. The difference is granularity: where `inline_program` saturates all sites of
+a batch in one e-graph, a step is one `Stage` with one site. After each step the function is
+re-scanned (`find_sites`), so the next site is classified against the program as it now is, which
+is the program a reader sees printed. The fresh names can therefore be numbered differently from
+`inline_program`'s, but the final program is the same up to alpha-renaming (`nanopto step` checks).
+
+`rule_by_rule=True` goes finer: each step runs its rulesets one egglog iteration at a time and
+records the matches of every iteration, and the function as extraction sees it then. Mid-way
+through a splice the e-graph holds only helper terms (`SubSL`, `Pre`, ...), which are
+`:unextractable`, so there is no program to show: `program` is None for such iterations.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import egglog.bindings as eb
+
+from nanopto.ir_terms import nodes as n
+from nanopto.ir_terms.encoding import DecodeError, Decoder, Encoder, load_actions
+from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
+from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
+from nanopto.passes.dump_tags import carry_helper_tags, site_templates
+from nanopto.passes.hoist_nested_calls import hoist_nested_calls
+from nanopto.passes.inline_functions import type_receivers
+from nanopto.rules import INLINE_RULESETS, Ruleset
+from nanopto.rules.engine import (
+    SaturationError,
+    SaturationLimitError,
+    SaturationLimits,
+    Stage,
+    StageReport,
+)
+
+_SPAN = eb.RustSpan("nanopto", 0, 0)
+
+
+@dataclass
+class Iteration:
+    """One egglog iteration of one ruleset inside a step (`rule_by_rule` mode)."""
+
+    ruleset: str
+    matches: dict[str, int]
+    updated: bool
+    function: n.Function | None
+    """The function being rewritten as extraction sees it now; None while only helper terms remain."""
+
+
+@dataclass
+class Step:
+    """One splice (`site` set) or the final clean-up (`site` None): what fired and the program after."""
+
+    number: int
+    site: CallSite | None
+    report: StageReport
+    program: n.Program
+    iterations: list[Iteration] = field(default_factory=list)
+
+    @property
+    def description(self) -> str:
+        if self.site is None:
+            return "drop the Inline helpers (every call site is spliced) and type the receivers"
+        span = self.site.span
+        line = f"line {span.line}" if span is not None else "line ?"
+        return f"splice '{self.site.helper}' into '{self.site.caller}' at {line}"
+
+
+def inline_steps(
+    program: n.Program,
+    rulesets: Sequence[Ruleset] = INLINE_RULESETS,
+    limits: SaturationLimits | None = None,
+    *,
+    rule_by_rule: bool = False,
+) -> Iterator[Step]:
+    """Yield one Step per call site in callee-first order, then the final Step (site None).
+
+    The last Step's program is InlineFunctions' result up to the names of fresh locals. A program
+    without Inline functions yields nothing.
+    """
+    inline = inline_functions_of(program)
+    if not inline:
+        return
+    check_acyclic(inline)
+    depth = depth_of(inline)
+    limits = limits or SaturationLimits()
+    current: dict[str, n.Function] = {f.name: f for f in program.function_list}
+    templates: dict[str, HelperTemplate] = {}
+    state = _State()
+
+    def snapshot() -> n.Program:
+        return n.Program(program.name, tuple(current[f.name] for f in program.function_list), span=program.span)
+
+    def expand(fn: n.Function) -> Iterator[Step]:
+        fn = hoist_nested_calls(fn, inline)
+        current[fn.name] = fn
+        while True:
+            sites = find_sites(fn, templates, state.sites)
+            if not sites:
+                return
+            site = sites[0]
+            state.sites += 1
+            state.all_sites.append(site)
+            chosen = site_templates([fn], [site], templates)
+            stage = Stage([fn], templates, [site], rulesets, limits, site_template=chosen)
+            iterations: list[Iteration] = []
+            if rule_by_rule:
+                fn, report = _run_iterating(stage, state, iterations)
+            else:
+                rewritten, decoder, report = stage.run(state.counter)
+                state.counter = decoder.counter
+                fn = rewritten[0]
+            current[fn.name] = fn
+            state.steps += 1
+            yield Step(state.steps, site, report, snapshot(), iterations)
+
+    for level in range(max(depth.values()) + 1):
+        for name in [name for name in inline if depth[name] == level]:
+            for callee in inline_callees(current[name], inline):
+                templates.setdefault(callee, carry_helper_tags(make_template(current[callee])))
+            yield from expand(current[name])
+    callers = [f for f in program.function_list if f.func_type is not n.FunctionType.Inline]
+    for fn in callers:
+        for callee in inline_callees(fn, inline):
+            templates.setdefault(callee, carry_helper_tags(make_template(current[callee])))
+    for fn in callers:
+        yield from expand(fn)
+    spliced = [_receivers(s) for s in state.all_sites]
+    receivers = {var_id for ids in spliced for var_id in ids}
+    final = n.Program(
+        program.name, tuple(type_receivers(current[f.name], receivers) for f in callers), span=program.span
+    )
+    state.steps += 1
+    yield Step(state.steps, None, StageReport(), final)
+
+
+@dataclass
+class _State:
+    sites: int = 0
+    counter: int = 0
+    steps: int = 0
+    all_sites: list[CallSite] = field(default_factory=list)
+
+
+def _receivers(site: CallSite) -> set[int]:
+    return {site.stmt.var.id} if isinstance(site.stmt, n.AssignStmt) else set()
+
+
+def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> tuple[n.Function, StageReport]:
+    """`stage.run`, one ruleset iteration at a time, extracting after each iteration that changed
+    the e-graph. The schedule is `engine.saturate`'s: each round runs the first ruleset once and
+    every other one until it stops changing the e-graph, until a round changes nothing."""
+    (site,) = stage.sites
+    report = StageReport(sites=1)
+    encoder = Encoder(site_of={id(site.call): (site.number, stage.template_of(site))})
+    rules, facts, roots = stage.program_text(encoder)
+    egraph = eb.EGraph()
+    fn = stage.functions[0]
+    try:
+        egraph.run_program(*egraph.parse_program(rules))
+        load_actions(egraph, facts)
+        first = stage.rulesets[0]
+        while True:
+            changed = False
+            for ruleset in stage.rulesets:
+                while True:
+                    out = egraph.run_program(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(ruleset.name))))[0]
+                    assert isinstance(out, eb.RunScheduleOutput)
+                    run = out.report
+                    report.iterations += 1
+                    matches = {rule: count for rule, count in run.num_matches_per_rule.items() if count}
+                    for rule, count in matches.items():
+                        report.matches[rule] = report.matches.get(rule, 0) + count
+                    if run.updated or matches:
+                        snapshot = _try_extract(egraph, roots[0], encoder, state.counter, fn) if run.updated else None
+                        iterations.append(Iteration(ruleset.name, matches, run.updated, snapshot))
+                    changed = changed or run.updated
+                    if report.iterations >= stage.limits.max_iterations:
+                        raise SaturationLimitError(
+                            "iteration", stage.limits.max_iterations, [ruleset.name], "max_iterations="
+                        )
+                    if not run.updated or ruleset is first:
+                        break
+            if not changed:
+                break
+        outputs = egraph.run_program(*egraph.parse_program(f"(extract {roots[0]})"))
+    except eb.EggSmolError as exc:
+        raise SaturationError(f"egglog failed while inlining: {exc}") from None
+    (best,) = [o for o in outputs if isinstance(o, eb.ExtractBest)]
+    decoder = Decoder(vars=dict(encoder.vars), counter=state.counter)
+    body = decoder.decode(best.termdag, best.term)
+    state.counter = decoder.counter
+    return _with_body(fn, body), report
+
+
+def _try_extract(egraph: eb.EGraph, root: str, encoder: Encoder, counter: int, fn: n.Function) -> n.Function | None:
+    """The function as extraction sees it now, or None while its body has only helper terms.
+
+    A failed extraction is the expected answer mid-splice, so egglog's error log about the
+    unextractable root (logger `egglog.extract`) is silenced for the attempt.
+    """
+    logger = logging.getLogger("egglog.extract")
+    disabled = logger.disabled
+    logger.disabled = True
+    try:
+        outputs = egraph.run_program(*egraph.parse_program(f"(extract {root})"))
+        (best,) = [o for o in outputs if isinstance(o, eb.ExtractBest)]
+        body = Decoder(vars=dict(encoder.vars), counter=counter).decode(best.termdag, best.term)
+    except (eb.EggSmolError, DecodeError):
+        return None
+    finally:
+        logger.disabled = disabled
+    return _with_body(fn, body)
+
+
+def _with_body(fn: n.Function, body: n.Stmt) -> n.Function:
+    return n.Function(fn.name, fn.params, body, fn.return_types, fn.func_type, fn.attrs, span=fn.span)
+
+
+__all__ = ["Iteration", "Step", "inline_steps"]

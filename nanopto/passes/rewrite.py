@@ -1,0 +1,157 @@
+"""`passes.rewrite(ruleset, name=...)`: a user's egglog rules run as a pass.
+
+Every function body of the program goes into one e-graph (the same encoding InlineFunctions
+uses), the user's rulesets run to saturation under `SaturationLimits`, and each body is extracted
+and decoded. Extraction picks the smallest term of each e-class, so a rule that adds a smaller
+equal term (`pl.mul(x, 1)` = `x`) simplifies the program; a rule with `:subsume` replaces even
+when the result is larger. Variables keep their identity: a rule can only move the program's own
+Vars around, never invent or capture one.
+
+Each call of `rewrite` makes a Pass subclass whose class-level `name` is the kebab-case name, so
+the pass can be registered (`register_pass(p.name, type(p))`) and named in a pipeline spec with
+its options (`fold-mul-one{max_iterations=50}`), like a built-in pass.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, cast
+
+import egglog.bindings as eb
+
+from nanopto.ir_terms import nodes as n
+from nanopto.ir_terms.encoding import Constructor, Decoder, Encoder, ir_declarations, load_actions
+from nanopto.passes.context import PassContext
+from nanopto.passes.pass_base import PASS_NAME, Pass
+from nanopto.rules.engine import SaturationError, SaturationLimits, StageReport, egraph_rows, saturate
+from nanopto.rules.ruleset import Ruleset
+from nanopto.rules.user_rules import UserRuleError, check_rulesets
+
+_ROOT = Constructor("Root", ("i64",), "St", unextractable=True)
+"""`(Root i)`: the body of the i-th function, so extraction starts from a name, not a term."""
+
+
+@dataclass
+class RewriteResult:
+    """The rewritten program and what saturation did (matches per rule, iterations, times)."""
+
+    program: n.Program
+    report: StageReport = field(default_factory=StageReport)
+
+
+def rewrite_program(
+    program: n.Program, rulesets: Sequence[Ruleset], limits: SaturationLimits | None = None
+) -> RewriteResult:
+    """Run `rulesets` to saturation over every function body of `program` and extract the result.
+
+    The rulesets are checked first (`check_rulesets`), so a malformed rule fails naming itself.
+    Raises SaturationLimitError when a limit stops a ruleset that keeps matching.
+    """
+    rulesets = check_rulesets(rulesets)
+    limits = limits or SaturationLimits()
+    report = StageReport()
+    started = time.perf_counter()
+    encoder = Encoder()
+    facts: list[str] = []
+    for i, fn in enumerate(program.function_list):
+        for param in fn.params:
+            encoder.expr(param.var)
+        facts.append(f"(union (Root {i}) {encoder.expr(fn.body)})")
+    rules = "\n".join([ir_declarations(), _ROOT.declaration(), *(r.commands() for r in rulesets)])
+    report.times["encode"] = time.perf_counter() - started
+    names = ", ".join(r.name for r in rulesets)
+    egraph = eb.EGraph()
+    try:
+        started = time.perf_counter()
+        egraph.run_program(*egraph.parse_program(rules))
+        load_actions(egraph, facts)
+        report.times["load"] = time.perf_counter() - started
+        started = time.perf_counter()
+        saturate(egraph, rulesets, limits, report)
+        report.times["saturate"] = time.perf_counter() - started
+        report.egraph_rows = egraph_rows(egraph)
+        started = time.perf_counter()
+        roots = " ".join(f"(extract (Root {i}))" for i in range(len(program.function_list)))
+        outputs = egraph.run_program(*egraph.parse_program(roots)) if roots else []
+        report.times["extract"] = time.perf_counter() - started
+    except eb.EggSmolError as exc:
+        raise SaturationError(f"egglog failed while running ruleset(s) {names}: {' '.join(str(exc).split())}") from None
+    extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
+    started = time.perf_counter()
+    decoder = Decoder(vars=dict(encoder.vars))
+    functions = []
+    for fn, out in zip(program.function_list, extracted, strict=True):
+        body = decoder.decode(out.termdag, out.term)
+        if not isinstance(body, n.Stmt):
+            raise SaturationError(f"ruleset(s) {names} turned the body of {fn.name!r} into a non-statement")
+        functions.append(n.Function(fn.name, fn.params, body, fn.return_types, fn.func_type, fn.attrs, span=fn.span))
+    report.times["decode"] = time.perf_counter() - started
+    return RewriteResult(n.Program(program.name, tuple(functions), span=program.span), report)
+
+
+@dataclass(frozen=True)
+class RewriteRules(Pass):
+    """Base of the passes `rewrite` makes; a subclass fixes `name` and `rulesets`.
+
+    The fields are the options a pipeline spec can set, the same limits InlineFunctions takes.
+    """
+
+    rulesets: ClassVar[tuple[Ruleset, ...]] = ()
+
+    trace: bool = False
+    """Record the RewriteResult in the active PassContext's `traces` (as `(name, result)`)."""
+    max_iterations: int = SaturationLimits.max_iterations
+    max_rows: int = SaturationLimits.max_rows
+    timeout: float = SaturationLimits.timeout
+
+    def run(self, program: n.Program) -> n.Program:
+        limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)
+        result = rewrite_program(program, self.rulesets, limits)
+        if self.trace:
+            PassContext.current().traces.append((self.name, result))
+        return result.program
+
+
+def _class_name(name: str) -> str:
+    return "".join(part.capitalize() for part in re.split(r"[-_]", name)) or "Rewrite"
+
+
+def rewrite(
+    ruleset: Ruleset | Sequence[Ruleset],
+    name: str | None = None,
+    *,
+    trace: bool = False,
+    max_iterations: int = SaturationLimits.max_iterations,
+    max_rows: int = SaturationLimits.max_rows,
+    timeout: float = SaturationLimits.timeout,
+) -> RewriteRules:
+    """A pass that runs `ruleset` (or several, in schedule order) to saturation.
+
+    `name` is the pass's kebab-case name (default: the ruleset's name). The rulesets are checked
+    here, so a broken rule fails when the pass is made, not in the middle of a pipeline.
+    """
+    rulesets = (ruleset,) if isinstance(ruleset, Ruleset) else tuple(ruleset)
+    check_rulesets(rulesets)
+    if name is None:
+        if len(rulesets) != 1:
+            raise UserRuleError("rewrite(): give a name= for a pass made of several rulesets")
+        name = rulesets[0].name
+    if not PASS_NAME.match(name):
+        raise UserRuleError(f"pass name {name!r} is not kebab-case (e.g. 'fold-mul-one')")
+    cls = cast(
+        type[RewriteRules],
+        type(_class_name(name), (RewriteRules,), {"name": name, "rulesets": rulesets, "__module__": __name__}),
+    )
+    cls = dataclass(frozen=True)(cls)
+    return cls(trace=trace, max_iterations=max_iterations, max_rows=max_rows, timeout=timeout)
+
+
+def is_rewrite_pass(factory: object) -> bool:
+    """Whether a registered factory is a pass made by `rewrite` (user passes may be re-registered)."""
+    return isinstance(factory, type) and issubclass(factory, RewriteRules)
+
+
+__all__ = ["RewriteResult", "RewriteRules", "is_rewrite_pass", "rewrite", "rewrite_program"]

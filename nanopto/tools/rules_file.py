@@ -1,0 +1,137 @@
+"""`--rules my_rules.py`: load a user's own passes (usually `passes.rewrite(...)` over their rules).
+
+A rules file is the user's own Python code, so it is *imported and run*, like a plugin or a
+conftest.py: it builds `Ruleset`s, wraps them in passes and lists them in a module-level `PASSES`.
+That is the opposite of the program file given to `nanopto inline` / `nanopto step`, which is `pl`
+source and is only ever parsed, never executed. Only pass a rules file you would run yourself.
+
+Loading registers every pass in the process-wide pass registry, so `--pipeline` can name it
+(`inline-functions,fold-mul-one{max_iterations=50}`); a rules file may not take a built-in name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import itertools
+import re
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from nanopto.passes.pass_base import Pass
+from nanopto.passes.registry import PASS_REGISTRY, PassRegistry
+from nanopto.passes.rewrite import RewriteRules
+
+
+class RulesFileError(ValueError):
+    """A rules file that cannot be loaded; the message names the file (and line, when known)."""
+
+
+_USER_PASS_FILES: dict[str, str] = {}
+"""Pass name -> the rules file that registered it, so a user pass may be re-registered (the
+same file loaded twice in one process) while a built-in pass can never be replaced."""
+
+_MODULE_NUMBERS = itertools.count()
+
+
+def load_rules_file(path: str, registry: PassRegistry = PASS_REGISTRY) -> tuple[Pass, ...]:
+    """Import `path`, check its `PASSES` and register each; return them in the file's order."""
+    file = Path(path)
+    if not file.is_file():
+        raise RulesFileError(f"{path}: no such rules file" if not file.exists() else f"{path}: not a file")
+    spec = importlib.util.spec_from_file_location(f"nanopto_user_rules_{next(_MODULE_NUMBERS)}", file)
+    if spec is None or spec.loader is None:
+        raise RulesFileError(f"{path}: cannot be imported as a Python file")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise RulesFileError(f"{path}:{exc.lineno}: syntax error in the rules file: {exc.msg}") from None
+    except Exception as exc:
+        line = _line_in(file, exc)
+        where = f"{path}:{line}" if line else path
+        message = " ".join(str(exc).split())
+        raise RulesFileError(f"{where}: the rules file raised {type(exc).__name__}: {message}") from None
+    declared = getattr(module, "PASSES", None)
+    if declared is None:
+        raise RulesFileError(
+            f"{path}: defines no PASSES; end it with e.g. "
+            "`PASSES = [passes.rewrite(MY_RULES, name=\"my-rules\")]`"
+        )
+    if not isinstance(declared, list | tuple):
+        raise RulesFileError(f"{path}: PASSES must be a list of passes, not {type(declared).__name__}")
+    found: list[Pass] = []
+    for i, item in enumerate(declared):
+        if not isinstance(item, Pass) or not dataclasses.is_dataclass(item):
+            raise RulesFileError(
+                f"{path}: PASSES[{i}] is a {type(item).__name__}, not a pass; "
+                "wrap a Ruleset with passes.rewrite(ruleset, name=...)"
+            )
+        found.append(item)
+    names = [p.name for p in found]
+    for name in names:
+        if names.count(name) > 1:
+            raise RulesFileError(f"{path}: two passes are named {name!r}")
+    for pass_ in found:
+        _register(pass_, str(path), registry)
+    return tuple(found)
+
+
+def load_rules_files(paths: Sequence[str] | None, registry: PassRegistry = PASS_REGISTRY) -> tuple[Pass, ...]:
+    """Every pass of every rules file, in command-line order."""
+    loaded: list[Pass] = []
+    for path in paths or ():
+        loaded += load_rules_file(path, registry)
+    return tuple(loaded)
+
+
+def _line_in(file: Path, exc: BaseException) -> int | None:
+    """The innermost line of the rules file in the exception's traceback."""
+    target = str(file.resolve())
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if str(Path(f.filename).resolve()) == target]
+    return lines[-1] if lines else None
+
+
+def _register(pass_: Pass, path: str, registry: PassRegistry) -> None:
+    name = pass_.name
+    if name in registry and name not in _USER_PASS_FILES:
+        raise RulesFileError(f"{path}: the pass name {name!r} is taken by a built-in pass; pick another")
+    options = {f.name for f in dataclasses.fields(pass_)}  # type: ignore[arg-type]
+
+    def make(**given: object) -> Pass:
+        unknown = sorted(set(given) - options)
+        if unknown:
+            raise ValueError(
+                f"pass {name!r} (from {path}) has no option {', '.join(unknown)} "
+                f"(options: {', '.join(sorted(options)) or 'none'})"
+            )
+        made: Pass = dataclasses.replace(pass_, **given)  # type: ignore[type-var]
+        return made
+
+    registry.register(name, make, replace=True)
+    _USER_PASS_FILES[name] = path
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s{2,}", "  ", text.strip())
+
+
+def describe_user_passes(path: str, passes: Sequence[Pass], out: TextIO) -> None:
+    """`nanopto rules --rules FILE`: each pass of the file with its rulesets and rules."""
+    out.write(f"\nuser passes from {path} ({len(passes)}):\n")
+    for pass_ in passes:
+        if not isinstance(pass_, RewriteRules):
+            doc = (type(pass_).__doc__ or "").strip().splitlines()
+            out.write(f"\n  pass {pass_.name}: a Python pass{': ' + doc[0] if doc else ''}\n")
+            continue
+        out.write(f"\n  pass {pass_.name}:\n")
+        for ruleset in pass_.rulesets:
+            out.write(f"  {ruleset.name}: {ruleset.doc}\n")
+            width = max((len(r.name) for r in ruleset.rules), default=0)
+            for rule in ruleset.rules:
+                out.write(f"      {rule.name:<{width}}  {_squash(rule.before)}  =>  {_squash(rule.after)}\n")
+
+
+__all__ = ["RulesFileError", "describe_user_passes", "load_rules_file", "load_rules_files"]

@@ -1,0 +1,239 @@
+"""The `--html` page in a real headless browser, the `--egraph` files, and the notebook views.
+
+The browser test drives Debian's `chromium` on the command line (`--dump-dom` for the DOM after
+the page's script ran, `--screenshot` for the picture); `.ci/run` installs it. Without it, the
+browser tests are skipped and say why; the page's text is still checked.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import nanopto.passes  # noqa: F401  (registers the passes; breaks the engine import cycle)
+from nanopto.ir_terms.parser import parse_program
+from nanopto.passes.inline_functions import inline_program
+from nanopto.tools.highlight import highlight_lines
+from nanopto.tools.html_page import site_colours
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "nanopto" / "examples"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DOT = shutil.which("dot")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+needs_dot = pytest.mark.skipif(DOT is None, reason="Graphviz 'dot' is not installed (.ci/run installs it)")
+
+
+def run_nanopto(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nanopto", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
+    )
+
+
+def chromium(page: Path, profile: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
+    assert CHROMIUM is not None
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            *flags,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def png_pixels(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
+    """Decode an 8-bit RGB/RGBA, non-interlaced PNG (what Chromium writes) into RGB pixels."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, header = 8, b"", b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        header = body if kind == b"IHDR" else header
+        idat += body if kind == b"IDAT" else b""
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    assert depth == 8 and colour in (2, 6) and interlace == 0, "unexpected PNG format"
+    channels = 3 if colour == 2 else 4
+    raw, stride = zlib.decompress(idat), width * channels
+    rows: list[bytearray] = []
+    previous = bytearray(stride)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for x in range(stride):
+            left = line[x - channels] if x >= channels else 0
+            up, corner = previous[x], previous[x - channels] if x >= channels else 0
+            if kind == 1:
+                line[x] = (line[x] + left) & 0xFF
+            elif kind == 2:
+                line[x] = (line[x] + up) & 0xFF
+            elif kind == 3:
+                line[x] = (line[x] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                pred = left if pa <= pb and pa <= pc else up if pb <= pc else corner
+                line[x] = (line[x] + pred) & 0xFF
+        rows.append(line)
+        previous = line
+    pixels = [(r[x], r[x + 1], r[x + 2]) for r in rows for x in range(0, stride, channels)]
+    return width, height, pixels
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    return int(hex_colour[1:3], 16), int(hex_colour[3:5], 16), int(hex_colour[5:7], 16)
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the real entry point
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def nested_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("html")
+    proc = run_nanopto("inline", str(EXAMPLES / "nested.py"), "--html", "page.html", cwd=out)
+    assert proc.returncode == 0, proc.stderr
+    assert "def main" in proc.stdout and "trace" not in proc.stdout  # stdout is unchanged by --html
+    return out / "page.html"
+
+
+def test_the_page_is_self_contained_and_complete(nested_page: Path) -> None:
+    text = nested_page.read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), "the page must not load anything"
+    assert "<script>" in text and "<style>" in text
+    for anchor in ('id="before"', 'id="after"', 'id="sites"', 'id="rules"', 'id="egraph"'):
+        assert anchor in text
+    # Every line of main's body came through site 2 and links to its origin in the before pane.
+    spliced = re.findall(r'<div class="line (spliced|bound|wired|discarded) s(\d+)"[^>]*data-from="b-L(\d+)"', text)
+    assert [(kind, site) for kind, site, _ in spliced] == [("spliced", "2")] * 4 + [("wired", "2")]
+    assert [int(line) for _, _, line in spliced] == [14, 19, 14, 20, 25]  # square, quad, square, quad, site
+    for _, _, line in spliced:
+        assert f'id="b-L{line}"' in text
+    assert "splice-assign" in text and "rename-local" in text  # the rule trace
+    assert "read-only: substituted directly" in text  # the rebinding rows
+    if DOT is not None:
+        assert "<svg" in text and "stage 2: main" in html.unescape(text)
+    else:
+        assert "Graphviz &#x27;dot&#x27; is not installed" in text
+
+
+@needs_dot
+def test_egraph_svg_and_dot_files(tmp_path: Path) -> None:
+    proc = run_nanopto("inline", str(EXAMPLES / "twice.py"), "--egraph", "g.svg", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    svg = (tmp_path / "g.svg").read_text()
+    assert "<svg" in svg and "Root(0)" in svg and "showing" not in svg
+
+    proc = run_nanopto(
+        "inline", str(EXAMPLES / "nested.py"), "--egraph", "g.dot", "--egraph-max-nodes", "25", cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    dot = (tmp_path / "g.dot").read_text()
+    assert dot.startswith("digraph egraph {")
+    assert re.search(r"stage 2: showing \d+ of \d+ e-nodes \(\d+ of \d+ e-classes\); pass --egraph-max-nodes", dot)
+    rendered = subprocess.run([DOT or "dot", "-Tsvg"], input=dot, capture_output=True, text=True, check=True)
+    assert "pass --egraph-max-nodes to raise" in html.unescape(rendered.stdout)
+
+
+def test_egraph_option_errors_exit_2(tmp_path: Path) -> None:
+    example = str(EXAMPLES / "twice.py")
+    proc = run_nanopto("inline", example, "--egraph", "g.png", cwd=tmp_path)
+    assert proc.returncode == 2 and "--egraph g.png: the file name must end in .svg or .dot" in proc.stderr
+    proc = run_nanopto("inline", example, "--egraph", "g.dot", "--egraph-max-nodes", "0", cwd=tmp_path)
+    assert proc.returncode == 2 and "--egraph-max-nodes must be at least 1" in proc.stderr
+    # No Graphviz on PATH: .svg is refused up front with a pointer to .dot; .dot and --html still work.
+    env = {"PATH": str(tmp_path / "no-bin"), "HOME": str(tmp_path)}
+    proc = run_nanopto("inline", example, "--egraph", "g.svg", cwd=tmp_path, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert "'dot' is not installed" in proc.stderr and "--egraph out.dot" in proc.stderr
+    assert not (tmp_path / "g.svg").exists()
+    proc = run_nanopto("inline", example, "--egraph", "g.dot", "--html", "p.html", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "Graphviz &#x27;dot&#x27; is not installed" in (tmp_path / "p.html").read_text()
+    proc = run_nanopto("inline", example, "--html", str(tmp_path / "missing-dir" / "p.html"), cwd=tmp_path)
+    assert proc.returncode == 2 and "cannot write" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# In a real browser
+# ---------------------------------------------------------------------------------------------
+
+
+@needs_chromium
+def test_the_browser_renders_both_panes_with_coloured_linked_lines(nested_page: Path, tmp_path: Path) -> None:
+    proc = chromium(nested_page, tmp_path / "profile", "--dump-dom")
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    dom = proc.stdout.decode()
+    assert 'data-linked="5"' in dom  # the page's script ran and wired all five inlined lines
+    assert re.search(r'<div class="pane" id="before">.*<div class="pane" id="after">', dom, re.S)
+    bg, fg = site_colours(2)
+    coloured = re.findall(rf'class="line \w+ s2"[^>]*style="background:{bg};border-left-color:{fg}"', dom)
+    assert len(coloured) == 5
+    assert dom.count('class="tok-kw"') > 10  # highlighted source
+
+
+@needs_chromium
+def test_a_screenshot_shows_the_site_colour(nested_page: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "page.png"
+    proc = chromium(nested_page, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1400,900")
+    assert proc.returncode == 0 and shot.exists(), proc.stderr.decode(errors="replace")[-2000:]
+    width, height, pixels = png_pixels(shot.read_bytes())
+    assert (width, height) == (1400, 900)
+    counts = Counter(pixels)
+    assert len(counts) > 50, "the screenshot is (nearly) blank"
+    bg, fg = site_colours(2)
+    # Five 20px-high lines across the after pane, plus the site line in the before pane.
+    assert counts[_rgb(bg)] > 5 * 15 * 400, counts.most_common(5)
+    assert counts[_rgb(fg)] > 100  # the line borders and the site badge
+
+
+# ---------------------------------------------------------------------------------------------
+# Notebooks and highlighting
+# ---------------------------------------------------------------------------------------------
+
+
+def test_notebook_views() -> None:
+    program = parse_program((EXAMPLES / "twice.py").read_text(), "twice.py")
+    shown = program._repr_html_()
+    assert '<pre class="nanopto-code">' in shown and '<span class="tok-kw">def</span>' in shown
+
+    result = inline_program(program)
+    view = result._repr_html_()
+    assert "<script" not in view and "body {" not in view  # safe in untrusted notebooks, no global styles
+    assert 'id="np' in view  # ids are prefixed per view, so two views in one notebook do not clash
+    spliced = re.findall(r'class="line (\w+) s0" id="(np\d+-)a-L\d+" data-site="0" data-from="\2b-L(\d+)"', view)
+    assert [kind for kind, _, _ in spliced] == ["bound", "spliced", "wired"]
+    # The before pane is the printed input: links point at its lines, not at twice.py's.
+    prefix = spliced[0][1]
+    target = spliced[1][2]
+    line = re.search(rf'id="{prefix}b-L{target}"[^>]*>.*?<code>(.*?)</code>', view)
+    assert line is not None and re.sub("<[^>]+>", "", html.unescape(line.group(1))).strip() == "t = pl.add(t, t)"
+
+
+def test_highlighting_keeps_the_text_and_marks_tokens() -> None:
+    for path in sorted(EXAMPLES.glob("*.py")):
+        source = path.read_text()
+        lines = highlight_lines(source)
+        assert len(lines) == len(source.splitlines())
+        for original, marked in zip(source.splitlines(), lines, strict=True):
+            assert html.unescape(re.sub("<[^>]+>", "", marked)) == original, path.name
+    assert highlight_lines("x = 1  # n")[0] == 'x = <span class="tok-num">1</span>  <span class="tok-com"># n</span>'
+    assert highlight_lines("def f(:\n  (") == ["def f(:", "  ("]  # untokenizable text is still shown

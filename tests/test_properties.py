@@ -1,0 +1,202 @@
+"""Property-based tests of InlineFunctions against the reference interpreter (issue 4).
+
+Programs come from `nanopto.verify.strategies.programs()`; the hypothesis profile (tests/conftest.py)
+sets the budget: `ci` is fixed and derandomized, `soak` runs thousands of programs.
+
+1. Semantic equivalence: the inlined program computes the same return value and leaves every
+   argument buffer (In, Out, InOut tensors and arrays) the same as the original.
+2. Nothing Inline survives, and inlining is idempotent.
+3. Parse/print and encode/decode round-trips.
+4. The properties have teeth: planted wrong variants of the pass are caught within the CI budget
+   (without shrinking, which would cost more than the search).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from hypothesis import Phase, given, note, settings
+from hypothesis import strategies as st
+
+import nanopto.passes.call_sites as call_sites
+from nanopto.ir_terms.encoding import roundtrip_program
+from nanopto.ir_terms.nodes import IterArg, Program, Var
+from nanopto.ir_terms.parser import parse_program
+from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.structural import assert_structural_equal
+from nanopto.passes import inline_functions
+from nanopto.passes.rebinding import RebindingRow, classify_params
+from nanopto.rules import DISCARD, INLINE_RULESETS, Rule, Ruleset
+from nanopto.verify.interpreter import interpret, values_equal
+from nanopto.verify.properties import IRProperty, verify_properties
+from nanopto.verify.strategies import ENTRY, inputs_for, programs
+
+# `nanopto.passes.inline_functions` the attribute is the pass factory; the module is needed here.
+inline_module = sys.modules["nanopto.passes.inline_functions"]
+
+Inline = Callable[[Program], Program]
+
+
+def programs_with_inputs(
+    *, out_scalars: bool = True, writing_discards: bool = False
+) -> st.SearchStrategy[tuple[Program, tuple[Any, ...]]]:
+    drawn = programs(out_scalars=out_scalars, writing_discards=writing_discards)
+    return drawn.flatmap(lambda p: st.tuples(st.just(p), inputs_for(p)))
+
+
+def differences(original: Program, transformed: Program, args: tuple[Any, ...]) -> list[str]:
+    """What differs between running `original` and `transformed` on (separate copies of) `args`."""
+    before, after = copy.deepcopy(args), copy.deepcopy(args)
+    expected = interpret(original, ENTRY, *before)
+    actual = interpret(transformed, ENTRY, *after)
+    problems = []
+    if not values_equal(expected, actual):
+        problems.append(f"return value: expected {expected!r}, got {actual!r}")
+    params = original.functions[ENTRY].params
+    for param, x, y in zip(params, before, after, strict=True):
+        if not values_equal(x, y):
+            problems.append(f"argument '{param.var.name}' afterwards: expected {x!r}, got {y!r}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# 1-3: the properties
+# ---------------------------------------------------------------------------------------------
+
+
+@given(programs_with_inputs())
+def test_inlining_preserves_meaning(case: tuple[Program, tuple[Any, ...]]) -> None:
+    program, args = case
+    inlined = inline_functions()(program)
+    note(f"inlined:\n{python_print(inlined)}")
+    assert differences(program, inlined, args) == []
+
+
+@given(programs())
+def test_inlining_eliminates_inline_functions_and_is_idempotent(program: Program) -> None:
+    inlined = inline_functions()(program)
+    note(f"inlined:\n{python_print(inlined)}")
+    assert verify_properties(inlined, {IRProperty.InlineFunctionsEliminated}) == []
+    assert_structural_equal(inline_functions()(inlined), inlined)
+
+
+@given(programs())
+def test_print_parse_and_encode_decode_roundtrip(program: Program) -> None:
+    assert_structural_equal(parse_program(python_print(program)), program)
+    assert_structural_equal(roundtrip_program(program), program)
+
+
+def test_programs_cover_every_rebinding_row() -> None:
+    """The strategy reaches every row of the table (the Out-scalar row only when asked for)."""
+    seen: set[RebindingRow] = set()
+
+    @settings(max_examples=150, derandomize=True, database=None, phases=[Phase.generate])
+    @given(programs(out_scalars=True))
+    def collect(program: Program) -> None:
+        for fn in program.function_list:
+            if fn.name != ENTRY:
+                seen.update(classify_params(fn))
+
+    collect()
+    assert seen == set(RebindingRow)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4: teeth — planted bugs that property 1 must find within the CI budget
+# ---------------------------------------------------------------------------------------------
+
+# No shrinking: the test only needs *a* counterexample, and shrinking one costs more than finding it.
+TEETH_BUDGET = settings(
+    max_examples=40, derandomize=True, database=None, deadline=None, phases=[Phase.generate]
+)
+
+
+class Counterexample(Exception):
+    def __init__(self, program: Program, args: tuple[Any, ...]) -> None:
+        super().__init__(python_print(program))
+        self.program, self.args = program, args
+
+
+def counterexample(
+    inline: Inline, *, errors_count: bool, writing_discards: bool = False
+) -> tuple[Program, tuple[Any, ...]]:
+    """The first drawn (program, inputs) on which `inline` changes meaning: property 1 run under
+    the CI budget with `inline` in place of the pass, expected to fail. With `errors_count`, a
+    pass that raises counts as a failure of the property too."""
+
+    @TEETH_BUDGET
+    @given(programs_with_inputs(out_scalars=False, writing_discards=writing_discards))
+    def property_1(case: tuple[Program, tuple[Any, ...]]) -> None:
+        program, args = case
+        try:
+            inlined = inline(program)
+        except Exception:
+            if errors_count:
+                raise Counterexample(program, args) from None
+            return
+        if differences(program, inlined, args):
+            raise Counterexample(program, args)
+
+    with pytest.raises(Counterexample) as found:
+        property_1()
+    return found.value.program, found.value.args
+
+
+@pytest.fixture
+def no_rebinding_checker(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The pass checks its own output against the rebinding table; a planted bug must be found by
+    the interpreter comparison alone, so that check is switched off."""
+    monkeypatch.setattr(inline_module, "check_rebinding", lambda *args: [], raising=False)
+    yield
+
+
+def test_property_finds_caller_var_substituted_at_def_sites(
+    monkeypatch: pytest.MonkeyPatch, no_rebinding_checker: None
+) -> None:
+    """Planted bug: every Var argument is substituted for its formal, def-sites included, so a
+    helper's `n = n + 1` or `t = pl.add(t, t)` rebinds the caller's name (seed 000's `bump`)."""
+
+    def never_bind_vars(param: Var, row: RebindingRow, actual: Any) -> tuple[bool, str]:
+        if isinstance(actual, Var) and not isinstance(actual, IterArg):
+            return False, "planted bug: substituted directly"
+        return True, "not a Var: bound at the call site"
+
+    monkeypatch.setattr(call_sites, "bind_argument", never_bind_vars)
+    program, _ = counterexample(inline_functions(), errors_count=False)
+    print(python_print(program))  # shown with `pytest -s`: the counterexample that was found
+
+
+def _dropping_discarded_calls() -> Ruleset:
+    keep = next(r for r in DISCARD.rules if r.name == "discard-keep-Call")
+    drop = Rule(
+        "discard-drop-Call",
+        keep.before,
+        "Discard(rest)   -- planted bug: the call is deleted",
+        re.sub(r"\(SCat \(SOne \(EvalStmt x( sp)?\)\) (\(Discard rest( sp)?\))\)", r"\2", keep.text),
+    )
+    assert drop.text != keep.text
+    return Ruleset(DISCARD.name, DISCARD.doc, (*DISCARD.without(keep.name).rules, drop))
+
+
+def _with_discard(discard: Ruleset) -> Inline:
+    rulesets = tuple(discard if rs.name == DISCARD.name else rs for rs in INLINE_RULESETS)
+    return lambda program: inline_module.inline_program(program, rulesets=rulesets).program
+
+
+def test_property_finds_a_deleted_discarded_call(no_rebinding_checker: None) -> None:
+    """Planted bug: a discarded `Call` return value is deleted instead of kept as an EvalStmt
+    (seed 000, "Discarding a return value"); a helper returning `pl.tensor.assemble(...)` loses
+    its write."""
+    program, _ = counterexample(_with_discard(_dropping_discarded_calls()), errors_count=False, writing_discards=True)
+    print(python_print(program))
+
+
+def test_property_reports_a_missing_discard_rule(no_rebinding_checker: None) -> None:
+    """Without any rule for a discarded Call the e-graph has no extractable body for the site, so
+    the pass raises rather than miscompiling; property 1 reports that as a failure."""
+    counterexample(_with_discard(DISCARD.without("discard-keep-Call")), errors_count=True)

@@ -1,0 +1,313 @@
+"""User rewrite rules run as a pass: `passes.rewrite(ruleset, name=...)` and `--rules FILE.py`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nanopto import ir, passes
+from nanopto.passes import PassManager
+from nanopto.passes.registry import PassRegistry
+from nanopto.passes.rewrite import rewrite_program
+from nanopto.rules import Rule, Ruleset, UserRuleError, call, const, rewrite_rule, var
+from nanopto.rules.engine import SaturationLimitError
+from nanopto.tools.rules_file import RulesFileError, load_rules_file
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLD_RULES = ROOT / "nanopto" / "examples" / "rules" / "fold_mul_one.py"
+
+SCALE = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def scale(self, x, k):
+        y = pl.mul(x, k)
+        return y
+
+    @pl.function
+    def main(self, a):
+        b = self.scale(a, 1)
+        c = self.scale(b, a)
+        return c
+"""
+
+SCALE_INLINED_AND_FOLDED = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, a):
+        y0 = a
+        b = y0
+        y1 = pl.mul(b, a)
+        c = y1
+        return c
+"""
+
+x = var("x")
+y = var("y")
+
+
+def fold_pass() -> passes.Pass:
+    loaded = load_rules_file(str(FOLD_RULES), registry=PassRegistry())
+    assert [p.name for p in loaded] == ["fold-mul-one"]
+    return loaded[0]
+
+
+def test_fold_composes_with_inlining() -> None:
+    """`mul(x, 1)` only exists once `scale(a, 1)` is spliced: inline first, then fold."""
+    before = ir.parse_program(SCALE)
+    after = PassManager([passes.inline_functions(), fold_pass()]).run(before)
+    ir.assert_structural_equal(after, ir.parse_program(SCALE_INLINED_AND_FOLDED))
+
+
+def test_fold_before_inlining_finds_nothing() -> None:
+    """The other order folds nothing: the helper multiplies by its parameter, not by 1."""
+    before = ir.parse_program(SCALE)
+    ir.assert_structural_equal(fold_pass()(before), before)
+    folded_then_inlined = passes.inline_functions()(fold_pass()(before))
+    assert "pl.mul(a, 1)" in ir.python_print(folded_then_inlined)
+
+
+def test_pipeline_names_a_registered_user_pass() -> None:
+    registry = PassRegistry()
+    registry.register("inline-functions", passes.InlineFunctions)
+    load_rules_file(str(FOLD_RULES), registry=registry)
+    manager = PassManager.from_pipeline("inline-functions,fold-mul-one{max_iterations=50}", registry)
+    assert manager.pass_names == ["inline-functions", "fold-mul-one"]
+    assert manager.passes[1].max_iterations == 50  # type: ignore[attr-defined]
+    after = manager.run(ir.parse_program(SCALE))
+    ir.assert_structural_equal(after, ir.parse_program(SCALE_INLINED_AND_FOLDED))
+    with pytest.raises(ValueError, match="has no option depth"):
+        PassManager.from_pipeline("fold-mul-one{depth=2}", registry)
+
+
+def test_trace_counts_matches_per_rule() -> None:
+    program = ir.parse_program(
+        """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, a):
+        b = pl.mul(a, 1)
+        c = pl.mul(1, b)
+        d = pl.mul(c, 1.0)
+        return d
+"""
+    )
+    fold = fold_pass()
+    result = rewrite_program(program, fold.rulesets)  # type: ignore[attr-defined]
+    assert result.report.matches.get("mul-x-one", 0) >= 1
+    assert result.report.matches.get("mul-one-x", 0) >= 1
+    text = ir.python_print(result.program)
+    assert "b = a" in text and "c = b" in text
+    assert "pl.mul(c, 1.0)" in text  # only the integer 1 is folded
+
+
+def test_patterns_render_the_encoding() -> None:
+    rule = rewrite_rule("mul-x-one", call("mul", x, const(1)), x)
+    assert rule.text == '(rewrite (Call "mul" (ExCons x (ExCons (ConstInt "1" _) (ExNil))) (ExNil) "False" _) x)'
+    assert (rule.before, rule.after) == ("pl.mul(x, 1)", "x")
+    built = rewrite_rule("sub-to-add", call("sub", x, y), call("add", x, call("mul", y, -1)), subsume=True)
+    assert built.text.endswith(
+        '(Call "add" (ExCons x (ExCons (Call "mul" (ExCons y (ExCons (ConstInt "-1" "INDEX") (ExNil))) '
+        '(ExNil) "False" "") (ExNil))) (ExNil) "False" "") :subsume)'
+    )
+    assert built.after == "pl.add(x, pl.mul(y, -1))"
+
+
+def test_subsume_makes_a_larger_rewrite_win() -> None:
+    program = ir.parse_program(
+        """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, a, b):
+        c = pl.sub(a, b)
+        return c
+"""
+    )
+    rhs = call("add", x, call("mul", y, -1))
+    plain = Ruleset("sub-plain", "", (rewrite_rule("sub-to-add", call("sub", x, y), rhs),))
+    retire = Ruleset("sub-retire", "", (rewrite_rule("sub-to-add", call("sub", x, y), rhs, subsume=True),))
+    assert "pl.sub(a, b)" in ir.python_print(passes.rewrite(plain)(program))
+    assert "pl.add(a, pl.mul(b, -1))" in ir.python_print(passes.rewrite(retire)(program))
+
+
+def test_wrong_constructor_names_the_rule() -> None:
+    bad = Ruleset("typos", "", (Rule("mul-one", "pl.mul(x, 1)", "x", '(rewrite (Cal "mul" x) x)'),))
+    with pytest.raises(UserRuleError) as info:
+        passes.rewrite(bad)
+    message = str(info.value)
+    assert "rule 'mul-one' of ruleset 'typos'" in message
+    assert "no constructor named Cal" in message and "did you mean Call" in message
+
+
+def test_wrong_arity_names_the_rule_and_the_signature() -> None:
+    text = '(rewrite (Call "mul" (ExCons x (ExCons (ConstInt "1") (ExNil))) (ExNil) "False" sp) x)'
+    bad = Ruleset("arity", "", (Rule("mul-one", "pl.mul(x, 1)", "x", text),))
+    with pytest.raises(UserRuleError) as info:
+        passes.rewrite(bad, name="fold")
+    message = str(info.value)
+    assert "rule 'mul-one' of ruleset 'arity'" in message
+    assert '(ConstInt "1") has 1 argument, but ConstInt takes 2: (ConstInt value:String dtype:String)' in message
+
+
+def test_egglog_type_error_names_the_rule() -> None:
+    """A constructor applied to the wrong sort passes the arity check; egglog's verdict is wrapped."""
+    text = '(rewrite (Call "mul" args (ExNil) "False" sp) sp)'  # a String is not an Ex
+    bad = Ruleset("sorts", "", (Rule("to-span", "pl.mul(..)", "its span", text),))
+    with pytest.raises(UserRuleError, match=r"rule 'to-span' of ruleset 'sorts': egglog rejects it"):
+        passes.rewrite(bad)
+
+
+def test_builder_errors() -> None:
+    with pytest.raises(UserRuleError, match="the right side uses y, which the left side"):
+        rewrite_rule("lost", call("mul", x, 1), y)
+    with pytest.raises(ValueError, match="did you mean 'mul'"):
+        call("mull", x, 1)
+    with pytest.raises(ValueError, match="lowercase"):
+        var("X")
+    with pytest.raises(UserRuleError, match="reserved"):
+        passes.rewrite(Ruleset("load", "", (rewrite_rule("r", call("mul", x, 1), x),)))
+    twice = Ruleset("again", "", (rewrite_rule("r", call("mul", 1, x), x),))
+    with pytest.raises(UserRuleError, match="rule 'r' is in both ruleset 'r' and 'again'"):
+        passes.rewrite([Ruleset("r", "", (rewrite_rule("r", call("mul", x, 1), x),)), twice], name="both")
+    with pytest.raises(UserRuleError, match="not kebab-case"):
+        passes.rewrite(Ruleset("r", "", (rewrite_rule("r", call("mul", x, 1), x),)), name="Fold_Mul")
+
+
+def test_looping_ruleset_stops_at_the_limit() -> None:
+    """Each iteration makes a Var with a new id, so the e-graph never stops growing: a limit, not
+    a hang. (A rule like `x + y -> (x + y) + 0` would terminate: the e-graph closes the cycle.)"""
+    text = "(rewrite (Var name ty id) (Var name ty (+ id 1)))"
+    grow = Ruleset("grow", "", (Rule("bump-id", "Var(id)", "Var(id + 1)", text),))
+    program = ir.parse_program(
+        """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, a, b):
+        c = pl.add(a, b)
+        return c
+"""
+    )
+    started = time.perf_counter()
+    with pytest.raises(SaturationLimitError) as info:
+        passes.rewrite(grow, max_iterations=30)(program)
+    assert time.perf_counter() - started < 30
+    assert info.value.limit == "iteration"
+    assert info.value.still_matching == ("grow",)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules files and the command line
+# ---------------------------------------------------------------------------------------------
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nanopto", *args], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+
+
+def test_cli_inline_with_rules(tmp_path: Path) -> None:
+    program = tmp_path / "prog.py"
+    program.write_text(SCALE)
+    done = run("inline", str(program), "--rules", str(FOLD_RULES))
+    assert done.returncode == 0, done.stderr
+    ir.assert_structural_equal(ir.parse_program(done.stdout), ir.parse_program(SCALE_INLINED_AND_FOLDED))
+    piped = run(
+        "inline", str(program), "--rules", str(FOLD_RULES), "--pipeline", "inline-functions,fold-mul-one",
+        "--print-after-all",
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert "# ----- IR after inline-functions -----" in piped.stdout
+    assert "# ----- IR after fold-mul-one -----" in piped.stdout
+    unknown = run("inline", str(program), "--pipeline", "inline-functions,fold-mul-one")
+    assert unknown.returncode == 2
+    assert "no pass named 'fold-mul-one'" in unknown.stderr
+
+
+def test_cli_rules_lists_user_rules() -> None:
+    done = run("rules", "--rules", str(FOLD_RULES))
+    assert done.returncode == 0, done.stderr
+    assert "pass fold-mul-one:" in done.stdout
+    assert "mul-x-one  pl.mul(x, 1)  =>  x" in done.stdout
+    assert "splice-assign" in done.stdout  # the built-in rules are still listed first
+
+
+def test_cli_bad_rule_is_one_error_naming_it(tmp_path: Path) -> None:
+    rules = tmp_path / "bad_rules.py"
+    rules.write_text(
+        "from nanopto import passes\n"
+        "from nanopto.rules import Rule, Ruleset\n"
+        "BAD = Ruleset('bad', 'typo', (Rule('mul-one', 'pl.mul(x, 1)', 'x', '(rewrite (Cal \"mul\" x) x)'),))\n"
+        "PASSES = [passes.rewrite(BAD, name='fold-bad')]\n"
+    )
+    program = tmp_path / "prog.py"
+    program.write_text(SCALE)
+    done = run("inline", str(program), "--rules", str(rules))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert f"{rules}:4:" in done.stderr and "rule 'mul-one' of ruleset 'bad'" in done.stderr
+
+
+def test_rules_file_problems(tmp_path: Path) -> None:
+    def load(text: str) -> str:
+        path = tmp_path / "r.py"
+        path.write_text(text)
+        with pytest.raises(RulesFileError) as info:
+            load_rules_file(str(path), registry=PassRegistry())
+        return str(info.value)
+
+    assert "defines no PASSES" in load("X = 1\n")
+    assert "PASSES[0] is a Ruleset, not a pass" in load(
+        "from nanopto.rules import Ruleset, call, rewrite_rule, var\n"
+        "x = var('x')\n"
+        "PASSES = [Ruleset('r', '', (rewrite_rule('r', call('mul', x, 1), x),))]\n"
+    )
+    assert "r.py:2: syntax error" in load("x = 1\nx = = 2\n")
+    registry = PassRegistry()
+    registry.register("inline-functions", passes.InlineFunctions)
+    path = tmp_path / "clash.py"
+    path.write_text(
+        "from nanopto import passes\n"
+        "from nanopto.rules import Ruleset, call, rewrite_rule, var\n"
+        "x = var('x')\n"
+        "PASSES = [passes.rewrite(Ruleset('r', '', (rewrite_rule('r', call('mul', x, 1), x),)), name='inline-functions')]\n"
+    )
+    with pytest.raises(RulesFileError, match="taken by a built-in pass"):
+        load_rules_file(str(path), registry=registry)
+    with pytest.raises(RulesFileError, match="no such rules file"):
+        load_rules_file(str(tmp_path / "missing.py"), registry=PassRegistry())
+
+
+def test_cli_looping_rules_stop_with_one_error(tmp_path: Path) -> None:
+    rules = tmp_path / "loop_rules.py"
+    rules.write_text(
+        "from nanopto import passes\n"
+        "from nanopto.rules import Rule, Ruleset\n"
+        "GROW = Ruleset('grow', 'never saturates', (Rule('bump-id', 'Var(id)', 'Var(id + 1)',\n"
+        "    '(rewrite (Var name ty id) (Var name ty (+ id 1)))'),))\n"
+        "PASSES = [passes.rewrite(GROW, name='grow')]\n"
+    )
+    program = tmp_path / "prog.py"
+    program.write_text(SCALE)
+    done = run("inline", str(program), "--rules", str(rules), "--pipeline", "inline-functions,grow{max_iterations=25}")
+    assert done.returncode == 2, done.stderr
+    assert "nanopto: error:" in done.stderr and "iteration limit (25)" in done.stderr
+    assert "rulesets still matching: grow" in done.stderr
