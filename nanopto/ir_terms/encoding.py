@@ -14,8 +14,9 @@ make extraction superlinear in the number of statements.
 Variables are `(Var name type id)`: their identity is the integer id, so two variables that
 print alike never merge. Inlining creates renamed copies `(RVar name type id site)` and
 `(RIterArg name type id site init)`; the decoder turns each distinct copy into one fresh `Var`,
-named by `names.inline_name` in program order. An inline call site is marked `(At site template call)`
-(the template is the helper body Python chose for that site, usually the helper itself); the
+named by `names.inline_name` in program order. An inline call site is `(At site template)` (the
+template is the helper body Python chose for that site, usually the helper itself; the arguments
+reach the rules as `Arg` facts, and the call itself stays in Python); the
 decoder reads an unspliced site back as its call, so `decode(encode(p))` is `p` when no rule fires.
 
 This is the one module that touches egglog's low-level `bindings` API (text in, term DAG out);
@@ -144,8 +145,8 @@ def ir_constructors() -> tuple[Constructor, ...]:
         Constructor("TUnknown", (), "Ty"),
         Constructor("NoEx", (), "Ex", doc="an absent optional expression"),
         Constructor("NoSt", (), "St", doc="an absent optional statement"),
-        Constructor("Opaque", ("i64",), "St", doc="a caller statement no rule looks inside, kept in Python"),
-        Constructor("At", ("i64", "String", "Ex"), "Ex", doc="an inline call site: (At site template call)"),
+        Constructor("Opaque", ("i64",), "SL", doc="caller statements no rule looks inside, kept in Python"),
+        Constructor("At", ("i64", "String"), "Ex", doc="an inline call site: (At site template)"),
         Constructor("RVar", ("String", "Ty", "i64", "i64"), "Ex", doc="callee local `id` renamed for `site`"),
         Constructor(
             "RIterArg", ("String", "Ty", "i64", "i64", "Ex"), "Ex", doc="callee iter_arg renamed for `site`"
@@ -201,7 +202,8 @@ class Encoder:
     """Turns IR into egglog term text; remembers every Var so decoding restores identity.
 
     `site_of` lets the inliner mark chosen calls as sites: it maps a `Call` node (by identity) to
-    its site number and template name, and the encoder wraps that call as `(At site template call)`.
+    its site number and template name, and the encoder writes that call as `(At site template)`,
+    keeping the call in `site_calls` for the decoder.
     """
 
     def __init__(
@@ -210,8 +212,10 @@ class Encoder:
         self.vars: dict[int, n.Var] = {}
         self.site_of = site_of or {}
         self.opaque_ids = opaque or set()
-        """Statements (by identity) no rule looks inside: encoded as `(Opaque k)`, kept in Python."""
-        self.opaque: list[n.Stmt] = []
+        """Statements (by identity) no rule looks inside: each run of them in a statement list is
+        encoded as one `(Opaque k)` and kept in Python."""
+        self.opaque: list[tuple[n.Stmt, ...]] = []
+        self.site_calls: dict[int, n.Node] = {}
         self._memo: dict[int, str] = {}
         self._keep: list[Any] = []
 
@@ -226,10 +230,10 @@ class Encoder:
         return text
 
     def _expr(self, node: n.Node) -> str:
-        if id(node) in self.opaque_ids:
-            assert isinstance(node, n.Stmt)
-            self.opaque.append(node)
-            return f"(Opaque {len(self.opaque) - 1})"
+        site = self.site_of.get(id(node))
+        if site is not None:
+            self.site_calls[site[0]] = node
+            return f"(At {site[0]} {quote(site[1])})"
         if isinstance(node, n.Var):
             self.vars.setdefault(node.id, node)
         cls = type(node)
@@ -238,11 +242,7 @@ class Encoder:
             parts.append(self._field(cls, spec, getattr(node, spec.name)))
         if carries_span(cls):
             parts.append(span_text(node.span))
-        text = f"({' '.join(parts)})"
-        site = self.site_of.get(id(node))
-        if site is not None:
-            text = f"(At {site[0]} {quote(site[1])} {text})"
-        return text
+        return f"({' '.join(parts)})"
 
     def _field(self, cls: type[n.Node], spec: FieldSpec, value: Any) -> str:
         match spec.kind:
@@ -276,7 +276,23 @@ class Encoder:
         """A balanced concatenation tree, so term depth is logarithmic in the statement count."""
         if not values:
             return "(SNil)"
-        return self._stmt_tree([f"(SOne {self.expr(s)})" for s in values])
+        items: list[str] = []
+        run: list[n.Stmt] = []
+        for stmt in values:
+            if id(stmt) in self.opaque_ids:
+                run.append(stmt)
+                continue
+            if run:
+                items.append(self._opaque_run(run))
+                run = []
+            items.append(f"(SOne {self.expr(stmt)})")
+        if run:
+            items.append(self._opaque_run(run))
+        return self._stmt_tree(items)
+
+    def _opaque_run(self, run: list[n.Stmt]) -> str:
+        self.opaque.append(tuple(run))
+        return f"(Opaque {len(self.opaque) - 1})"
 
     @staticmethod
     def _stmt_tree(items: list[str]) -> str:
@@ -340,7 +356,9 @@ class Decoder:
 
     vars: dict[int, n.Var]
     counter: int = 0
-    opaque: list[n.Stmt] = field(default_factory=list)
+    opaque: list[tuple[n.Stmt, ...]] = field(default_factory=list)
+    site_calls: dict[int, n.Node] = field(default_factory=dict)
+    """Site number -> its call, for a site that comes back unspliced."""
     taken: set[str] = field(default_factory=set)
     """Names already used where the copies land: a fresh name skips them, so the printed program
     never makes two Vars one name (the counter still numbers every copy uniquely)."""
@@ -394,7 +412,10 @@ class Decoder:
             case "NoEx" | "NoSt":
                 return None
             case "At":
-                return self._term(args[2])
+                site = self._lit(args[0])
+                if site not in self.site_calls:
+                    raise DecodeError(f"extraction produced call site {site}, whose call the decoder was not given")
+                return self.site_calls[site]
             case "Opaque":
                 return self.opaque[self._lit(args[0])]
             case "TScalar":
@@ -534,18 +555,19 @@ def _action(text: str) -> Any:
     return eb.Expr_(_SPAN, _expr(tree))
 
 
-def load_actions(egraph: eb.EGraph, actions: Sequence[str]) -> None:
+def load_actions(egraph: eb.EGraph, actions: Sequence[str], chunk: int = 256) -> None:
     """Add generated terms and facts (`union`, `set`, relation facts) to the e-graph.
 
     Two egglog 13.2 costs shape this. `parse_program` gives every node a span holding the whole
     source text, so its memory grows with text size x node count (6 GB at 1,000 call sites); the
     generated terms use only constructors, integers and strings, so a 20-line reader builds the
-    command objects instead. And each top-level command has a fixed cost (~0.5 ms), so all actions
-    go into the head of one premise-free rule, run once: one command for the whole program.
+    command objects instead. And each top-level command has a fixed cost (~0.5 ms), while one rule's
+    compile time grows faster than its size, so actions go into the heads of premise-free rules of
+    `chunk` actions each, all run once.
     """
-    rule = eb.Rule(_SPAN, [_action(text) for text in actions], [], "load", "load")
-    egraph.run_program(
-        eb.AddRuleset(_SPAN, "load"),
-        eb.RuleCommand(rule),
-        eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig("load"))),
-    )
+    built = [_action(text) for text in actions]
+    rules = [
+        eb.RuleCommand(eb.Rule(_SPAN, built[i : i + chunk], [], f"load{i}", "load"))
+        for i in range(0, len(built), chunk)
+    ]
+    egraph.run_program(eb.AddRuleset(_SPAN, "load"), *rules, eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig("load"))))

@@ -139,25 +139,44 @@ def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
+_CHILD_FIELDS: dict[type, tuple[tuple[str, FieldKind], ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[tuple[str, FieldKind], ...]:
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = tuple((f.name, f.kind) for f in fields_of(cls) if f.kind is not FieldKind.ATTR)
+        _CHILD_FIELDS[cls] = fields
+    return fields
+
+
+def children_of(node: n.Node) -> list[n.Node]:
+    """The direct child nodes of `node` (expressions inside types included), as a list.
+
+    The hot path of every traversal: one cached field table per class, no generator frames.
+    """
+    out: list[n.Node] = []
+    for name, kind in _child_fields(type(node)):
+        value = getattr(node, name)
+        if kind is FieldKind.NODE:
+            out.append(value)
+        elif kind is FieldKind.NODES:
+            out.extend(value)
+        elif kind is FieldKind.OPT_NODE:
+            if value is not None:
+                out.append(value)
+        elif kind is FieldKind.TYPE:
+            if not isinstance(value, t.UnknownType | t.ScalarType):
+                out.extend(type_exprs(value))
+        else:
+            for ty in value:
+                out.extend(type_exprs(ty))
+    return out
+
+
 def iter_children(node: n.Node) -> Iterator[n.Node]:
     """The direct child nodes of `node` (expressions inside types included)."""
-    for spec in fields_of(type(node)):
-        value = getattr(node, spec.name)
-        match spec.kind:
-            case FieldKind.NODE:
-                yield value
-            case FieldKind.OPT_NODE:
-                if value is not None:
-                    yield value
-            case FieldKind.NODES:
-                yield from value
-            case FieldKind.TYPE:
-                yield from type_exprs(value)
-            case FieldKind.TYPES:
-                for ty in value:
-                    yield from type_exprs(ty)
-            case FieldKind.ATTR:
-                pass
+    return iter(children_of(node))
 
 
 def map_children(node: N, fn: Callable[[Any], Any]) -> N:
@@ -198,8 +217,10 @@ def walk(node: n.Node) -> Iterator[n.Node]:
     while stack:
         current = stack.pop()
         yield current
-        children = list(iter_children(current))
-        stack.extend(reversed(children))
+        children = children_of(current)
+        if children:
+            children.reverse()
+            stack.extend(children)
 
 
 class Mutator:

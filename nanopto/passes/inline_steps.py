@@ -193,7 +193,7 @@ def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> 
     except eb.EggSmolError as exc:
         raise SaturationError(f"egglog failed while inlining: {exc}") from None
     (best,) = [o for o in outputs if isinstance(o, eb.ExtractBest)]
-    decoder = Decoder(vars=dict(encoder.vars), counter=state.counter)
+    decoder = Decoder(vars=dict(encoder.vars), counter=state.counter, site_calls=encoder.site_calls)
     body = decoder.decode(best.termdag, best.term)
     state.counter = decoder.counter
     return _with_body(fn, body), report
@@ -211,7 +211,9 @@ def _try_extract(egraph: eb.EGraph, root: str, encoder: Encoder, counter: int, f
     try:
         outputs = egraph.run_program(*egraph.parse_program(f"(extract {root})"))
         (best,) = [o for o in outputs if isinstance(o, eb.ExtractBest)]
-        body = Decoder(vars=dict(encoder.vars), counter=counter).decode(best.termdag, best.term)
+        body = Decoder(vars=dict(encoder.vars), counter=counter, site_calls=encoder.site_calls).decode(
+            best.termdag, best.term
+        )
     except (eb.EggSmolError, DecodeError):
         return None
     finally:

@@ -107,6 +107,8 @@ def saturate(egraph: eb.EGraph, rulesets: Sequence[Ruleset], limits: SaturationL
     """
     started = time.perf_counter()
     first = rulesets[0]
+    still_matching: dict[str, bool] = {}
+    """Whether each ruleset's latest iteration changed the e-graph: what a limit error names."""
     while True:
         changed: list[str] = []
         for ruleset in rulesets:
@@ -120,7 +122,11 @@ def saturate(egraph: eb.EGraph, rulesets: Sequence[Ruleset], limits: SaturationL
                         report.matches[rule] = report.matches.get(rule, 0) + count
                 if run.updated and ruleset.name not in changed:
                     changed.append(ruleset.name)
-                _check(egraph, limits, report, started, changed)
+                still_matching[ruleset.name] = run.updated
+                # The ruleset that keeps changing the e-graph is the one to name; a ruleset that
+                # only ran earlier in the round has already had its say.
+                culprits = [ruleset.name] if run.updated else [k for k, on in still_matching.items() if on]
+                _check(egraph, limits, report, started, culprits)
                 if not run.updated or ruleset is first:
                     break
         if not changed:
@@ -295,7 +301,12 @@ class Stage:
         started = time.perf_counter()
         taken = {v.name for fn in self.functions for v in walk(fn) if isinstance(v, n.Var)}
         decoder = Decoder(
-            vars=dict(encoder.vars), counter=counter, opaque=encoder.opaque, origins=self.origins, taken=taken
+            vars=dict(encoder.vars),
+            counter=counter,
+            opaque=encoder.opaque,
+            site_calls=encoder.site_calls,
+            origins=self.origins,
+            taken=taken,
         )
         functions = []
         for fn, out in zip(self.functions, extracted, strict=True):

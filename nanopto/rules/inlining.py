@@ -1,7 +1,7 @@
 """The inlining rulesets: splice, project, discard, writeback.
 
 Seed 000 ("Algorithm", "Edge cases", "Discarding a return value") is the source of every rule
-here; each rule's comment is its before/after shape. A call site is `(At site (Call f ...))`;
+here; each rule's comment is its before/after shape. A call site is `(At site template)`;
 Python has already decided, per site, what each formal stands for (`Arg`) and which arguments are
 bound to fresh locals first (`Pre`) — the rules only splice, substitute and wire.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from nanopto.ir_terms.encoding import ir_constructors
 from nanopto.rules.ruleset import Rule, Ruleset
 
-_CALL = "(At s tpl (Call f args kw fl csp))"
+_CALL = "(At s tpl)"
 
 
 def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, result: str) -> Rule:

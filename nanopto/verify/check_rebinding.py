@@ -80,8 +80,13 @@ def _identity_key(node: Node) -> _Key:
     return python_print(node), tuple(v.id for v in walk(node) if isinstance(v, Var)), node.span
 
 
-def _computed(nodes: Iterable[Node]) -> Counter[_Key]:
-    return Counter(_identity_key(n) for n in nodes if isinstance(n, Call | Submit))
+def _computed(nodes: Iterable[Node], ops: set[str]) -> Counter[_Key]:
+    """Occurrences of the calls to `ops` (only those are printed: printing every call is slow)."""
+    return Counter(
+        _identity_key(n)
+        for n in nodes
+        if (isinstance(n, Call) and n.op in ops) or (isinstance(n, Submit) and n.callee in ops)
+    )
 
 
 def _site_label(site: CallSite) -> str:
@@ -143,7 +148,11 @@ def check_function(
                 )
 
     # 3. Computed arguments: evaluated exactly once, at the call site.
-    counts_before, counts_after = _computed(walk(before.body)), _computed(walk(after.body))
+    computed_args = [b.actual for site in sites for b in site.bindings if isinstance(b.actual, Call | Submit)]
+    ops = {a.op if isinstance(a, Call) else a.callee for a in computed_args}
+    if not ops:
+        return problems
+    counts_before, counts_after = _computed(walk(before.body), ops), _computed(walk(after.body), ops)
     for site in sites:
         for b in site.bindings:
             if isinstance(b.actual, Call | Submit):
