@@ -10,7 +10,7 @@ Cases (issue 7, "Targets"):
 
 Every case runs in its own interpreter (`--run-case`), so peak RSS (`ru_maxrss`) and caches belong to
 that case alone. Phases: parse, the pass's own breakdown (`StageReport.times`: encode,
-saturate+extract, decode), the InlineFunctionsEliminated check, print. Prints a table and writes
+load, saturate, extract, decode), the InlineFunctionsEliminated check, print. Prints a table and writes
 JSON to bench/results/latest.json.
 """
 
@@ -161,9 +161,12 @@ def table(rows: list[dict[str, Any]]) -> str:
         "sites",
         "stmts",
         "iters",
+        "rows",
         "parse",
         "encode",
-        "sat+ext",
+        "load",
+        "saturate",
+        "extract",
         "decode",
         "inline",
         "check",
@@ -172,7 +175,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         "RSS MB",
     ]
     lines = [
-        "times in ms; inline = encode + sat+ext + decode + Python classification",
+        "times in ms; inline = encode + load + saturate + extract + decode + Python (classify, hoist, check)",
         "  ".join(f"{c:>9}" for c in columns),
     ]
     for row in rows:
@@ -185,9 +188,12 @@ def table(rows: list[dict[str, Any]]) -> str:
             str(row["sites"]),
             str(row["statements_out"]),
             str(row["iterations"]),
+            str(row["egraph_rows"]),
             _ms(t["parse"]),
             _ms(t.get("inline.encode")),
-            _ms(t.get("inline.saturate+extract")),
+            _ms(t.get("inline.load")),
+            _ms(t.get("inline.saturate")),
+            _ms(t.get("inline.extract")),
             _ms(t.get("inline.decode")),
             _ms(t["inline"]),
             _ms(t["check"]),
