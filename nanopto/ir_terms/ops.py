@@ -70,6 +70,8 @@ def _first_shaped(types: Sequence[Type]) -> Type:
     for ty in types:
         if isinstance(ty, (TensorType, TileType)):
             return ty
+    if any(isinstance(ty, UnknownType) for ty in types):
+        return UnknownType()  # an unknown operand may be the tensor that decides the result
     for ty in types:
         if isinstance(ty, ScalarType):
             return ty

@@ -14,9 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program, Var
-from nanopto.ir_terms.schema import Mutator, walk
-from nanopto.ir_terms.types import Type, UnknownType
+from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program
 from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
 from nanopto.passes.context import PassContext
@@ -25,6 +23,7 @@ from nanopto.passes.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_e
 from nanopto.passes.hoist_nested_calls import hoist_nested_calls
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
+from nanopto.passes.spliced_types import derive_types
 from nanopto.rules import INLINE_RULESETS, Ruleset
 from nanopto.rules.engine import SaturationLimits, Stage, StageObserver, StageReport
 from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
@@ -106,43 +105,13 @@ def inline_program(
                 templates[name] = carry_helper_tags(make_template(expanded[name]))
     expanded_callers = expand(callers)
     receivers = {site.stmt.var.id for site in result.sites if isinstance(site.stmt, AssignStmt)}
-    rewritten = {fn.name: type_receivers(fn, receivers) for fn in expanded_callers}
+    targets = receivers | result.provenance.keys()
+    rewritten = {fn.name: derive_types(fn, targets) for fn in expanded_callers}
     result.program = Program(program.name, tuple(rewritten[f.name] for f in callers), span=program.span)
     problems = check_rebinding(program, result.program, result.sites, result.copies)
     if problems:
         raise RebindingCheckError(problems)
     return result
-
-
-class _Retype(Mutator):
-    def __init__(self, types: dict[int, Type]) -> None:
-        self.types = types
-
-    def visit_Var(self, var: Var) -> Var:
-        ty = self.types.get(var.id)
-        return var if ty is None else Var(var.name, ty, id=var.id, span=var.span)
-
-
-def type_receivers(fn: Function, receivers: set[int]) -> Function:
-    """Give an unannotated receiver of a spliced result the type of the value wired into it.
-
-    Seed 000: "Propagate returned types to receivers and downstream uses". A Var keeps its id,
-    so every use sees the refined type.
-    """
-    types: dict[int, Type] = {}
-    for node in walk(fn.body):
-        if (
-            isinstance(node, AssignStmt)
-            and node.var.id in receivers
-            and isinstance(node.var.type, UnknownType)
-            and isinstance(node.value, Var)
-            and not isinstance(node.value.type, UnknownType)
-        ):
-            types.setdefault(node.var.id, node.value.type)
-    if not types:
-        return fn
-    retyped: Function = _Retype(types).visit(fn)
-    return retyped
 
 
 @dataclass(frozen=True)

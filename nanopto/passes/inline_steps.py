@@ -29,7 +29,7 @@ from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, i
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
 from nanopto.passes.dump_tags import carry_helper_tags, site_templates
 from nanopto.passes.hoist_nested_calls import hoist_nested_calls
-from nanopto.passes.inline_functions import type_receivers
+from nanopto.passes.spliced_types import derive_types
 from nanopto.rules import INLINE_RULESETS, Ruleset
 from nanopto.rules.engine import (
     SaturationError,
@@ -115,6 +115,7 @@ def inline_steps(
             else:
                 rewritten, decoder, report = stage.run(state.counter)
                 state.counter = decoder.counter
+                state.fresh.update(decoder.provenance)
                 fn = rewritten[0]
             current[fn.name] = fn
             state.steps += 1
@@ -132,9 +133,9 @@ def inline_steps(
     for fn in callers:
         yield from expand(fn)
     spliced = [_receivers(s) for s in state.all_sites]
-    receivers = {var_id for ids in spliced for var_id in ids}
+    targets = {var_id for ids in spliced for var_id in ids} | state.fresh
     final = n.Program(
-        program.name, tuple(type_receivers(current[f.name], receivers) for f in callers), span=program.span
+        program.name, tuple(derive_types(current[f.name], targets) for f in callers), span=program.span
     )
     state.steps += 1
     yield Step(state.steps, None, StageReport(), final)
@@ -146,6 +147,8 @@ class _State:
     counter: int = 0
     steps: int = 0
     all_sites: list[CallSite] = field(default_factory=list)
+    fresh: set[int] = field(default_factory=set)
+    """Ids of the locals the steps created (typed from their definitions at the end, as the pass does)."""
 
 
 def _receivers(site: CallSite) -> set[int]:
@@ -196,6 +199,7 @@ def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> 
     decoder = Decoder(vars=dict(encoder.vars), counter=state.counter, site_calls=encoder.site_calls)
     body = decoder.decode(best.termdag, best.term)
     state.counter = decoder.counter
+    state.fresh.update(decoder.provenance)
     return _with_body(fn, body), report
 
 
