@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.names import validate_base_name
 from nanopto.ir_terms.nodes import (
     BinaryExpr,
@@ -77,7 +78,6 @@ _CMPOPS: dict[type[ast.cmpop], BinOp] = {
     ast.GtE: BinOp.Ge,
 }
 
-_BOOL_RESULT = (BinOp.Eq, BinOp.Ne, BinOp.Lt, BinOp.Le, BinOp.Gt, BinOp.Ge, BinOp.And, BinOp.Or)
 
 _STATEMENT_ONLY = ("yield_", "static_print", "static_assert", "dump_tag", "cond")
 _ITERATORS = ("range", "parallel", "unroll", "while_", "split_aiv")
@@ -432,44 +432,7 @@ class ExprParser:
 
     def type_of(self, expr: Expr) -> Type:
         """The type of a value, as far as the registry and the signatures tell."""
-        match expr:
-            case Var():
-                return expr.type
-            case ConstInt(_, dtype) | ConstFloat(_, dtype):
-                return ScalarType(dtype)
-            case ConstBool():
-                return ScalarType(DataType.BOOL)
-            case Submit():
-                return ScalarType(DataType.TASK_ID)
-            case Call(op=op, args=args, kwargs=kwargs, function=True):
-                returns = self.function_return_types(op)
-                if not returns:
-                    return UnknownType()
-                return returns[0] if len(returns) == 1 else TupleType(returns)
-            case Call(op=op, args=args, kwargs=kwargs):
-                opdef = OPS.lookup(op)
-                if opdef is None:
-                    return UnknownType()
-                try:
-                    return opdef.infer([self.type_of(a) for a in args], args, {k.name: k.value for k in kwargs})
-                except Exception:  # a type rule that cannot handle these args means "unknown"
-                    return UnknownType()
-            case BinaryExpr(op=op, lhs=lhs, rhs=rhs):
-                if op in _BOOL_RESULT:
-                    return ScalarType(DataType.BOOL)
-                left = self.type_of(lhs)
-                return left if not isinstance(left, UnknownType) else self.type_of(rhs)
-            case UnaryExpr(op=op, operand=operand):
-                return ScalarType(DataType.BOOL) if op is UnOp.Not else self.type_of(operand)
-            case MakeTuple(elements=elements):
-                return TupleType(tuple(self.type_of(e) for e in elements))
-            case TupleGetItemExpr(tuple=base, index=index):
-                base_type = self.type_of(base)
-                if isinstance(base_type, TupleType) and 0 <= index < len(base_type.types):
-                    return base_type.types[index]
-                return UnknownType()
-            case _:
-                return UnknownType()
+        return type_of(expr, returns=self.function_return_types)
 
     # -- annotations --------------------------------------------------------------------------
 

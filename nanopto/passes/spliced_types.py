@@ -13,34 +13,21 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.nodes import (
     AssignStmt,
-    BinaryExpr,
-    BinOp,
-    Call,
-    ConstBool,
-    ConstFloat,
-    ConstInt,
     Expr,
     ForStmt,
     Function,
     IfStmt,
-    MakeTuple,
     SeqStmts,
     Stmt,
-    TupleGetItemExpr,
-    UnaryExpr,
-    UnOp,
     Var,
     WhileStmt,
     YieldStmt,
 )
-from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.schema import Mutator, walk
-from nanopto.ir_terms.types import ScalarType, TupleType, Type, UnknownType
-
-_BOOLEAN = {BinOp.Eq, BinOp.Ne, BinOp.Lt, BinOp.Le, BinOp.Gt, BinOp.Ge, BinOp.And, BinOp.Or}
+from nanopto.ir_terms.types import Type, UnknownType
 
 
 class _Typer:
@@ -52,38 +39,7 @@ class _Typer:
         return self.known.get(var.id, var.type)
 
     def of(self, expr: Expr) -> Type:
-        """The type of an expression, as far as Var types and the op registry tell."""
-        match expr:
-            case Var():
-                return self.of_var(expr)
-            case ConstInt(_, dtype) | ConstFloat(_, dtype):
-                return ScalarType(dtype)
-            case ConstBool():
-                return ScalarType(DataType.BOOL)
-            case BinaryExpr(op=op, lhs=lhs, rhs=rhs):
-                if op in _BOOLEAN:
-                    return ScalarType(DataType.BOOL)
-                left = self.of(lhs)
-                return left if not isinstance(left, UnknownType) else self.of(rhs)
-            case UnaryExpr(op=op, operand=operand):
-                return ScalarType(DataType.BOOL) if op is UnOp.Not else self.of(operand)
-            case Call(op=op, args=args, kwargs=kwargs, function=False):
-                opdef = OPS.lookup(op)
-                if opdef is None:
-                    return UnknownType()
-                try:
-                    return opdef.infer([self.of(a) for a in args], args, {k.name: k.value for k in kwargs})
-                except Exception:  # a type rule that cannot handle these operands means "unknown"
-                    return UnknownType()
-            case MakeTuple(elements=elements):
-                return TupleType(tuple(self.of(e) for e in elements))
-            case TupleGetItemExpr(tuple=base, index=index):
-                base_type = self.of(base)
-                if isinstance(base_type, TupleType) and 0 <= index < len(base_type.types):
-                    return base_type.types[index]
-                return UnknownType()
-            case _:
-                return UnknownType()
+        return type_of(expr, self.of_var)
 
     def learn(self, var: Var, ty: Type) -> bool:
         """Record `ty` for a target Var whose type is still unknown; True when something was learnt."""
