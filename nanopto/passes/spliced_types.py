@@ -26,24 +26,30 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
 )
-from nanopto.ir_terms.schema import Mutator, walk
+from nanopto.ir_terms.schema import Mutator, type_exprs, walk
 from nanopto.ir_terms.types import Type, UnknownType
+from nanopto.passes.call_sites import InlineError
 
 
 class _Typer:
-    def __init__(self, targets: set[int]) -> None:
+    def __init__(self, targets: set[int], unresolved: set[int]) -> None:
         self.targets = targets
+        self.unresolved = unresolved
         self.known: dict[int, Type] = {}
 
     def of_var(self, var: Var) -> Type:
-        return self.known.get(var.id, var.type)
+        if var.id in self.known:
+            return self.known[var.id]
+        if var.id in self.targets and mentions(var.type, self.unresolved):
+            return UnknownType()  # an ambiguous symbolic extent: derive it from the operands instead
+        return var.type
 
     def of(self, expr: Expr) -> Type:
         return type_of(expr, self.of_var)
 
     def learn(self, var: Var, ty: Type) -> bool:
         """Record `ty` for a target Var whose type is still unknown; True when something was learnt."""
-        if var.id not in self.targets or isinstance(ty, UnknownType):
+        if var.id not in self.targets or isinstance(ty, UnknownType) or mentions(ty, self.unresolved):
             return False
         if not isinstance(self.of_var(var), UnknownType):
             return False
@@ -88,14 +94,59 @@ class _Retype(Mutator):
         return rebuilt if ty is None else dataclasses.replace(rebuilt, type=ty, id=var.id)
 
 
+def mentions(ty: Type, symbols: set[int]) -> bool:
+    return any(isinstance(v, Var) and v.id in symbols for e in type_exprs(ty) for v in walk(e))
+
+
+def callee_only_symbols(fn: Function, targets: set[int]) -> set[int]:
+    """Symbols in the types of spliced Vars that the caller itself never mentions: dimensions the
+    per-site binding could not resolve (the arguments disagreed on them)."""
+    visible: set[int] = set()
+    for param in fn.params:
+        visible.add(param.var.id)
+        visible.update(v.id for e in type_exprs(param.var.type) for v in walk(e) if isinstance(v, Var))
+    for node in walk(fn.body):
+        if isinstance(node, Var) and node.id not in targets:
+            visible.update(v.id for e in type_exprs(node.type) for v in walk(e) if isinstance(v, Var))
+    defined = {node.var.id for node in walk(fn.body) if isinstance(node, AssignStmt)}
+    symbols: set[int] = set()
+    for node in walk(fn.body):
+        if isinstance(node, Var) and node.id in targets:
+            for e in type_exprs(node.type):
+                symbols.update(v.id for v in walk(e) if isinstance(v, Var))
+    return symbols - visible - defined
+
+
 def derive_types(fn: Function, targets: set[int]) -> Function:
-    """`fn` with each target Var of unknown type typed from its definition (to a fixpoint)."""
+    """`fn` with each target Var of unknown type typed from its definition (to a fixpoint).
+
+    A spliced local whose type names a callee-only symbol (`[N, 4]` where the arguments gave `N`
+    different extents) is re-derived from its operands; if that cannot resolve it, the program is
+    rejected naming the dimension (seed: "Reject any callee-only dimension still unresolved").
+    """
     if not targets:
         return fn
-    typer = _Typer(targets)
+    unresolved = callee_only_symbols(fn, targets)
+    typer = _Typer(targets, unresolved)
     while any([typer.visit(node) for node in walk(fn.body)]):
         pass
+    if unresolved:
+        _reject_unresolved(fn, typer, unresolved)
     if not typer.known:
         return fn
     retyped: Function = _Retype(typer.known).visit(fn)
     return retyped
+
+
+def _reject_unresolved(fn: Function, typer: _Typer, unresolved: set[int]) -> None:
+    for node in walk(fn.body):
+        if isinstance(node, AssignStmt) and node.var.id in typer.targets and node.var.id not in typer.known:
+            names = sorted({v.name for e in type_exprs(node.var.type) for v in walk(e) if isinstance(v, Var) and v.id in unresolved})
+            if names:
+                where = f"{node.span}: " if node.span is not None else ""
+                raise InlineError(
+                    f"{where}the local '{node.var.name}' spliced into '{fn.name}' has dimension "
+                    f"{', '.join(repr(n) for n in names)}, which the call's arguments bind to different "
+                    "extents and its operands do not determine; give the helper's parameters distinct "
+                    "symbols for the extents that differ"
+                )
