@@ -46,7 +46,7 @@ from nanopto.passes.call_sites import CallSite, InlineError
 from nanopto.passes.inline_functions import InlineFunctions, InlineResult, inline_program
 from nanopto.passes.pass_base import Pass
 from nanopto.rules import INLINE_RULESETS
-from nanopto.rules.engine import SaturationLimitError, SaturationLimits
+from nanopto.rules.engine import SaturationLimitError, SaturationLimits, schedule
 from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
 from nanopto.tools.rules_file import describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
@@ -536,6 +536,7 @@ def _squash(text: str) -> str:
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     total = sum(len(rs.rules) for rs in INLINE_RULESETS)
     out.write(f"{len(INLINE_RULESETS)} rulesets, {total} rules, in schedule order\n")
+    out.write(f"schedule: {schedule(INLINE_RULESETS)}\n")
     for rs in INLINE_RULESETS:
         out.write(f"\n{rs.name}: {rs.doc}\n")
         width = max((len(r.name) for r in rs.rules), default=0)

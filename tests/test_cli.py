@@ -244,6 +244,7 @@ def test_rules_lists_every_rule() -> None:
         for rule in ruleset.rules:
             assert f"    {rule.name} " in proc.stdout
     assert "lhs = f(args)  (f returns one value r)  =>  Pre(site); Sub(body(f)); lhs = Sub(r)" in proc.stdout
+    assert "schedule: (run-schedule (saturate (seq (run splice) (saturate (run subst))" in proc.stdout
 
 
 # ---------------------------------------------------------------------------------------------
