@@ -10,7 +10,7 @@ expanded — the seed's "expanded analysis copy".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -50,6 +50,37 @@ class InlineResult:
         return inline_result_html(self)
 
 
+Work = tuple[list[Function], dict[str, HelperTemplate]]
+
+
+def callee_first_stages(program: Program, inline: dict[str, Function]) -> Generator[Work, list[Function], list[Function]]:
+    """The seed's callee-first order, shared by the pass and the stepper.
+
+    Yields (functions, templates) to expand — the Inline helpers of depth 1, 2, ... (each batch's
+    callees already expanded), then every other function — and is sent back the expanded functions.
+    Nested calls are hoisted first; templates are made from expanded helpers, with their own
+    `pl.dump_tag` marks moved onto carriers. Returns the expanded non-Inline functions.
+    """
+    depth = depth_of(inline)
+    expanded: dict[str, Function] = {}
+    templates: dict[str, HelperTemplate] = {}
+
+    def prepare(functions: list[Function]) -> list[Function]:
+        for fn in functions:
+            for name in inline_callees(fn, inline):
+                if name not in templates:
+                    templates[name] = carry_helper_tags(make_template(expanded[name]))
+        return [hoist_nested_calls(fn, inline) for fn in functions]
+
+    for level in range(max(depth.values()) + 1):
+        batch = prepare([inline[name] for name in inline if depth[name] == level])
+        for fn in (yield batch, templates):
+            expanded[fn.name] = fn
+    callers = prepare([f for f in program.function_list if f.func_type is not FunctionType.Inline])
+    result: list[Function] = yield callers, templates
+    return result
+
+
 def inline_program(
     program: Program,
     rulesets: Sequence[Ruleset] = INLINE_RULESETS,
@@ -66,23 +97,28 @@ def inline_program(
         return InlineResult(program, before=program)
     check_acyclic(inline)
     check_expansion_size(program, inline, max_output_statements)  # before any splicing
-    depth = depth_of(inline)
     result = InlineResult(program, before=program)
-    expanded: dict[str, Function] = {}
-    templates: dict[str, HelperTemplate] = {}
     counter = 0
     origins: dict[int, str] = {}
 
-    def expand(functions: list[Function]) -> list[Function]:
+    def expand(functions: list[Function], templates: dict[str, HelperTemplate]) -> list[Function]:
         nonlocal counter
-        functions = [hoist_nested_calls(fn, inline) for fn in functions]
         sites: list[CallSite] = []
         for fn in functions:
             sites += find_sites(fn, templates, len(result.sites) + len(sites))
         if not sites:
             return functions
         chosen = site_templates(functions, sites, templates)
-        stage = Stage(functions, templates, sites, rulesets, limits or SaturationLimits(), site_template=chosen, origins=origins, observer=observer)
+        stage = Stage(
+            functions,
+            templates,
+            sites,
+            rulesets,
+            limits or SaturationLimits(),
+            site_template=chosen,
+            origins=origins,
+            observer=observer,
+        )
         rewritten, decoder, report = stage.run(counter)
         counter = decoder.counter
         result.sites += sites
@@ -91,19 +127,15 @@ def inline_program(
         result.copies.update({key: var.name for key, var in decoder.renamed.items()})
         return rewritten
 
-    for level in range(max(depth.values()) + 1):
-        batch = [inline[name] for name in inline if depth[name] == level]
-        needed = {c for fn in batch for c in inline_callees(fn, inline)}
-        for name in needed - templates.keys():
-            templates[name] = carry_helper_tags(make_template(expanded[name]))
-        for fn in expand(batch):
-            expanded[fn.name] = fn
+    stages = callee_first_stages(program, inline)
+    work = next(stages)
+    while True:
+        try:
+            work = stages.send(expand(*work))
+        except StopIteration as done:
+            expanded_callers: list[Function] = done.value
+            break
     callers = [f for f in program.function_list if f.func_type is not FunctionType.Inline]
-    for fn in callers:
-        for name in inline_callees(fn, inline):
-            if name not in templates:
-                templates[name] = carry_helper_tags(make_template(expanded[name]))
-    expanded_callers = expand(callers)
     receivers = {site.stmt.var.id for site in result.sites if isinstance(site.stmt, AssignStmt)}
     targets = receivers | result.provenance.keys()
     rewritten = {fn.name: derive_types(fn, targets) for fn in expanded_callers}

@@ -25,10 +25,10 @@ import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.encoding import DecodeError, Decoder, Encoder, load_actions
-from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
-from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
-from nanopto.passes.dump_tags import carry_helper_tags, site_templates
-from nanopto.passes.hoist_nested_calls import hoist_nested_calls
+from nanopto.passes.call_graph import check_acyclic, inline_functions_of
+from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites
+from nanopto.passes.dump_tags import site_templates
+from nanopto.passes.inline_functions import callee_first_stages
 from nanopto.passes.spliced_types import derive_types
 from nanopto.rules import INLINE_RULESETS, Ruleset
 from nanopto.rules.engine import (
@@ -88,17 +88,14 @@ def inline_steps(
     if not inline:
         return
     check_acyclic(inline)
-    depth = depth_of(inline)
     limits = limits or SaturationLimits()
     current: dict[str, n.Function] = {f.name: f for f in program.function_list}
-    templates: dict[str, HelperTemplate] = {}
     state = _State()
 
     def snapshot() -> n.Program:
         return n.Program(program.name, tuple(current[f.name] for f in program.function_list), span=program.span)
 
-    def expand(fn: n.Function) -> Iterator[Step]:
-        fn = hoist_nested_calls(fn, inline)
+    def expand(fn: n.Function, templates: dict[str, HelperTemplate]) -> Iterator[Step]:
         current[fn.name] = fn
         while True:
             sites = find_sites(fn, templates, state.sites)
@@ -108,7 +105,7 @@ def inline_steps(
             state.sites += 1
             state.all_sites.append(site)
             chosen = site_templates([fn], [site], templates)
-            stage = Stage([fn], templates, [site], rulesets, limits, site_template=chosen)
+            stage = Stage([fn], templates, [site], rulesets, limits, site_template=chosen, origins=state.origins)
             iterations: list[Iteration] = []
             if rule_by_rule:
                 fn, report = _run_iterating(stage, state, iterations)
@@ -121,17 +118,17 @@ def inline_steps(
             state.steps += 1
             yield Step(state.steps, site, report, snapshot(), iterations)
 
-    for level in range(max(depth.values()) + 1):
-        for name in [name for name in inline if depth[name] == level]:
-            for callee in inline_callees(current[name], inline):
-                templates.setdefault(callee, carry_helper_tags(make_template(current[callee])))
-            yield from expand(current[name])
+    # The pass's own callee-first driver, one site at a time instead of one batch at a time.
+    stages = callee_first_stages(program, inline)
+    functions, templates = next(stages)
+    while True:
+        for fn in functions:
+            yield from expand(fn, templates)
+        try:
+            functions, templates = stages.send([current[fn.name] for fn in functions])
+        except StopIteration:
+            break
     callers = [f for f in program.function_list if f.func_type is not n.FunctionType.Inline]
-    for fn in callers:
-        for callee in inline_callees(fn, inline):
-            templates.setdefault(callee, carry_helper_tags(make_template(current[callee])))
-    for fn in callers:
-        yield from expand(fn)
     spliced = [_receivers(s) for s in state.all_sites]
     targets = {var_id for ids in spliced for var_id in ids} | state.fresh
     final = n.Program(
@@ -148,6 +145,7 @@ class _State:
     steps: int = 0
     all_sites: list[CallSite] = field(default_factory=list)
     fresh: set[int] = field(default_factory=set)
+    origins: dict[int, str] = field(default_factory=dict)
     """Ids of the locals the steps created (typed from their definitions at the end, as the pass does)."""
 
 
@@ -196,7 +194,9 @@ def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> 
     except eb.EggSmolError as exc:
         raise SaturationError(f"egglog failed while inlining: {exc}") from None
     (best,) = [o for o in outputs if isinstance(o, eb.ExtractBest)]
-    decoder = Decoder(vars=dict(encoder.vars), counter=state.counter, site_calls=encoder.site_calls)
+    decoder = Decoder(
+        vars=dict(encoder.vars), counter=state.counter, site_calls=encoder.site_calls, origins=state.origins
+    )
     body = decoder.decode(best.termdag, best.term)
     state.counter = decoder.counter
     state.fresh.update(decoder.provenance)
@@ -215,7 +215,9 @@ def _try_extract(egraph: eb.EGraph, root: str, encoder: Encoder, counter: int, f
     try:
         outputs = egraph.run_program(*egraph.parse_program(f"(extract {root})"))
         (best,) = [o for o in outputs if isinstance(o, eb.ExtractBest)]
-        body = Decoder(vars=dict(encoder.vars), counter=counter, site_calls=encoder.site_calls).decode(
+        body = Decoder(
+            vars=dict(encoder.vars), counter=counter, site_calls=encoder.site_calls
+        ).decode(
             best.termdag, best.term
         )
     except (eb.EggSmolError, DecodeError):
