@@ -25,6 +25,7 @@ This is the one module that touches egglog's low-level `bindings` API (text in, 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -288,14 +289,14 @@ class Encoder:
             items.append(f"(SOne {self.expr(stmt)})")
         if run:
             items.append(self._opaque_run(run))
-        return self._stmt_tree(items)
+        return self.stmt_tree(items)
 
     def _opaque_run(self, run: list[n.Stmt]) -> str:
         self.opaque.append(tuple(run))
         return f"(Opaque {len(self.opaque) - 1})"
 
     @staticmethod
-    def _stmt_tree(items: list[str]) -> str:
+    def stmt_tree(items: list[str]) -> str:
         while len(items) > 1:
             paired = [f"(SCat {items[i]} {items[i + 1]})" for i in range(0, len(items) - 1, 2)]
             if len(items) % 2:
@@ -482,6 +483,15 @@ class Decoder:
         return var
 
 
+def decode_functions(decoder: Decoder, functions: Sequence[n.Function], extracted: Sequence[Any]) -> list[n.Function]:
+    """Each function with its body replaced by its decoded extraction (`extracted[i]` is an
+    `ExtractBest` of the i-th body); params, types and attributes stay the very same objects."""
+    return [
+        dataclasses.replace(fn, body=decoder.decode(out.termdag, out.term))
+        for fn, out in zip(functions, extracted, strict=True)
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # Round trip through an e-graph (no rules): the lossless-encoding property
 # ---------------------------------------------------------------------------------------------
@@ -501,11 +511,7 @@ def roundtrip_program(program: n.Program) -> n.Program:
     egraph = eb.EGraph()
     outputs = egraph.run_program(*egraph.parse_program("\n".join(lines)))
     extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
-    decoder = Decoder(vars=dict(encoder.vars))
-    functions = []
-    for fn, out in zip(program.function_list, extracted, strict=True):
-        body = decoder.decode(out.termdag, out.term)
-        functions.append(n.Function(fn.name, fn.params, body, fn.return_types, fn.func_type, fn.attrs, span=fn.span))
+    functions = decode_functions(Decoder(vars=dict(encoder.vars)), program.function_list, extracted)
     return n.Program(program.name, tuple(functions), span=program.span)
 
 

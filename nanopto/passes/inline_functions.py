@@ -135,11 +135,10 @@ def inline_program(
         except StopIteration as done:
             expanded_callers: list[Function] = done.value
             break
-    callers = [f for f in program.function_list if f.func_type is not FunctionType.Inline]
     receivers = {site.stmt.var.id for site in result.sites if isinstance(site.stmt, AssignStmt)}
     targets = receivers | result.provenance.keys()
-    rewritten = {fn.name: derive_types(fn, targets) for fn in expanded_callers}
-    result.program = Program(program.name, tuple(rewritten[f.name] for f in callers), span=program.span)
+    rewritten = tuple(derive_types(fn, targets) for fn in expanded_callers)
+    result.program = Program(program.name, rewritten, span=program.span)
     problems = check_rebinding(program, result.program, result.sites, result.copies)
     if problems:
         raise RebindingCheckError(problems)

@@ -17,6 +17,7 @@ through a splice the e-graph holds only helper terms (`SubSL`, `Pre`, ...), whic
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -200,7 +201,7 @@ def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> 
     body = decoder.decode(best.termdag, best.term)
     state.counter = decoder.counter
     state.fresh.update(decoder.provenance)
-    return _with_body(fn, body), report
+    return dataclasses.replace(fn, body=body), report
 
 
 def _try_extract(egraph: eb.EGraph, root: str, encoder: Encoder, counter: int, fn: n.Function) -> n.Function | None:
@@ -224,11 +225,7 @@ def _try_extract(egraph: eb.EGraph, root: str, encoder: Encoder, counter: int, f
         return None
     finally:
         logger.disabled = disabled
-    return _with_body(fn, body)
-
-
-def _with_body(fn: n.Function, body: n.Stmt) -> n.Function:
-    return n.Function(fn.name, fn.params, body, fn.return_types, fn.func_type, fn.attrs, span=fn.span)
+    return dataclasses.replace(fn, body=body)
 
 
 __all__ = ["Iteration", "Step", "inline_steps"]

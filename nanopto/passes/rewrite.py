@@ -23,7 +23,14 @@ from typing import ClassVar, cast
 import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import Constructor, Decoder, Encoder, ir_declarations, load_actions
+from nanopto.ir_terms.encoding import (
+    Constructor,
+    Decoder,
+    Encoder,
+    decode_functions,
+    ir_declarations,
+    load_actions,
+)
 from nanopto.passes.context import PassContext
 from nanopto.passes.pass_base import PASS_NAME, Pass
 from nanopto.rules.engine import SaturationError, SaturationLimits, StageReport, egraph_rows, saturate
@@ -81,13 +88,10 @@ def rewrite_program(
         raise SaturationError(f"egglog failed while running ruleset(s) {names}: {' '.join(str(exc).split())}") from None
     extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
     started = time.perf_counter()
-    decoder = Decoder(vars=dict(encoder.vars))
-    functions = []
-    for fn, out in zip(program.function_list, extracted, strict=True):
-        body = decoder.decode(out.termdag, out.term)
-        if not isinstance(body, n.Stmt):
+    functions = decode_functions(Decoder(vars=dict(encoder.vars)), program.function_list, extracted)
+    for fn in functions:
+        if not isinstance(fn.body, n.Stmt):
             raise SaturationError(f"ruleset(s) {names} turned the body of {fn.name!r} into a non-statement")
-        functions.append(n.Function(fn.name, fn.params, body, fn.return_types, fn.func_type, fn.attrs, span=fn.span))
     report.times["decode"] = time.perf_counter() - started
     return RewriteResult(n.Program(program.name, tuple(functions), span=program.span), report)
 

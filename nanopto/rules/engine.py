@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, load_actions, quote, span_text
+from nanopto.ir_terms.encoding import (
+    Decoder,
+    Encoder,
+    decode_functions,
+    ir_declarations,
+    load_actions,
+    quote,
+    span_text,
+)
 from nanopto.ir_terms.schema import iter_children, walk
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
@@ -110,7 +118,7 @@ def saturate(egraph: eb.EGraph, rulesets: Sequence[Ruleset], limits: SaturationL
     still_matching: dict[str, bool] = {}
     """Whether each ruleset's latest iteration changed the e-graph: what a limit error names."""
     while True:
-        changed: list[str] = []
+        changed = False
         for ruleset in rulesets:
             while True:
                 out = egraph.run_program(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(ruleset.name))))[0]
@@ -120,8 +128,7 @@ def saturate(egraph: eb.EGraph, rulesets: Sequence[Ruleset], limits: SaturationL
                 for rule, count in run.num_matches_per_rule.items():
                     if count:
                         report.matches[rule] = report.matches.get(rule, 0) + count
-                if run.updated and ruleset.name not in changed:
-                    changed.append(ruleset.name)
+                changed = changed or run.updated
                 still_matching[ruleset.name] = run.updated
                 # The ruleset that keeps changing the e-graph is the one to name; a ruleset that
                 # only ran earlier in the round has already had its say.
@@ -215,11 +222,16 @@ class Stage:
         def visit(stmt: n.Stmt) -> bool:
             """True when `stmt` must stay visible to the rules."""
             visible = id(stmt) in site_stmts
-            children = [c for c in iter_children(stmt) if isinstance(c, n.Stmt)]
+            children = iter_children(stmt)
+            own_exprs = []
             for child in children:
-                visible = visit(child) or visible
+                if isinstance(child, n.Stmt):
+                    visible = visit(child) or visible
+                else:
+                    own_exprs.append(child)
             if not visible and receivers:
-                visible = any(isinstance(v, n.Var) and v.id in receivers for v in walk(stmt))
+                # Child statements answered for themselves above; scan only this one's expressions.
+                visible = any(isinstance(v, n.Var) and v.id in receivers for e in own_exprs for v in walk(e))
             if not visible and not isinstance(stmt, n.SeqStmts):
                 opaque.add(id(stmt))
             return visible
@@ -285,7 +297,7 @@ class Stage:
                 pre.append(f"(SOne (AssignStmt (Arg {s} {b.param.id}) {actual} {annotated} {span_text(site.span)}))")
             else:
                 lines.append(f"(union (Arg {s} {b.param.id}) {actual})")
-        lines.append(f"(union (Pre {s}) {Encoder._stmt_tree(pre) if pre else '(Skip)'})")
+        lines.append(f"(union (Pre {s}) {Encoder.stmt_tree(pre) if pre else '(Skip)'})")
         if site.form in (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND):
             form = "project" if site.form is SiteForm.TUPLE_PROJECT else "bind"
             lines.append(f"(set (TupleForm {s}) {quote(form)})")
@@ -334,9 +346,6 @@ class Stage:
             origins=self.origins,
             taken=taken,
         )
-        functions = []
-        for fn, out in zip(self.functions, extracted, strict=True):
-            body = decoder.decode(out.termdag, out.term)
-            functions.append(n.Function(fn.name, fn.params, body, fn.return_types, fn.func_type, fn.attrs, span=fn.span))
+        functions = decode_functions(decoder, self.functions, extracted)
         report.times["decode"] = time.perf_counter() - started
         return functions, decoder, report
