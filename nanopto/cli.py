@@ -46,7 +46,7 @@ from nanopto.passes.call_sites import CallSite, InlineError
 from nanopto.passes.inline_functions import InlineFunctions, InlineResult, inline_program
 from nanopto.passes.pass_base import Pass
 from nanopto.rules import INLINE_RULESETS
-from nanopto.rules.engine import SaturationLimitError, SaturationLimits, schedule
+from nanopto.rules.engine import BodyCopies, SaturationLimitError, SaturationLimits, schedule
 from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
 from nanopto.tools.rules_file import describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
@@ -390,12 +390,14 @@ _LIMIT_FLAGS: tuple[tuple[str, type, str], ...] = (
 
 
 def _with_limits(manager: PassManager, args: argparse.Namespace) -> PassManager:
-    """Apply `--max-iterations` / `--max-rows` / `--timeout` to every inline-functions pass."""
+    """Apply `--max-iterations` / `--max-rows` / `--timeout` / `--body-copies` to every inline-functions pass."""
     given = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_")) for flag, _, _ in _LIMIT_FLAGS}
     given = {name: value for name, value in given.items() if value is not None}
     for name, value in given.items():
         if value <= 0:
             raise UserError(f"--{name.replace('_', '-')} must be positive, got {value:g}")
+    if args.body_copies is not None:
+        given["body_copies"] = args.body_copies
     if not given:
         return manager
     return PassManager(replace(p, **given) if isinstance(p, InlineFunctions) else p for p in manager.passes)
@@ -419,8 +421,15 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
     views = _views(args)
     observer = views.collector if views is not None else None
     wanted = args.trace or args.json or views is not None
-    limits = next((SaturationLimits(q.max_iterations, q.max_rows, q.timeout) for q in manager.passes if isinstance(q, InlineFunctions)), None)
-    traces = [inline_program(p, limits=limits, observer=observer) for p in recorder.inline_inputs] if wanted else []
+    inliner = next((q for q in manager.passes if isinstance(q, InlineFunctions)), InlineFunctions())
+    limits = SaturationLimits(inliner.max_iterations, inliner.max_rows, inliner.timeout)
+    # A picture of the e-graph is meant to show the subst rules copying bodies.
+    copies: BodyCopies = "rules" if views is not None else inliner.body_copies
+    traces = (
+        [inline_program(p, limits=limits, observer=observer, body_copies=copies) for p in recorder.inline_inputs]
+        if wanted
+        else []
+    )
     if views is not None:
         views.write(args, source, before, after, traces)
     after_text = python_print(after)
@@ -618,6 +627,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inline.add_argument(
         "--html", metavar="FILE.html", help="write one self-contained page: before/after, sites, rules, e-graph"
+    )
+    inline.add_argument(
+        "--body-copies",
+        choices=("instance", "rules"),
+        help="who copies helper bodies: the decoder from one instantiation term per site (instance, "
+        "the default) or the subst rules inside the e-graph (rules, as --egraph/--html draw it)",
     )
     for flag, kind, what in _LIMIT_FLAGS:
         inline.add_argument(flag, type=kind, metavar="N", help=f"saturation limit: {what} (default: {getattr(SaturationLimits, flag[2:].replace('-', '_')):g})")

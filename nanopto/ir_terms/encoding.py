@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from nanopto.ir_terms import types as t
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
 from nanopto.ir_terms.names import inline_name
 from nanopto.ir_terms.schema import NODE_CLASSES, FieldKind, FieldSpec, fields_of
+from nanopto.ir_terms.term_rows import FactTable, TermRows, load_declarations, load_rows, run_text, unescape
 
 EGGLOG_VERSION = "13.2.0"
 
@@ -146,8 +146,15 @@ def ir_constructors() -> tuple[Constructor, ...]:
         Constructor("TUnknown", (), "Ty"),
         Constructor("NoEx", (), "Ex", doc="an absent optional expression"),
         Constructor("NoSt", (), "St", doc="an absent optional statement"),
+        Constructor("Root", ("i64",), "St", unextractable=True, doc="(Root i): the body of the i-th function"),
         Constructor("Opaque", ("i64",), "SL", doc="caller statements no rule looks inside, kept in Python"),
         Constructor("At", ("i64", "String"), "Ex", doc="an inline call site: (At site template)"),
+        Constructor(
+            "Inst",
+            ("String", "i64", "ExL"),
+            "SL",
+            doc="(Inst template site actuals): the template's body copied for the site, made by the decoder",
+        ),
         Constructor("RVar", ("String", "Ty", "i64", "i64"), "Ex", doc="callee local `id` renamed for `site`"),
         Constructor(
             "RIterArg", ("String", "Ty", "i64", "i64", "Ex"), "Ex", doc="callee iter_arg renamed for `site`"
@@ -167,29 +174,30 @@ def ir_declarations() -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Encoding: IR -> egglog text
+# Encoding: IR -> term rows
 # ---------------------------------------------------------------------------------------------
 
 
 def quote(text: str) -> str:
-    """An egglog string literal."""
+    """An egglog string literal (for rule text and the few terms written as text)."""
     return json.dumps(text, ensure_ascii=True)
 
 
-def _attr_text(value: Any) -> str:
+def attr_value(value: Any) -> str:
+    """The String literal an attribute field is encoded as (decoded back by `_ENUMS`)."""
     if isinstance(value, bool):
-        return quote(str(value))
+        return str(value)
     if isinstance(value, n.BinOp | n.UnOp | DataType | MemorySpace | n.ForKind):
-        return quote(value.name)
+        return value.name
     if isinstance(value, float):
-        return quote(repr(value))
+        return repr(value)
     if value is None:
-        return quote("")
-    return quote(str(value))
+        return ""
+    return str(value)
 
 
-def span_text(span: n.Span | None) -> str:
-    return quote("" if span is None else f"{span.line}:{span.col}:{span.file}")
+def span_value(span: n.Span | None) -> str:
+    return "" if span is None else f"{span.line}:{span.col}:{span.file}"
 
 
 def parse_span(text: str) -> n.Span | None:
@@ -200,7 +208,8 @@ def parse_span(text: str) -> n.Span | None:
 
 
 class Encoder:
-    """Turns IR into egglog term text; remembers every Var so decoding restores identity.
+    """Turns IR into term rows (`term_rows.TermRows`); remembers every Var so decoding restores
+    identity. Every method returns the handle of the term it encoded.
 
     `site_of` lets the inliner mark chosen calls as sites: it maps a `Call` node (by identity) to
     its site number and template name, and the encoder writes that call as `(At site template)`,
@@ -208,8 +217,12 @@ class Encoder:
     """
 
     def __init__(
-        self, site_of: dict[int, tuple[int, str]] | None = None, opaque: set[int] | None = None
+        self,
+        site_of: dict[int, tuple[int, str]] | None = None,
+        opaque: set[int] | None = None,
+        rows: TermRows | None = None,
     ) -> None:
+        self.rows = rows if rows is not None else TermRows()
         self.vars: dict[int, n.Var] = {}
         self.site_of = site_of or {}
         self.opaque_ids = opaque or set()
@@ -217,41 +230,39 @@ class Encoder:
         encoded as one `(Opaque k)` and kept in Python."""
         self.opaque: list[tuple[n.Stmt, ...]] = []
         self.site_calls: dict[int, n.Node] = {}
-        self._memo: dict[int, str] = {}
+        self._memo: dict[int, int] = {}
         self._keep: list[Any] = []
 
-    def expr(self, node: n.Node) -> str:
+    def expr(self, node: n.Node) -> int:
         key = id(node)
         cached = self._memo.get(key)
         if cached is not None:
             return cached
-        text = self._expr(node)
-        self._memo[key] = text
+        handle = self._expr(node)
+        self._memo[key] = handle
         self._keep.append(node)
-        return text
+        return handle
 
-    def _expr(self, node: n.Node) -> str:
+    def _expr(self, node: n.Node) -> int:
         site = self.site_of.get(id(node))
         if site is not None:
             self.site_calls[site[0]] = node
-            return f"(At {site[0]} {quote(site[1])})"
+            return self.rows.term("At", site[0], site[1])
         if isinstance(node, n.Var):
             self.vars.setdefault(node.id, node)
         cls = type(node)
-        parts = [cls.__name__]
-        for spec in fields_of(cls):
-            parts.append(self._field(cls, spec, getattr(node, spec.name)))
+        args = [self._field(cls, spec, getattr(node, spec.name)) for spec in fields_of(cls)]
         if carries_span(cls):
-            parts.append(span_text(node.span))
-        return f"({' '.join(parts)})"
+            args.append(span_value(node.span))
+        return self.rows.term(cls.__name__, *args)
 
-    def _field(self, cls: type[n.Node], spec: FieldSpec, value: Any) -> str:
+    def _field(self, cls: type[n.Node], spec: FieldSpec, value: Any) -> int | str:
         match spec.kind:
             case FieldKind.NODE:
                 return self.expr(value)
             case FieldKind.OPT_NODE:
                 if value is None:
-                    return "(NoSt)" if field_sort(cls, spec) == "St" else "(NoEx)"
+                    return self.rows.term("NoSt" if field_sort(cls, spec) == "St" else "NoEx")
                 return self.expr(value)
             case FieldKind.NODES:
                 if field_sort(cls, spec) == "SL":
@@ -263,21 +274,19 @@ class Encoder:
                 return self.types(value)
             case FieldKind.ATTR:
                 if (cls.__name__, spec.name) in _I64_FIELDS:
-                    return str(int(value))
-                return _attr_text(value)
+                    return int(value)
+                return attr_value(value)
         raise AssertionError(spec)
 
-    def exprs(self, values: Sequence[n.Node]) -> str:
-        text = "(ExNil)"
+    def exprs(self, values: Sequence[n.Node]) -> int:
+        handle = self.rows.term("ExNil")
         for value in reversed(values):
-            text = f"(ExCons {self.expr(value)} {text})"
-        return text
+            handle = self.rows.term("ExCons", self.expr(value), handle)
+        return handle
 
-    def stmts(self, values: Sequence[n.Stmt]) -> str:
+    def stmts(self, values: Sequence[n.Stmt]) -> int:
         """A balanced concatenation tree, so term depth is logarithmic in the statement count."""
-        if not values:
-            return "(SNil)"
-        items: list[str] = []
+        items: list[int] = []
         run: list[n.Stmt] = []
         for stmt in values:
             if id(stmt) in self.opaque_ids:
@@ -286,44 +295,47 @@ class Encoder:
             if run:
                 items.append(self._opaque_run(run))
                 run = []
-            items.append(f"(SOne {self.expr(stmt)})")
+            items.append(self.rows.term("SOne", self.expr(stmt)))
         if run:
             items.append(self._opaque_run(run))
         return self.stmt_tree(items)
 
-    def _opaque_run(self, run: list[n.Stmt]) -> str:
+    def _opaque_run(self, run: list[n.Stmt]) -> int:
         self.opaque.append(tuple(run))
-        return f"(Opaque {len(self.opaque) - 1})"
+        return self.rows.term("Opaque", len(self.opaque) - 1)
 
-    @staticmethod
-    def stmt_tree(items: list[str]) -> str:
+    def stmt_tree(self, items: list[int]) -> int:
+        """`(SCat ...)` pairs over statement-list handles, balanced; `(SNil)` when empty."""
+        if not items:
+            return self.rows.term("SNil")
         while len(items) > 1:
-            paired = [f"(SCat {items[i]} {items[i + 1]})" for i in range(0, len(items) - 1, 2)]
+            paired = [self.rows.term("SCat", items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
             if len(items) % 2:
                 paired.append(items[-1])
             items = paired
         return items[0]
 
-    def type(self, ty: t.Type) -> str:
+    def type(self, ty: t.Type) -> int:
+        term = self.rows.term
         match ty:
             case t.ScalarType(dtype):
-                return f"(TScalar {quote(dtype.name)})"
+                return term("TScalar", dtype.name)
             case t.TensorType(shape, dtype):
-                return f"(TTensor {self.exprs(shape)} {quote(dtype.name)})"
+                return term("TTensor", self.exprs(shape), dtype.name)
             case t.TileType(shape, dtype, mem):
-                return f"(TTile {self.exprs(shape)} {quote(dtype.name)} {quote(mem.name if mem else '')})"
+                return term("TTile", self.exprs(shape), dtype.name, mem.name if mem else "")
             case t.ArrayType(size, dtype):
-                return f"(TArray {self.expr(size)} {quote(dtype.name)})"
+                return term("TArray", self.expr(size), dtype.name)
             case t.TupleType(types):
-                return f"(TTuple {self.types(types)})"
+                return term("TTuple", self.types(types))
             case _:
-                return "(TUnknown)"
+                return term("TUnknown")
 
-    def types(self, types: Iterable[t.Type]) -> str:
-        text = "(TyNil)"
+    def types(self, types: Iterable[t.Type]) -> int:
+        handle = self.rows.term("TyNil")
         for ty in reversed(tuple(types)):
-            text = f"(TyCons {self.type(ty)} {text})"
-        return text
+            handle = self.rows.term("TyCons", self.type(ty), handle)
+        return handle
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,6 +382,8 @@ class Decoder:
     renamed: dict[tuple[int, int], n.Var] = field(default_factory=dict)
     provenance: dict[int, int] = field(default_factory=dict)
     """Fresh Var id -> the call site it was created for (the rebinding checker reads it)."""
+    instantiate: Instantiate | None = None
+    """Copies a template body for `(Inst template site actuals)` (see `rules.instantiate`)."""
 
     def decode(self, termdag: eb.TermDag, term: int) -> Any:
         self._dag = termdag
@@ -385,7 +399,8 @@ class Decoder:
         node = self._dag.get(term)
         if not isinstance(node, eb.TermLit) or isinstance(node.value, eb.Unit):
             raise DecodeError(f"expected a literal, found {node}")
-        return node.value.value
+        value = node.value.value
+        return unescape(value) if isinstance(value, str) else value
 
     def _term(self, term: int) -> Any:
         cached = self._memo.get(term)
@@ -419,6 +434,11 @@ class Decoder:
                 return self.site_calls[site]
             case "Opaque":
                 return self.opaque[self._lit(args[0])]
+            case "Inst":
+                if self.instantiate is None:
+                    raise DecodeError("extraction produced an instantiation, but the decoder has no templates")
+                template, site = self._lit(args[0]), self._lit(args[1])
+                return self.instantiate(self, template, site, self._term(args[2]))
             case "TScalar":
                 return t.ScalarType(DataType[self._lit(args[0])])
             case "TTensor":
@@ -459,28 +479,45 @@ class Decoder:
         return cls(**values)
 
     def _renamed(self, name: str, args: list[int]) -> n.Var:
-        var_id, site = self._lit(args[2]), self._lit(args[3])
-        key = (var_id, site)
-        existing = self.renamed.get(key)
+        return self.fresh_copy(
+            self._lit(args[2]),
+            self._lit(args[3]),
+            self._lit(args[0]),
+            lambda: self._term(args[1]),
+            (lambda: self._term(args[4])) if name == "RIterArg" else None,
+        )
+
+    def fresh_copy(
+        self,
+        var_id: int,
+        site: int,
+        name: str,
+        make_type: Callable[[], t.Type],
+        make_init: Callable[[], n.Expr] | None,
+    ) -> n.Var:
+        """The one fresh Var (an IterArg when `make_init` is given) standing for callee variable
+        `var_id` at `site`, named when first met; the type and init are built after the name, so
+        the names they contain are numbered after it."""
+        existing = self.renamed.get((var_id, site))
         if existing is not None:
             return existing
-        base = self.origins.get(var_id, self._lit(args[0]))
+        base = self.origins.get(var_id, name)
         fresh_name = inline_name(base, self.counter)
         self.counter += 1
         while fresh_name in self.taken:
             fresh_name = inline_name(base, self.counter)
             self.counter += 1
         self.taken.add(fresh_name)
-        ty = self._term(args[1])
-        var: n.Var
-        if name == "RIterArg":
-            var = n.IterArg(fresh_name, ty, init_value=self._term(args[4]))
-        else:
-            var = n.Var(fresh_name, ty)
-        self.renamed[key] = var
+        ty = make_type()
+        var = n.Var(fresh_name, ty) if make_init is None else n.IterArg(fresh_name, ty, init_value=make_init())
+        self.renamed[(var_id, site)] = var
         self.origins[var.id] = base
         self.provenance[var.id] = site
         return var
+
+
+Instantiate = Callable[[Decoder, str, int, tuple[Any, ...]], tuple[n.Stmt, ...]]
+"""(decoder, template, site, decoded actuals) -> the statements of the copied body."""
 
 
 def decode_functions(decoder: Decoder, functions: Sequence[n.Function], extracted: Sequence[Any]) -> list[n.Function]:
@@ -500,80 +537,28 @@ def decode_functions(decoder: Decoder, functions: Sequence[n.Function], extracte
 def roundtrip_program(program: n.Program) -> n.Program:
     """Encode every function body into one e-graph, extract each, decode: the identity on IR."""
     encoder = Encoder()
-    lines = [ir_declarations()]
-    names: list[str] = []
     for i, fn in enumerate(program.function_list):
         for param in fn.params:
             encoder.expr(param.var)
-        lines.append(f"(let $f{i} {encoder.expr(fn.body)})")
-        names.append(f"$f{i}")
-    lines += [f"(extract {name})" for name in names]
+        encoder.rows.union("St", encoder.rows.term("Root", i), encoder.expr(fn.body))
     egraph = eb.EGraph()
-    outputs = egraph.run_program(*egraph.parse_program("\n".join(lines)))
-    extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
+    run_text(egraph, ir_declarations() + "\n" + ir_load_declarations())
+    load_rows(egraph, encoder.rows)
+    extracted = extract_roots(egraph, len(program.function_list))
     functions = decode_functions(Decoder(vars=dict(encoder.vars)), program.function_list, extracted)
     return n.Program(program.name, tuple(functions), span=program.span)
 
 
-# ---------------------------------------------------------------------------------------------
-# Loading: generated text -> egglog command objects, without egglog's text parser
-# ---------------------------------------------------------------------------------------------
+def ir_load_declarations(extra: Sequence[Constructor] = (), facts: Sequence[FactTable] = ()) -> str:
+    """Load tables and rules for the IR constructors plus `extra` ones (see `term_rows`)."""
+    return load_declarations(SORTS, (*ir_constructors(), *extra), facts)
+
+
+def extract_roots(egraph: eb.EGraph, count: int) -> list[eb.ExtractBest]:
+    """Extract `(Root 0)` ... `(Root count-1)`: the cheapest term of each root's e-class."""
+    commands = [eb.Extract(_SPAN, eb.Call(_SPAN, "Root", [eb.Lit(_SPAN, eb.Int(i))]), eb.Lit(_SPAN, eb.Int(0))) for i in range(count)]
+    outputs = egraph.run_program(*commands)
+    return [o for o in outputs if isinstance(o, eb.ExtractBest)]
+
 
 _SPAN = eb.RustSpan("nanopto", 0, 0)
-_TOKEN = re.compile(r'\s*(?:(\()|(\))|("(?:[^"\\]|\\.)*")|([^\s()"]+))')
-
-
-def _sexpr(text: str) -> Any:
-    """Parse one generated s-expression into nested lists of tokens (strings are kept quoted)."""
-    stack: list[list[Any]] = [[]]
-    for match in _TOKEN.finditer(text):
-        open_, close, string, atom = match.groups()
-        if open_:
-            stack.append([])
-        elif close:
-            done = stack.pop()
-            stack[-1].append(done)
-        elif string is not None:
-            stack[-1].append(("str", json.loads(string)))
-        elif atom is not None:
-            stack[-1].append(atom)
-    return stack[0][0]
-
-
-def _expr(tree: Any) -> Any:
-    if isinstance(tree, tuple):
-        return eb.Lit(_SPAN, eb.String(tree[1]))
-    if isinstance(tree, str):
-        if tree.lstrip("-").isdigit():
-            return eb.Lit(_SPAN, eb.Int(int(tree)))
-        return eb.Var(_SPAN, tree)
-    return eb.Call(_SPAN, tree[0], [_expr(arg) for arg in tree[1:]])
-
-
-def _action(text: str) -> Any:
-    tree = _sexpr(text)
-    head = tree[0]
-    if head == "union":
-        return eb.Union(_SPAN, _expr(tree[1]), _expr(tree[2]))
-    if head == "set":
-        target = tree[1]
-        return eb.Set(_SPAN, target[0], [_expr(a) for a in target[1:]], _expr(tree[2]))
-    return eb.Expr_(_SPAN, _expr(tree))
-
-
-def load_actions(egraph: eb.EGraph, actions: Sequence[str], chunk: int = 256) -> None:
-    """Add generated terms and facts (`union`, `set`, relation facts) to the e-graph.
-
-    Two egglog 13.2 costs shape this. `parse_program` gives every node a span holding the whole
-    source text, so its memory grows with text size x node count (6 GB at 1,000 call sites); the
-    generated terms use only constructors, integers and strings, so a 20-line reader builds the
-    command objects instead. And each top-level command has a fixed cost (~0.5 ms), while one rule's
-    compile time grows faster than its size, so actions go into the heads of premise-free rules of
-    `chunk` actions each, all run once.
-    """
-    built = [_action(text) for text in actions]
-    rules = [
-        eb.RuleCommand(eb.Rule(_SPAN, built[i : i + chunk], [], f"load{i}", "load"))
-        for i in range(0, len(built), chunk)
-    ]
-    egraph.run_program(eb.AddRuleset(_SPAN, "load"), *rules, eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig("load"))))

@@ -34,7 +34,7 @@ class Span:
 
 
 def _span() -> Span | None:
-    return field(default=None, compare=False, kw_only=True, repr=False)  # type: ignore[return-value]
+    return field(default=None, compare=False, kw_only=True, repr=False)
 
 
 class Node:
@@ -70,7 +70,7 @@ class Var(Expr):
     span: Span | None = _span()
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.id == self.id  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.id == self.id
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.id))

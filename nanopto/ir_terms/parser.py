@@ -19,11 +19,10 @@ statement forms.
 from __future__ import annotations
 
 import ast
-import gc
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from nanopto.gc_pause import gc_paused
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import (
     AssignStmt,
@@ -125,7 +124,7 @@ def parse_program(
     """
     parser = _ProgramParser(source, filename, dict(closure or {}), line_offset)
     try:
-        with _gc_paused():
+        with gc_paused():  # a 5 MB file parsed in 64 s with the collector on, 17 s without
             return parser.parse()
     except ParserError:
         raise
@@ -135,20 +134,6 @@ def parse_program(
         raise parser.error(None, "out of memory while parsing this construct") from None
     except Exception as exc:  # a parser bug must still surface as a ParserError
         raise parser.error(None, f"internal parser error ({type(exc).__name__}): {exc}") from exc
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cycle collector while parsing: the AST and the frozen IR hold no reference
-    cycles, but on a multi-megabyte source every full collection re-walks millions of live nodes
-    (a 5 MB file parsed in 64 s with it, 17 s without)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class _ProgramParser(ExprParser):

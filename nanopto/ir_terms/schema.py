@@ -223,6 +223,39 @@ def walk(node: n.Node) -> Iterator[n.Node]:
             stack.extend(children)
 
 
+_STMT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _stmt_fields(cls: type) -> tuple[str, ...]:
+    fields = _STMT_FIELDS.get(cls)
+    if fields is None:
+        annotations = {f.name: str(f.type).replace(" ", "") for f in dataclasses.fields(cls)}
+        fields = tuple(
+            f.name for f in fields_of(cls) if annotations[f.name] in ("Stmt", "Stmt|None", "tuple[Stmt,...]")
+        )
+        _STMT_FIELDS[cls] = fields
+    return fields
+
+
+def walk_stmts(stmt: n.Stmt) -> Iterator[n.Stmt]:
+    """Every statement below and including `stmt`, pre-order, never entering expressions: the
+    cheap traversal for questions only statements answer (definitions, carries, results)."""
+    stack: list[n.Stmt] = [stmt]
+    while stack:
+        current = stack.pop()
+        yield current
+        children: list[n.Stmt] = []
+        for name in _stmt_fields(type(current)):
+            value = getattr(current, name)
+            if isinstance(value, tuple):
+                children.extend(value)
+            elif value is not None:
+                children.append(value)
+        if children:
+            children.reverse()
+            stack.extend(children)
+
+
 class Mutator:
     """A rewriting traversal: override `visit_<ClassName>` for the nodes that change.
 

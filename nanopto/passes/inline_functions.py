@@ -14,6 +14,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from nanopto.gc_pause import gc_paused
 from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program
 from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
@@ -25,7 +26,7 @@ from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
 from nanopto.passes.spliced_types import derive_types
 from nanopto.rules import INLINE_RULESETS, Ruleset
-from nanopto.rules.engine import SaturationLimits, Stage, StageObserver, StageReport
+from nanopto.rules.engine import BodyCopies, SaturationLimits, Stage, StageObserver, StageReport
 from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
 from nanopto.verify.properties import IRProperty
 
@@ -87,11 +88,28 @@ def inline_program(
     limits: SaturationLimits | None = None,
     observer: StageObserver | None = None,
     max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS,
+    body_copies: BodyCopies = "instance",
 ) -> InlineResult:
     """Run InlineFunctions and keep the details (`--trace`, the checker and the tests read them).
 
     `observer` sees each stage's e-graph at saturation (`--egraph` and `--html` draw it).
+    `body_copies="rules"` makes the subst rules copy every body inside the e-graph instead of
+    the decoder (`Stage.body_copies`): slower, and what the e-graph pictures are meant to show.
     """
+    if body_copies not in ("instance", "rules"):
+        raise ValueError(f"body_copies must be 'instance' or 'rules', not {body_copies!r}")
+    with gc_paused():
+        return _inline_program(program, rulesets, limits, observer, max_output_statements, body_copies)
+
+
+def _inline_program(
+    program: Program,
+    rulesets: Sequence[Ruleset],
+    limits: SaturationLimits | None,
+    observer: StageObserver | None,
+    max_output_statements: int,
+    body_copies: BodyCopies,
+) -> InlineResult:
     inline = inline_functions_of(program)
     if not inline:
         return InlineResult(program, before=program)
@@ -118,6 +136,7 @@ def inline_program(
             site_template=chosen,
             origins=origins,
             observer=observer,
+            body_copies=body_copies,
         )
         rewritten, decoder, report = stage.run(counter)
         counter = decoder.counter
@@ -159,10 +178,18 @@ class InlineFunctions(Pass):
     timeout: float = SaturationLimits.timeout
     max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS
     """Refuse (ExpansionTooLargeError) when the estimated output is larger (`expansion_size`)."""
+    body_copies: BodyCopies = "instance"
+    """"instance" (the decoder copies bodies) or "rules" (the subst rules do, in the e-graph)."""
+
+    def __post_init__(self) -> None:
+        if self.body_copies not in ("instance", "rules"):
+            raise ValueError(f"inline-functions: body_copies must be 'instance' or 'rules', not {self.body_copies!r}")
 
     def run(self, program: Program) -> Program:
         limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)
-        result = inline_program(program, limits=limits, max_output_statements=self.max_output_statements)
+        result = inline_program(
+            program, limits=limits, max_output_statements=self.max_output_statements, body_copies=self.body_copies
+        )
         if self.trace:
             PassContext.current().traces.append((self.name, result))
         return result.program

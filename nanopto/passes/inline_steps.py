@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import DecodeError, Decoder, Encoder, load_actions
+from nanopto.ir_terms.encoding import DecodeError, Decoder, Encoder, extract_roots
+from nanopto.ir_terms.term_rows import load_rows, run_text
 from nanopto.passes.call_graph import check_acyclic, inline_functions_of
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites
 from nanopto.passes.dump_tags import site_templates
@@ -106,7 +107,9 @@ def inline_steps(
             state.sites += 1
             state.all_sites.append(site)
             chosen = site_templates([fn], [site], templates)
-            stage = Stage([fn], templates, [site], rulesets, limits, site_template=chosen, origins=state.origins)
+            stage = Stage(
+                [fn], templates, [site], rulesets, limits, site_template=chosen, origins=state.origins, body_copies="rules"
+            )
             iterations: list[Iteration] = []
             if rule_by_rule:
                 fn, report = _run_iterating(stage, state, iterations)
@@ -161,12 +164,12 @@ def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> 
     (site,) = stage.sites
     report = StageReport(sites=1)
     encoder = Encoder(site_of={id(site.call): (site.number, stage.template_of(site))})
-    rules, facts, roots = stage.program_text(encoder)
+    stage.encode(encoder, by_instance=False)
     egraph = eb.EGraph()
     fn = stage.functions[0]
     try:
-        egraph.run_program(*egraph.parse_program(rules))
-        load_actions(egraph, facts)
+        run_text(egraph, stage.rules_text(stage.rulesets))
+        load_rows(egraph, encoder.rows)
         first = stage.rulesets[0]
         while True:
             changed = False
@@ -180,7 +183,7 @@ def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> 
                     for rule, count in matches.items():
                         report.matches[rule] = report.matches.get(rule, 0) + count
                     if run.updated or matches:
-                        snapshot = _try_extract(egraph, roots[0], encoder, state.counter, fn) if run.updated else None
+                        snapshot = _try_extract(egraph, encoder, state.counter, fn) if run.updated else None
                         iterations.append(Iteration(ruleset.name, matches, run.updated, snapshot))
                     changed = changed or run.updated
                     if report.iterations >= stage.limits.max_iterations:
@@ -191,10 +194,9 @@ def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> 
                         break
             if not changed:
                 break
-        outputs = egraph.run_program(*egraph.parse_program(f"(extract {roots[0]})"))
+        (best,) = extract_roots(egraph, 1)
     except eb.EggSmolError as exc:
         raise SaturationError(f"egglog failed while inlining: {exc}") from None
-    (best,) = [o for o in outputs if isinstance(o, eb.ExtractBest)]
     decoder = Decoder(
         vars=dict(encoder.vars), counter=state.counter, site_calls=encoder.site_calls, origins=state.origins
     )
@@ -204,7 +206,7 @@ def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> 
     return dataclasses.replace(fn, body=body), report
 
 
-def _try_extract(egraph: eb.EGraph, root: str, encoder: Encoder, counter: int, fn: n.Function) -> n.Function | None:
+def _try_extract(egraph: eb.EGraph, encoder: Encoder, counter: int, fn: n.Function) -> n.Function | None:
     """The function as extraction sees it now, or None while its body has only helper terms.
 
     A failed extraction is the expected answer mid-splice, so egglog's error log about the
@@ -214,8 +216,7 @@ def _try_extract(egraph: eb.EGraph, root: str, encoder: Encoder, counter: int, f
     disabled = logger.disabled
     logger.disabled = True
     try:
-        outputs = egraph.run_program(*egraph.parse_program(f"(extract {root})"))
-        (best,) = [o for o in outputs if isinstance(o, eb.ExtractBest)]
+        (best,) = extract_roots(egraph, 1)
         body = Decoder(
             vars=dict(encoder.vars), counter=counter, site_calls=encoder.site_calls
         ).decode(

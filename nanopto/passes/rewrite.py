@@ -24,21 +24,19 @@ import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.encoding import (
-    Constructor,
     Decoder,
     Encoder,
     decode_functions,
+    extract_roots,
     ir_declarations,
-    load_actions,
+    ir_load_declarations,
 )
+from nanopto.ir_terms.term_rows import load_rows, run_text
 from nanopto.passes.context import PassContext
 from nanopto.passes.pass_base import PASS_NAME, Pass
 from nanopto.rules.engine import SaturationError, SaturationLimits, StageReport, egraph_rows, saturate
 from nanopto.rules.ruleset import Ruleset
 from nanopto.rules.user_rules import UserRuleError, check_rulesets
-
-_ROOT = Constructor("Root", ("i64",), "St", unextractable=True)
-"""`(Root i)`: the body of the i-th function, so extraction starts from a name, not a term."""
 
 
 @dataclass
@@ -62,31 +60,28 @@ def rewrite_program(
     report = StageReport()
     started = time.perf_counter()
     encoder = Encoder()
-    facts: list[str] = []
     for i, fn in enumerate(program.function_list):
         for param in fn.params:
             encoder.expr(param.var)
-        facts.append(f"(union (Root {i}) {encoder.expr(fn.body)})")
-    rules = "\n".join([ir_declarations(), _ROOT.declaration(), *(r.commands() for r in rulesets)])
+        encoder.rows.union("St", encoder.rows.term("Root", i), encoder.expr(fn.body))
+    rules = "\n".join([ir_declarations(), ir_load_declarations(), *(r.commands() for r in rulesets)])
     report.times["encode"] = time.perf_counter() - started
     names = ", ".join(r.name for r in rulesets)
     egraph = eb.EGraph()
     try:
         started = time.perf_counter()
-        egraph.run_program(*egraph.parse_program(rules))
-        load_actions(egraph, facts)
+        run_text(egraph, rules)
+        load_rows(egraph, encoder.rows)
         report.times["load"] = time.perf_counter() - started
         started = time.perf_counter()
         saturate(egraph, rulesets, limits, report)
         report.times["saturate"] = time.perf_counter() - started
         report.egraph_rows = egraph_rows(egraph)
         started = time.perf_counter()
-        roots = " ".join(f"(extract (Root {i}))" for i in range(len(program.function_list)))
-        outputs = egraph.run_program(*egraph.parse_program(roots)) if roots else []
+        extracted = extract_roots(egraph, len(program.function_list))
         report.times["extract"] = time.perf_counter() - started
     except eb.EggSmolError as exc:
         raise SaturationError(f"egglog failed while running ruleset(s) {names}: {' '.join(str(exc).split())}") from None
-    extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
     started = time.perf_counter()
     functions = decode_functions(Decoder(vars=dict(encoder.vars)), program.function_list, extracted)
     for fn in functions:

@@ -26,7 +26,7 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
 )
-from nanopto.ir_terms.schema import Mutator, type_exprs, walk
+from nanopto.ir_terms.schema import Mutator, type_exprs, walk, walk_stmts
 from nanopto.ir_terms.types import Type, UnknownType
 from nanopto.passes.call_sites import InlineError
 
@@ -73,6 +73,18 @@ class _Typer:
         return learnt
 
 
+def _defines_target(stmt: Stmt, targets: set[int]) -> bool:
+    """Whether `_Typer.visit` can learn anything from `stmt`."""
+    match stmt:
+        case AssignStmt(var=var):
+            return var.id in targets
+        case ForStmt(iter_args=carries, return_vars=results) | WhileStmt(iter_args=carries, return_vars=results):
+            return any(v.id in targets for v in (*carries, *results))
+        case IfStmt(return_vars=results):
+            return any(v.id in targets for v in results)
+    return False
+
+
 def _yielded(body: Stmt) -> tuple[Expr, ...]:
     last = body.stmts[-1] if isinstance(body, SeqStmts) and body.stmts else body
     return last.values if isinstance(last, YieldStmt) else ()
@@ -101,19 +113,21 @@ def mentions(ty: Type, symbols: set[int]) -> bool:
 def callee_only_symbols(fn: Function, targets: set[int]) -> set[int]:
     """Symbols in the types of spliced Vars that the caller itself never mentions: dimensions the
     per-site binding could not resolve (the arguments disagreed on them)."""
+    target_vars: list[Var] = []
+    other_vars: list[Var] = []
+    for node in walk(fn.body):
+        if isinstance(node, Var):
+            (target_vars if node.id in targets else other_vars).append(node)
+    symbols = {v.id for var in target_vars for e in type_exprs(var.type) for v in walk(e) if isinstance(v, Var)}
+    if not symbols:  # the common case: spliced types name no symbol at all
+        return symbols
     visible: set[int] = set()
     for param in fn.params:
         visible.add(param.var.id)
         visible.update(v.id for e in type_exprs(param.var.type) for v in walk(e) if isinstance(v, Var))
-    for node in walk(fn.body):
-        if isinstance(node, Var) and node.id not in targets:
-            visible.update(v.id for e in type_exprs(node.type) for v in walk(e) if isinstance(v, Var))
-    defined = {node.var.id for node in walk(fn.body) if isinstance(node, AssignStmt)}
-    symbols: set[int] = set()
-    for node in walk(fn.body):
-        if isinstance(node, Var) and node.id in targets:
-            for e in type_exprs(node.type):
-                symbols.update(v.id for v in walk(e) if isinstance(v, Var))
+    for var in other_vars:
+        visible.update(v.id for e in type_exprs(var.type) for v in walk(e) if isinstance(v, Var))
+    defined = {stmt.var.id for stmt in walk_stmts(fn.body) if isinstance(stmt, AssignStmt)}
     return symbols - visible - defined
 
 
@@ -128,7 +142,8 @@ def derive_types(fn: Function, targets: set[int]) -> Function:
         return fn
     unresolved = callee_only_symbols(fn, targets)
     typer = _Typer(targets, unresolved)
-    while any([typer.visit(node) for node in walk(fn.body)]):
+    defining = [stmt for stmt in walk_stmts(fn.body) if _defines_target(stmt, targets)]
+    while any([typer.visit(stmt) for stmt in defining]):
         pass
     if unresolved:
         _reject_unresolved(fn, typer, unresolved)

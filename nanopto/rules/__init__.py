@@ -1,7 +1,7 @@
 """The egglog rulesets of nanopto and the schedule that runs them to saturation."""
 
-from nanopto.rules.helpers import HELPER_CONSTRUCTORS, helper_declarations
-from nanopto.rules.inlining import DISCARD, PROJECT, SPLICE, WRITEBACK
+from nanopto.rules.helpers import HELPER_CONSTRUCTORS, HELPER_FACT_TABLES, helper_declarations
+from nanopto.rules.inlining import DISCARD, PROJECT, SPLICE, SPLICE_BY_INSTANCE, WRITEBACK
 from nanopto.rules.ruleset import Rule, Ruleset
 from nanopto.rules.subst import subst_ruleset
 from nanopto.rules.user_rules import Pattern, UserRuleError, call, const, rewrite_rule, var
@@ -9,14 +9,18 @@ from nanopto.rules.user_rules import Pattern, UserRuleError, call, const, rewrit
 SUBST = subst_ruleset()
 
 INLINE_RULESETS: tuple[Ruleset, ...] = (SPLICE, SUBST, PROJECT, DISCARD, WRITEBACK)
-"""In schedule order: each round splices, then saturates the others."""
+"""In schedule order: each round splices, then saturates the others. This is the reference form,
+in which the subst rules copy every body; InlineFunctions runs it with SPLICE replaced by
+SPLICE_BY_INSTANCE unless asked not to (`body_copies="rules"`) or given extra rulesets."""
 
 __all__ = [
     "DISCARD",
     "HELPER_CONSTRUCTORS",
+    "HELPER_FACT_TABLES",
     "INLINE_RULESETS",
     "PROJECT",
     "SPLICE",
+    "SPLICE_BY_INSTANCE",
     "SUBST",
     "WRITEBACK",
     "Pattern",

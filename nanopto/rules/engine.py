@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import egglog.bindings as eb
 
@@ -26,16 +27,26 @@ from nanopto.ir_terms.encoding import (
     Decoder,
     Encoder,
     decode_functions,
+    extract_roots,
     ir_declarations,
-    load_actions,
-    quote,
-    span_text,
+    ir_load_declarations,
+    span_value,
 )
 from nanopto.ir_terms.schema import iter_children, walk
+from nanopto.ir_terms.term_rows import load_rows, run_text
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
 from nanopto.passes.dynamic_dims import dimension_bindings
-from nanopto.rules import INLINE_RULESETS, Ruleset, helper_declarations
+from nanopto.rules import (
+    HELPER_CONSTRUCTORS,
+    HELPER_FACT_TABLES,
+    INLINE_RULESETS,
+    SPLICE,
+    SPLICE_BY_INSTANCE,
+    Ruleset,
+    helper_declarations,
+)
+from nanopto.rules.instantiate import Instantiator, formal_ids
 
 
 class SaturationError(RuntimeError):
@@ -176,7 +187,7 @@ def prepared_egraph(rules: str) -> eb.EGraph:
     if egraph is None:
         egraph = eb.EGraph()
         try:
-            egraph.run_program(*egraph.parse_program(rules))
+            run_text(egraph, rules)
         except eb.EggSmolError as exc:
             raise SaturationError(f"egglog rejected the rules: {exc}") from None
         if len(_PREPARED) >= _PREPARED_MAX:
@@ -184,6 +195,8 @@ def prepared_egraph(rules: str) -> eb.EGraph:
         _PREPARED[rules] = egraph
     return egraph
 
+
+BodyCopies = Literal["instance", "rules"]
 
 StageObserver = Callable[["Stage", eb.EGraph, StageReport], None]
 """Sees one stage's e-graph at saturation; it must only read the e-graph (extraction follows)."""
@@ -205,6 +218,10 @@ class Stage:
 
     origins: dict[int, str] = field(default_factory=dict)
     """Shared by the stages of one pass run: see `Decoder.origins`."""
+    body_copies: BodyCopies = "instance"
+    """"instance": the decoder copies bodies (`SPLICE_BY_INSTANCE`) where that provably agrees
+    with the rules; "rules": the subst rules copy every body inside the e-graph (the reference,
+    and what the stepper and e-graph pictures show)."""
 
     def opaque_statements(self) -> set[int]:
         """Caller statements the rules never need to see: no site inside, no tuple receiver used.
@@ -243,98 +260,122 @@ class Stage:
     def template_of(self, site: CallSite) -> str:
         return self.site_template.get(site.number, site.helper)
 
-    def program_text(self, encoder: Encoder) -> tuple[str, list[str], list[str]]:
-        """The rules (egglog text), the facts and terms (loaded directly), and the root names."""
-        lines = [ir_declarations(), helper_declarations()]
-        lines += [r.commands() for r in self.rulesets]
-        facts: list[str] = []
+    def copies_by_instance(self) -> bool:
+        """Whether bodies are copied by the decoder (`SPLICE_BY_INSTANCE`) rather than by the subst
+        rules: only with the stock rulesets (extra rules must see the copied bodies) and when no
+        actual is a tuple literal (the project rule would rewrite `p[i]` inside the copy)."""
+        if self.body_copies != "instance" or tuple(self.rulesets) != INLINE_RULESETS:
+            return False
+        return not any(
+            isinstance(node, n.MakeTuple) for site in self.sites for b in site.bindings for node in walk(b.actual)
+        )
+
+    def active_rulesets(self) -> tuple[Ruleset, ...]:
+        if not self.copies_by_instance():
+            return tuple(self.rulesets)
+        return tuple(SPLICE_BY_INSTANCE if r is SPLICE else r for r in self.rulesets)
+
+    def rules_text(self, rulesets: Sequence[Ruleset]) -> str:
+        """Declarations, load tables and rules: compiled once per distinct text (`prepared_egraph`)."""
+        return "\n".join(
+            [
+                ir_declarations(),
+                helper_declarations(),
+                ir_load_declarations(HELPER_CONSTRUCTORS, HELPER_FACT_TABLES),
+                *(r.commands() for r in rulesets),
+            ]
+        )
+
+    def encode(self, encoder: Encoder, by_instance: bool) -> None:
+        """The functions' bodies as `(Root i)`, plus the facts the rules need: each used template's
+        body (only when the subst rules copy it) and returns, its locals, and each site's facts."""
+        rows = encoder.rows
         used = {self.template_of(site) for site in self.sites}
-        for name in sorted(used):
-            facts += self._template_facts(encoder, name, self.templates[name])
+        for key in sorted(used):
+            template = self.templates[key]
+            if not by_instance:
+                rows.union("SL", rows.term("Body", key), encoder.stmts(template.body))
+            rows.union("ExL", rows.term("Ret", key), encoder.exprs(template.returns))
+            for var_id in sorted(template.local_ids):
+                rows.fact("Local", var_id)
+            for param in template.function.params:
+                encoder.expr(param.var)
         for site in self.sites:
-            facts += self._site_facts(encoder, site, self.templates[self.template_of(site)])
-        roots: list[str] = []
+            self._site_facts(encoder, site, self.templates[self.template_of(site)], by_instance)
         for i, fn in enumerate(self.functions):
             for param in fn.params:
                 encoder.expr(param.var)
-            facts.append(f"(union (Root {i}) {encoder.expr(fn.body)})")
-            roots.append(f"(Root {i})")
-        return "\n".join(lines), facts, roots
+            rows.union("St", rows.term("Root", i), encoder.expr(fn.body))
 
     @staticmethod
-    def _template_facts(encoder: Encoder, key: str, template: HelperTemplate) -> list[str]:
-        name = quote(key)
-        lines = [
-            f"(union (Body {name}) {encoder.stmts(template.body)})",
-            f"(union (Ret {name}) {encoder.exprs(template.returns)})",
-        ]
-        lines += [f"(Local {i})" for i in sorted(template.local_ids)]
-        for param in template.function.params:
-            encoder.expr(param.var)
-        return lines
-
-    @staticmethod
-    def _site_facts(encoder: Encoder, site: CallSite, template: HelperTemplate) -> list[str]:
+    def _site_facts(encoder: Encoder, site: CallSite, template: HelperTemplate, by_instance: bool) -> None:
         s = site.number
-        lines: list[str] = []
+        rows = encoder.rows
+        args: dict[int, int] = {}
         # Module-level symbols the body mentions: the caller's extent where the arguments agree
         # on one (seed: "Bind dynamic symbols ..."), else the symbol itself.
         dims = dimension_bindings(template, site)
         for var_id in sorted(template.free_ids):
             symbol = dims.get(var_id) or encoder.vars.get(var_id) or _free_var(template, var_id)
-            lines.append(f"(union (Arg {s} {var_id}) {encoder.expr(symbol)})")
-        pre: list[str] = []
+            args[var_id] = rows.term("Arg", s, var_id)
+            rows.union("Ex", args[var_id], encoder.expr(symbol))
+        pre: list[int] = []
         for b in site.bindings:
             actual = encoder.expr(b.actual)
+            arg = args[b.param.id] = rows.term("Arg", s, b.param.id)
             if b.bind_local:
                 ty = binding_type(b)
-                ty_text = encoder.type(ty)
+                ty_handle = encoder.type(ty)
                 if ty is b.param.type:
-                    ty_text = f"(SubTy {ty_text} {s})"
-                local = f"(RVar {quote(b.param.name)} {ty_text} {b.param.id} {s})"
-                lines.append(f"(union (Arg {s} {b.param.id}) {local})")
-                annotated = quote(str(not isinstance(ty, UnknownType)))
-                pre.append(f"(SOne (AssignStmt (Arg {s} {b.param.id}) {actual} {annotated} {span_text(site.span)}))")
+                    ty_handle = rows.term("SubTy", ty_handle, s)
+                rows.union("Ex", arg, rows.term("RVar", b.param.name, ty_handle, b.param.id, s))
+                annotated = str(not isinstance(ty, UnknownType))
+                pre.append(rows.term("SOne", rows.term("AssignStmt", arg, actual, annotated, span_value(site.span))))
             else:
-                lines.append(f"(union (Arg {s} {b.param.id}) {actual})")
-        lines.append(f"(union (Pre {s}) {Encoder.stmt_tree(pre) if pre else '(Skip)'})")
+                rows.union("Ex", arg, actual)
+        rows.union("SL", rows.term("Pre", s), encoder.stmt_tree(pre) if pre else rows.term("Skip"))
         if site.form in (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND):
-            form = "project" if site.form is SiteForm.TUPLE_PROJECT else "bind"
-            lines.append(f"(set (TupleForm {s}) {quote(form)})")
-        return lines
+            rows.fact("TupleForm", s, "project" if site.form is SiteForm.TUPLE_PROJECT else "bind")
+        if by_instance:
+            actuals = rows.term("ExNil")
+            for var_id in reversed(formal_ids(template)):
+                if var_id not in args:
+                    raise SaturationError(f"site {s}: formal {var_id} of '{template.name}' has no actual")
+                actuals = rows.term("ExCons", args[var_id], actuals)
+            rows.union("ExL", rows.term("Args", s), actuals)
 
     def run(self, counter: int) -> tuple[list[n.Function], Decoder, StageReport]:
         """Saturate and return the rewritten functions, the decoder (counter, provenance), a report."""
         report = StageReport(sites=len(self.sites))
         started = time.perf_counter()
+        by_instance = self.copies_by_instance()
+        rulesets = self.active_rulesets()
         encoder = Encoder(
             site_of={id(site.call): (site.number, self.template_of(site)) for site in self.sites},
             opaque=self.opaque_statements(),
         )
-        rules, facts, roots = self.program_text(encoder)
+        self.encode(encoder, by_instance)
         report.times["encode"] = time.perf_counter() - started
 
         started = time.perf_counter()
-        egraph = prepared_egraph(rules)
+        egraph = prepared_egraph(self.rules_text(rulesets))
         egraph.run_program(eb.Push(1))
         try:
-            load_actions(egraph, facts)
+            load_rows(egraph, encoder.rows)
             report.times["load"] = time.perf_counter() - started
             started = time.perf_counter()
-            saturate(egraph, self.rulesets, self.limits, report)
+            saturate(egraph, rulesets, self.limits, report)
             report.times["saturate"] = time.perf_counter() - started
             report.egraph_rows = egraph_rows(egraph)
             if self.observer is not None:
                 self.observer(self, egraph, report)
             started = time.perf_counter()
-            outputs = egraph.run_program(*egraph.parse_program(" ".join(f"(extract {r})" for r in roots)))
+            extracted = extract_roots(egraph, len(self.functions))
             report.times["extract"] = time.perf_counter() - started
         except eb.EggSmolError as exc:
             raise SaturationError(f"egglog failed while inlining: {exc}") from None
         finally:
             egraph.run_program(eb.Pop(_SPAN, 1))
-
-        extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
 
         started = time.perf_counter()
         taken = {v.name for fn in self.functions for v in walk(fn) if isinstance(v, n.Var)}
@@ -345,6 +386,7 @@ class Stage:
             site_calls=encoder.site_calls,
             origins=self.origins,
             taken=taken,
+            instantiate=Instantiator(self.templates),
         )
         functions = decode_functions(decoder, self.functions, extracted)
         report.times["decode"] = time.perf_counter() - started

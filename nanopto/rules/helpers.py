@@ -8,6 +8,7 @@ extraction fail loudly instead of printing a half-rewritten program.
 from __future__ import annotations
 
 from nanopto.ir_terms.encoding import SORTS, Constructor
+from nanopto.ir_terms.term_rows import FactTable
 
 SUBST = {sort: f"Sub{sort}" for sort in SORTS}
 """`(SubEx e site)`: `e` with the formals of `site`'s callee replaced and its locals renamed."""
@@ -21,7 +22,7 @@ HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
     Constructor("WireAssign", ("Ex", "Ex", "String", "String"), "St", True, "lhs = cloned return value, if not the same Var"),
     Constructor("Discard", ("ExL", "String"), "SL", True, "the statements a discarded return value leaves behind"),
     Constructor("NthEx", ("ExL", "i64"), "Ex", True, "the i-th element of an expression list"),
-    Constructor("Root", ("i64",), "St", True, "(Root i): the body of the i-th function being rewritten"),
+    Constructor("Args", ("i64",), "ExL", True, "(Args site): what each formal stands for, in `instantiate.formal_ids` order"),
 )
 
 HELPER_FACTS = """\
@@ -34,3 +35,10 @@ of every site (its `Arg` is the caller's extent or the symbol itself). `(Project
 
 def helper_declarations() -> str:
     return "\n".join([*(c.declaration() for c in HELPER_CONSTRUCTORS), HELPER_FACTS])
+
+
+HELPER_FACT_TABLES = (
+    FactTable("Local", ("i64",), "(Local c0)"),
+    FactTable("TupleForm", ("i64", "String"), "(set (TupleForm c0) c1)"),
+)
+"""The facts Python gives the rules that are not terms, loaded as rows."""

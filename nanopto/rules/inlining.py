@@ -17,61 +17,83 @@ from nanopto.rules.ruleset import Rule, Ruleset
 _CALL = "(At s tpl)"
 
 
-def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, result: str) -> Rule:
+_BY_RULES = ("(SubSL body s)", " (= body (Body tpl))")
+_BY_INSTANCE = ("(Inst tpl s (Args s))", "")
+
+
+def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, result: str, body: tuple[str, str]) -> Rule:
+    copy, premise = body
     return Rule(
         name,
         before,
         after,
-        f"(rule ((= st {site_stmt}) (= x (SOne st)) (= body (Body tpl)) (= rets (Ret tpl)){extra})"
-        f" ((union x {result}) (subsume (SOne {site_stmt}))))",
+        f"(rule ((= st {site_stmt}) (= x (SOne st)){premise} (= rets (Ret tpl)){extra})"
+        f" ((union x {result.replace('BODY', copy)}) (subsume (SOne {site_stmt}))))",
+    )
+
+
+def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
+    return (
+        _splice(
+            "splice-assign",
+            "lhs = f(args)                       (f returns one value r)",
+            f"Pre(site); {copy}; lhs = Sub(r)",
+            f"(AssignStmt lhs {_CALL} ann sp)",
+            " (= rets (ExCons r (ExNil)))",
+            "(SCat (Pre s) (SCat BODY (SOne (WireAssign lhs (SubEx r s) ann sp))))",
+            body,
+        ),
+        _splice(
+            "splice-assign-tuple",
+            "tmp = f(args)                       (f returns r0, r1, ...; uses are tmp[i])",
+            f"Pre(site); {copy}; tmp == (Sub(r0), Sub(r1), ...)   -- no MakeTuple binding",
+            f"(AssignStmt lhs {_CALL} ann sp)",
+            ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "project")',
+            "(SCat (Pre s) BODY)) (union lhs (MakeTuple (SubExL rets s) \"False\")",
+            body,
+        ),
+        _splice(
+            "splice-assign-tuple-bound",
+            "tmp = f(args)                       (f returns r0, r1, ...; tmp is also used whole)",
+            f"Pre(site); {copy}; tmp = (Sub(r0), Sub(r1), ...)",
+            f"(AssignStmt lhs {_CALL} ann sp)",
+            ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "bind")',
+            "(SCat (Pre s) (SCat BODY (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann sp))))",
+            body,
+        ),
+        _splice(
+            "splice-return",
+            "return f(args)",
+            f"Pre(site); {copy}; return Sub(r0), ...",
+            f"(ReturnStmt (ExCons {_CALL} (ExNil)) sp)",
+            "",
+            "(SCat (Pre s) (SCat BODY (SOne (ReturnStmt (SubExL rets s) sp))))",
+            body,
+        ),
+        _splice(
+            "splice-discard",
+            "f(args)                             (the value is discarded)",
+            f"Pre(site); {copy}; Discard(Sub(r0), ...)",
+            f"(EvalStmt {_CALL} sp)",
+            "",
+            "(SCat (Pre s) (SCat BODY (Discard (SubExL rets s) sp)))",
+            body,
+        ),
     )
 
 
 SPLICE = Ruleset(
     "splice",
     "Unfold each Inline call site into the argument bindings, the substituted body and the wired result.",
-    (
-        _splice(
-            "splice-assign",
-            "lhs = f(args)                       (f returns one value r)",
-            "Pre(site); Sub(body(f)); lhs = Sub(r)",
-            f"(AssignStmt lhs {_CALL} ann sp)",
-            " (= rets (ExCons r (ExNil)))",
-            "(SCat (Pre s) (SCat (SubSL body s) (SOne (WireAssign lhs (SubEx r s) ann sp))))",
-        ),
-        _splice(
-            "splice-assign-tuple",
-            "tmp = f(args)                       (f returns r0, r1, ...; uses are tmp[i])",
-            "Pre(site); Sub(body(f)); tmp == (Sub(r0), Sub(r1), ...)   -- no MakeTuple binding",
-            f"(AssignStmt lhs {_CALL} ann sp)",
-            ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "project")',
-            "(SCat (Pre s) (SubSL body s))) (union lhs (MakeTuple (SubExL rets s) \"False\")",
-        ),
-        _splice(
-            "splice-assign-tuple-bound",
-            "tmp = f(args)                       (f returns r0, r1, ...; tmp is also used whole)",
-            "Pre(site); Sub(body(f)); tmp = (Sub(r0), Sub(r1), ...)",
-            f"(AssignStmt lhs {_CALL} ann sp)",
-            ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "bind")',
-            "(SCat (Pre s) (SCat (SubSL body s) (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann sp))))",
-        ),
-        _splice(
-            "splice-return",
-            "return f(args)",
-            "Pre(site); Sub(body(f)); return Sub(r0), ...",
-            f"(ReturnStmt (ExCons {_CALL} (ExNil)) sp)",
-            "",
-            "(SCat (Pre s) (SCat (SubSL body s) (SOne (ReturnStmt (SubExL rets s) sp))))",
-        ),
-        _splice(
-            "splice-discard",
-            "f(args)                             (the value is discarded)",
-            "Pre(site); Sub(body(f)); Discard(Sub(r0), ...)",
-            f"(EvalStmt {_CALL} sp)",
-            "",
-            "(SCat (Pre s) (SCat (SubSL body s) (Discard (SubExL rets s) sp)))",
-        ),
-    ),
+    _splice_rules(_BY_RULES, "Sub(body(f))"),
+)
+
+SPLICE_BY_INSTANCE = Ruleset(
+    "splice-instance",
+    "SPLICE with the body as one instantiation term (Inst f site actuals) that the decoder copies out; "
+    "the returned values still go through the subst rules. Equal to SPLICE on every program "
+    "(tests/test_instantiate.py), and proportional to the sites, not to sites x body size.",
+    _splice_rules(_BY_INSTANCE, "Inst(f, site, actuals)"),
 )
 
 PROJECT = Ruleset(

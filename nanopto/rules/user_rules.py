@@ -39,10 +39,12 @@ from nanopto.ir_terms.encoding import (
 )
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.schema import fields_of
+from nanopto.ir_terms.term_rows import CLEANUP_RULESET, LOAD_RULESET
 from nanopto.rules.ruleset import Rule, Ruleset
 
-RESERVED_RULESETS = frozenset({"load"})
-"""Ruleset names the engine uses itself (`load_actions` loads facts through a ruleset `load`)."""
+RESERVED_RULESETS = frozenset({LOAD_RULESET, CLEANUP_RULESET, "splice-instance"})
+"""Ruleset names the engine uses itself (`term_rows.load_rows` rebuilds terms with `load` and
+`load-cleanup`; InlineFunctions swaps in `splice-instance`)."""
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _VAR = re.compile(r"^[a-z][A-Za-z0-9_]*$")

@@ -29,9 +29,10 @@ class SerializedStages:
 
 
 def inline_egraphs(program: Program) -> list[str]:
-    """Run InlineFunctions on `program` and return the JSON of every stage's saturated e-graph."""
+    """Run InlineFunctions on `program` and return the JSON of every stage's saturated e-graph
+    (with the subst rules copying bodies, so the copies are there to see)."""
     stages = SerializedStages()
-    inline_program(program, observer=stages)
+    inline_program(program, observer=stages, body_copies="rules")
     return stages.json
 
 

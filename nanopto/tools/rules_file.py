@@ -98,7 +98,7 @@ def _register(pass_: Pass, path: str, registry: PassRegistry) -> None:
     name = pass_.name
     if name in registry and name not in _USER_PASS_FILES:
         raise RulesFileError(f"{path}: the pass name {name!r} is taken by a built-in pass; pick another")
-    options = {f.name for f in dataclasses.fields(pass_)}  # type: ignore[arg-type]
+    options = {f.name for f in dataclasses.fields(pass_)}
 
     def make(**given: object) -> Pass:
         unknown = sorted(set(given) - options)
@@ -107,7 +107,7 @@ def _register(pass_: Pass, path: str, registry: PassRegistry) -> None:
                 f"pass {name!r} (from {path}) has no option {', '.join(unknown)} "
                 f"(options: {', '.join(sorted(options)) or 'none'})"
             )
-        made: Pass = dataclasses.replace(pass_, **given)  # type: ignore[type-var]
+        made: Pass = dataclasses.replace(pass_, **given)
         return made
 
     registry.register(name, make, replace=True)

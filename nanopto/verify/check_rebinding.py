@@ -38,7 +38,7 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
 )
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.schema import walk, walk_stmts
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ class RebindingCheckError(RuntimeError):
 def definitions(fn: Function) -> Counter[int]:
     """How many statements define each Var id in `fn` (params count as none)."""
     defs: Counter[int] = Counter()
-    for node in walk(fn.body):
+    for node in walk_stmts(fn.body):
         if isinstance(node, AssignStmt):
             defs[node.var.id] += 1
         elif isinstance(node, IfStmt | ForStmt | WhileStmt):
