@@ -223,6 +223,27 @@ def walk(node: n.Node) -> Iterator[n.Node]:
             stack.extend(children)
 
 
+_NODES_OF: dict[int, tuple[n.Node, tuple[n.Node, ...]]] = {}
+_NODES_OF_MAX = 16
+
+
+def nodes_of(node: n.Node) -> tuple[n.Node, ...]:
+    """`tuple(walk(node))`, remembered for the last few roots walked.
+
+    The inliner asks several questions of each function body (its calls, its sites, its tuple
+    uses, its tags, its size, its names); IR nodes are immutable, so one walk answers them all.
+    The cache holds the root itself, so its id cannot be reused while the entry lives.
+    """
+    entry = _NODES_OF.get(id(node))
+    if entry is not None and entry[0] is node:
+        return entry[1]
+    nodes = tuple(walk(node))
+    if len(_NODES_OF) >= _NODES_OF_MAX:
+        _NODES_OF.pop(next(iter(_NODES_OF)))
+    _NODES_OF[id(node)] = (node, nodes)
+    return nodes
+
+
 _STMT_FIELDS: dict[type, tuple[str, ...]] = {}
 
 

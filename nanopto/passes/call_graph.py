@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nanopto.ir_terms.nodes import Call, Function, FunctionType, Node, Program
-from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.schema import nodes_of
 
 
 class InlineCycleError(ValueError):
@@ -23,7 +23,7 @@ def inline_functions_of(program: Program) -> dict[str, Function]:
 
 def calls_in(node: Node) -> Iterator[Call]:
     """Every call of a program function below `node`, in pre-order."""
-    for sub in walk(node):
+    for sub in nodes_of(node):
         if isinstance(sub, Call) and sub.function:
             yield sub
 

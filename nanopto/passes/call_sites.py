@@ -39,7 +39,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.printer import print_type, python_print
-from nanopto.ir_terms.schema import iter_children, walk
+from nanopto.ir_terms.schema import iter_children, nodes_of, walk
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
 from nanopto.passes.rebinding import RebindingRow, classify_params
 
@@ -176,7 +176,7 @@ def find_sites(fn: Function, templates: dict[str, HelperTemplate], first_number:
     """The top-level Inline call sites of `fn`, in program order, numbered from `first_number`."""
     sites: list[CallSite] = []
     whole_uses = _whole_tuple_uses(fn)
-    for node in walk(fn.body):
+    for node in nodes_of(fn.body):
         if not isinstance(node, SeqStmts):
             continue
         for stmt in node.stmts:
@@ -202,7 +202,7 @@ def _site_call(stmt: Stmt) -> Call | None:
 def _whole_tuple_uses(fn: Function) -> set[int]:
     """Ids of Vars used other than as `v[i]`: a multi-value receiver used whole needs a binding."""
     whole: set[int] = set()
-    for node in walk(fn.body):
+    for node in nodes_of(fn.body):
         children: Iterator[object]
         if isinstance(node, AssignStmt):
             children = iter((node.value,))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from nanopto.ir_terms.nodes import Call, Function, FunctionType, Program, SeqStmts, Stmt
-from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.schema import nodes_of
 from nanopto.passes.call_graph import depth_of
 
 DEFAULT_MAX_OUTPUT_STATEMENTS = 200_000
@@ -48,7 +48,7 @@ def _suggest(estimate: int) -> int:
 
 def own_statements(fn: Function) -> int:
     """Statements of `fn` as written (every statement node except the sequences holding them)."""
-    return sum(1 for node in walk(fn.body) if isinstance(node, Stmt) and not isinstance(node, SeqStmts))
+    return sum(1 for node in nodes_of(fn.body) if isinstance(node, Stmt) and not isinstance(node, SeqStmts))
 
 
 def expanded_sizes(program: Program, inline: Mapping[str, Function]) -> dict[str, int]:
@@ -64,7 +64,7 @@ def expanded_sizes(program: Program, inline: Mapping[str, Function]) -> dict[str
     functions = {f.name: f for f in program.function_list}
     for name in [*order, *others]:
         size = 0
-        for node in walk(functions[name].body):  # one walk: this runs on every program the pass sees
+        for node in nodes_of(functions[name].body):  # one walk: this runs on every program the pass sees
             if isinstance(node, Stmt) and not isinstance(node, SeqStmts):
                 size += 1
             elif isinstance(node, Call) and node.function and node.op in inline:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from nanopto.gc_pause import gc_paused
-from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program
+from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program, Var
 from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
 from nanopto.passes.context import PassContext
@@ -118,6 +118,7 @@ def _inline_program(
     result = InlineResult(program, before=program)
     counter = 0
     origins: dict[int, str] = {}
+    fresh: dict[tuple[int, int], Var] = {}
 
     def expand(functions: list[Function], templates: dict[str, HelperTemplate]) -> list[Function]:
         nonlocal counter
@@ -144,6 +145,7 @@ def _inline_program(
         result.report.add(report)
         result.provenance.update(decoder.provenance)
         result.copies.update({key: var.name for key, var in decoder.renamed.items()})
+        fresh.update(decoder.renamed)
         return rewritten
 
     stages = callee_first_stages(program, inline)
@@ -156,7 +158,15 @@ def _inline_program(
             break
     receivers = {site.stmt.var.id for site in result.sites if isinstance(site.stmt, AssignStmt)}
     targets = receivers | result.provenance.keys()
-    rewritten = tuple(derive_types(fn, targets) for fn in expanded_callers)
+    # The target Vars each caller holds: its sites' receivers and the fresh locals made for them.
+    caller_of = {site.number: site.caller for site in result.sites}
+    target_vars: dict[str, list[Var]] = {}
+    for site in result.sites:
+        if isinstance(site.stmt, AssignStmt):
+            target_vars.setdefault(site.caller, []).append(site.stmt.var)
+    for (_, site_number), var in fresh.items():
+        target_vars.setdefault(caller_of[site_number], []).append(var)
+    rewritten = tuple(derive_types(fn, targets, target_vars.get(fn.name, [])) for fn in expanded_callers)
     result.program = Program(program.name, rewritten, span=program.span)
     problems = check_rebinding(program, result.program, result.sites, result.copies)
     if problems:

@@ -11,6 +11,7 @@ id, so every use sees the refined type.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 from nanopto.ir_terms.infer import type_of
@@ -40,7 +41,7 @@ class _Typer:
     def of_var(self, var: Var) -> Type:
         if var.id in self.known:
             return self.known[var.id]
-        if var.id in self.targets and mentions(var.type, self.unresolved):
+        if self.unresolved and var.id in self.targets and mentions(var.type, self.unresolved):
             return UnknownType()  # an ambiguous symbolic extent: derive it from the operands instead
         return var.type
 
@@ -48,28 +49,31 @@ class _Typer:
         return type_of(expr, self.of_var)
 
     def learn(self, var: Var, ty: Type) -> bool:
-        """Record `ty` for a target Var whose type is still unknown; True when something was learnt."""
-        if var.id not in self.targets or isinstance(ty, UnknownType) or mentions(ty, self.unresolved):
-            return False
-        if not isinstance(self.of_var(var), UnknownType):
+        """Record `ty` for an `open` target Var; True when something was learnt."""
+        if isinstance(ty, UnknownType) or mentions(ty, self.unresolved):
             return False
         self.known[var.id] = ty
         return True
+
+    def open(self, var: Var) -> bool:
+        """Whether `var` is a target whose type is still to be learnt (checked before typing the
+        value that would teach it, which is the costly part)."""
+        return var.id in self.targets and isinstance(self.of_var(var), UnknownType)
 
     def visit(self, stmt: Any) -> bool:
         learnt = False
         match stmt:
             case AssignStmt(var=var, value=value):
-                learnt = self.learn(var, self.of(value))
+                learnt = self.open(var) and self.learn(var, self.of(value))
             case ForStmt(iter_args=iter_args, return_vars=results) | WhileStmt(iter_args=iter_args, return_vars=results):
                 for carry in iter_args:
-                    learnt = self.learn(carry, self.of(carry.init_value)) or learnt
+                    learnt = (self.open(carry) and self.learn(carry, self.of(carry.init_value))) or learnt
                 for carry, result in zip(iter_args, results, strict=False):
-                    learnt = self.learn(result, self.of_var(carry)) or learnt
+                    learnt = (self.open(result) and self.learn(result, self.of_var(carry))) or learnt
             case IfStmt(then_body=body, return_vars=results) if results:
                 values = _yielded(body)
                 for result, value in zip(results, values, strict=False):
-                    learnt = self.learn(result, self.of(value)) or learnt
+                    learnt = (self.open(result) and self.learn(result, self.of(value))) or learnt
         return learnt
 
 
@@ -110,17 +114,19 @@ def mentions(ty: Type, symbols: set[int]) -> bool:
     return any(isinstance(v, Var) and v.id in symbols for e in type_exprs(ty) for v in walk(e))
 
 
-def callee_only_symbols(fn: Function, targets: set[int]) -> set[int]:
+def callee_only_symbols(fn: Function, targets: set[int], target_vars: Iterable[Var] | None = None) -> set[int]:
     """Symbols in the types of spliced Vars that the caller itself never mentions: dimensions the
-    per-site binding could not resolve (the arguments disagreed on them)."""
-    target_vars: list[Var] = []
-    other_vars: list[Var] = []
-    for node in walk(fn.body):
-        if isinstance(node, Var):
-            (target_vars if node.id in targets else other_vars).append(node)
+    per-site binding could not resolve (the arguments disagreed on them).
+
+    `target_vars` are the target Vars occurring in `fn` when the caller knows them (the inliner
+    does); otherwise `fn` is walked to find them.
+    """
+    if target_vars is None:
+        target_vars = [node for node in walk(fn.body) if isinstance(node, Var) and node.id in targets]
     symbols = {v.id for var in target_vars for e in type_exprs(var.type) for v in walk(e) if isinstance(v, Var)}
     if not symbols:  # the common case: spliced types name no symbol at all
         return symbols
+    other_vars = [node for node in walk(fn.body) if isinstance(node, Var) and node.id not in targets]
     visible: set[int] = set()
     for param in fn.params:
         visible.add(param.var.id)
@@ -131,7 +137,7 @@ def callee_only_symbols(fn: Function, targets: set[int]) -> set[int]:
     return symbols - visible - defined
 
 
-def derive_types(fn: Function, targets: set[int]) -> Function:
+def derive_types(fn: Function, targets: set[int], target_vars: Iterable[Var] | None = None) -> Function:
     """`fn` with each target Var of unknown type typed from its definition (to a fixpoint).
 
     A spliced local whose type names a callee-only symbol (`[N, 4]` where the arguments gave `N`
@@ -140,7 +146,7 @@ def derive_types(fn: Function, targets: set[int]) -> Function:
     """
     if not targets:
         return fn
-    unresolved = callee_only_symbols(fn, targets)
+    unresolved = callee_only_symbols(fn, targets, target_vars)
     typer = _Typer(targets, unresolved)
     defining = [stmt for stmt in walk_stmts(fn.body) if _defines_target(stmt, targets)]
     while any([typer.visit(stmt) for stmt in defining]):

@@ -32,7 +32,7 @@ from nanopto.ir_terms.encoding import (
     ir_load_declarations,
     span_value,
 )
-from nanopto.ir_terms.schema import iter_children, walk
+from nanopto.ir_terms.schema import iter_children, nodes_of, walk
 from nanopto.ir_terms.term_rows import load_rows, run_text
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
@@ -378,7 +378,12 @@ class Stage:
             egraph.run_program(eb.Pop(_SPAN, 1))
 
         started = time.perf_counter()
-        taken = {v.name for fn in self.functions for v in walk(fn) if isinstance(v, n.Var)}
+        taken = {
+            v.name
+            for fn in self.functions
+            for v in (*(p.var for p in fn.params), *nodes_of(fn.body))
+            if isinstance(v, n.Var)
+        }
         decoder = Decoder(
             vars=dict(encoder.vars),
             counter=counter,

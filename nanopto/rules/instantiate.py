@@ -45,6 +45,27 @@ class Instantiator:
         return _Copy(decoder, site, dict(zip(ids, actuals, strict=True)), template.local_ids).stmts(template.body)
 
 
+_NODE, _OPT_NODE, _NODES, _TYPE, _TYPES, _ATTR = range(6)
+_KIND_CODES = {
+    FieldKind.NODE: _NODE,
+    FieldKind.OPT_NODE: _OPT_NODE,
+    FieldKind.NODES: _NODES,
+    FieldKind.TYPE: _TYPE,
+    FieldKind.TYPES: _TYPES,
+    FieldKind.ATTR: _ATTR,
+}
+_PLANS: dict[type, tuple[tuple[tuple[str, int], ...], bool]] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[tuple[str, int], ...], bool]:
+    """The fields of `cls` with their kinds, and whether it keeps its span (cached per class)."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = tuple((spec.name, _KIND_CODES[spec.kind]) for spec in fields_of(cls)), carries_span(cls)
+        _PLANS[cls] = plan
+    return plan
+
+
 class _Copy:
     """One site's copy of one template."""
 
@@ -59,6 +80,13 @@ class _Copy:
         return tuple(self.node(s) for s in stmts)
 
     def node(self, node: Any) -> Any:
+        if type(node) is n.Var:  # the most common node: no memo needed, `fresh_copy` has one
+            actual = self.actuals.get(node.id)
+            if actual is not None:
+                return actual
+            if node.id not in self.local_ids:
+                raise DecodeError(f"callee variable '{node.name}' is neither a formal nor a local of the template")
+            return self.decoder.fresh_copy(node.id, self.site, node.name, lambda: self.type(node.type), None)
         key = id(node)
         done = self.memo.get(key)
         if done is None:
@@ -72,31 +100,24 @@ class _Copy:
             return self.decoder.fresh_copy(
                 node.id, self.site, node.name, lambda: self.type(node.type), lambda: self.node(init)
             )
-        if isinstance(node, n.Var):
-            actual = self.actuals.get(node.id)
-            if actual is not None:
-                return actual
-            if node.id not in self.local_ids:
-                raise DecodeError(f"callee variable '{node.name}' is neither a formal nor a local of the template")
-            return self.decoder.fresh_copy(node.id, self.site, node.name, lambda: self.type(node.type), None)
         cls = type(node)
+        fields, keeps_span = _plan(cls)
         values: dict[str, Any] = {}
-        for spec in fields_of(cls):
-            value = getattr(node, spec.name)
-            match spec.kind:
-                case FieldKind.NODE:
-                    values[spec.name] = self.node(value)
-                case FieldKind.OPT_NODE:
-                    values[spec.name] = None if value is None else self.node(value)
-                case FieldKind.NODES:
-                    values[spec.name] = tuple(self.node(v) for v in value)
-                case FieldKind.TYPE:
-                    values[spec.name] = self.type(value)
-                case FieldKind.TYPES:
-                    values[spec.name] = tuple(self.type(v) for v in value)
-                case FieldKind.ATTR:
-                    values[spec.name] = value
-        if carries_span(cls):
+        for name, kind in fields:
+            value = getattr(node, name)
+            if kind == _NODE:
+                values[name] = self.node(value)
+            elif kind == _ATTR:
+                values[name] = value
+            elif kind == _NODES:
+                values[name] = tuple([self.node(v) for v in value])
+            elif kind == _OPT_NODE:
+                values[name] = None if value is None else self.node(value)
+            elif kind == _TYPE:
+                values[name] = self.type(value)
+            else:
+                values[name] = tuple([self.type(v) for v in value])
+        if keeps_span:
             values["span"] = node.span
         return cls(**values)
 

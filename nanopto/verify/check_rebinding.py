@@ -38,7 +38,7 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
 )
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.schema import walk, walk_stmts
+from nanopto.ir_terms.schema import nodes_of, walk, walk_stmts
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def check_function(
                 may_rebind.setdefault(b.actual.id, []).append(label)
 
     # 1. New definitions of caller Vars (the hoist's own temporaries are not the caller's).
-    before_ids = {node.id for node in walk(before.body) if isinstance(node, Var)} | {p.var.id for p in before.params}
+    before_ids = {node.id for node in nodes_of(before.body) if isinstance(node, Var)} | {p.var.id for p in before.params}
     for var_id, labels in passed_to.items():
         if var_id not in before_ids:
             continue
@@ -152,7 +152,7 @@ def check_function(
     ops = {a.op if isinstance(a, Call) else a.callee for a in computed_args}
     if not ops:
         return problems
-    counts_before, counts_after = _computed(walk(before.body), ops), _computed(walk(after.body), ops)
+    counts_before, counts_after = _computed(nodes_of(before.body), ops), _computed(nodes_of(after.body), ops)
     for site in sites:
         for b in site.bindings:
             if isinstance(b.actual, Call | Submit):
