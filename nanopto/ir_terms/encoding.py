@@ -207,6 +207,30 @@ def parse_span(text: str) -> n.Span | None:
     return n.Span(file, int(line), int(col))
 
 
+_E_NODE, _E_OPT_EX, _E_OPT_ST, _E_STMTS, _E_EXPRS, _E_TYPE, _E_TYPES, _E_I64, _E_ATTR = range(9)
+_ENCODE_PLANS: dict[type, tuple[tuple[tuple[str, int], ...], bool]] = {}
+
+
+def _encode_plan(cls: type[n.Node]) -> tuple[tuple[tuple[str, int], ...], bool]:
+    """Each field of `cls` with how it is encoded, and whether a span follows (cached per class)."""
+    plan = _ENCODE_PLANS.get(cls)
+    if plan is None:
+        fields: list[tuple[str, int]] = []
+        for spec in fields_of(cls):
+            sort = field_sort(cls, spec)
+            how = {
+                FieldKind.NODE: _E_NODE,
+                FieldKind.OPT_NODE: _E_OPT_ST if sort == "St" else _E_OPT_EX,
+                FieldKind.NODES: _E_STMTS if sort == "SL" else _E_EXPRS,
+                FieldKind.TYPE: _E_TYPE,
+                FieldKind.TYPES: _E_TYPES,
+                FieldKind.ATTR: _E_I64 if sort == "i64" else _E_ATTR,
+            }[spec.kind]
+            fields.append((spec.name, how))
+        plan = _ENCODE_PLANS[cls] = (tuple(fields), carries_span(cls))
+    return plan
+
+
 class Encoder:
     """Turns IR into term rows (`term_rows.TermRows`); remembers every Var so decoding restores
     identity. Every method returns the handle of the term it encoded.
@@ -251,32 +275,31 @@ class Encoder:
         if isinstance(node, n.Var):
             self.vars.setdefault(node.id, node)
         cls = type(node)
-        args = [self._field(cls, spec, getattr(node, spec.name)) for spec in fields_of(cls)]
-        if carries_span(cls):
+        fields, has_span = _encode_plan(cls)
+        args: list[int | str] = []
+        for name, how in fields:
+            value = getattr(node, name)
+            if how == _E_NODE:
+                args.append(self.expr(value))
+            elif how == _E_ATTR:
+                args.append(attr_value(value))
+            elif how == _E_I64:
+                args.append(int(value))
+            elif how == _E_STMTS:
+                args.append(self.stmts(value))
+            elif how == _E_EXPRS:
+                args.append(self.exprs(value))
+            elif how == _E_TYPE:
+                args.append(self.type(value))
+            elif how == _E_TYPES:
+                args.append(self.types(value))
+            elif value is not None:  # an optional node
+                args.append(self.expr(value))
+            else:
+                args.append(self.rows.term("NoSt" if how == _E_OPT_ST else "NoEx"))
+        if has_span:
             args.append(span_value(node.span))
         return self.rows.term(cls.__name__, *args)
-
-    def _field(self, cls: type[n.Node], spec: FieldSpec, value: Any) -> int | str:
-        match spec.kind:
-            case FieldKind.NODE:
-                return self.expr(value)
-            case FieldKind.OPT_NODE:
-                if value is None:
-                    return self.rows.term("NoSt" if field_sort(cls, spec) == "St" else "NoEx")
-                return self.expr(value)
-            case FieldKind.NODES:
-                if field_sort(cls, spec) == "SL":
-                    return self.stmts(value)
-                return self.exprs(value)
-            case FieldKind.TYPE:
-                return self.type(value)
-            case FieldKind.TYPES:
-                return self.types(value)
-            case FieldKind.ATTR:
-                if (cls.__name__, spec.name) in _I64_FIELDS:
-                    return int(value)
-                return attr_value(value)
-        raise AssertionError(spec)
 
     def exprs(self, values: Sequence[n.Node]) -> int:
         handle = self.rows.term("ExNil")
@@ -388,6 +411,7 @@ class Decoder:
     def decode(self, termdag: eb.TermDag, term: int) -> Any:
         self._dag = termdag
         self._memo: dict[int, Any] = {}
+        self._spans: dict[str, n.Span | None] = {}
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 20000))
         try:
@@ -414,69 +438,90 @@ class Decoder:
         return result
 
     def _app(self, name: str, args: list[int]) -> Any:
-        match name:
-            case "ExNil" | "TyNil":
-                return ()
-            case "ExCons" | "TyCons":
-                return (self._term(args[0]), *self._term(args[1]))
-            case "SNil" | "Skip":
-                return ()
-            case "SOne":
-                return (self._term(args[0]),)
-            case "SCat":
-                return self._term(args[0]) + self._term(args[1])
-            case "NoEx" | "NoSt":
-                return None
-            case "At":
-                site = self._lit(args[0])
-                if site not in self.site_calls:
-                    raise DecodeError(f"extraction produced call site {site}, whose call the decoder was not given")
-                return self.site_calls[site]
-            case "Opaque":
-                return self.opaque[self._lit(args[0])]
-            case "Inst":
-                if self.instantiate is None:
-                    raise DecodeError("extraction produced an instantiation, but the decoder has no templates")
-                template, site = self._lit(args[0]), self._lit(args[1])
-                return self.instantiate(self, template, site, self._term(args[2]))
-            case "TScalar":
-                return t.ScalarType(DataType[self._lit(args[0])])
-            case "TTensor":
-                return t.TensorType(self._term(args[0]), DataType[self._lit(args[1])])
-            case "TTile":
-                mem = self._lit(args[2])
-                return t.TileType(self._term(args[0]), DataType[self._lit(args[1])], MemorySpace[mem] if mem else None)
-            case "TArray":
-                return t.ArrayType(self._term(args[0]), DataType[self._lit(args[1])])
-            case "TTuple":
-                return t.TupleType(self._term(args[0]))
-            case "TUnknown":
-                return t.UnknownType()
-            case "Var":
-                var_id = self._lit(args[2])
-                known = self.vars.get(var_id)
-                if known is not None:
-                    return known
-                var = n.Var(self._lit(args[0]), self._term(args[1]), id=var_id)
-                self.vars[var_id] = var
-                return var
-            case "RVar" | "RIterArg":
-                return self._renamed(name, args)
-        cls = CLASS_BY_NAME.get(name)
-        if cls is None:
+        special = _SPECIAL_DECODERS.get(name)
+        if special is not None:
+            return special(self, args)
+        plan = _decode_plan(name)
+        if plan is None:
             raise DecodeError(f"extraction produced the helper term '{name}', which has no IR meaning")
+        cls, fields, has_span = plan
         values: dict[str, Any] = {}
-        if carries_span(cls):
-            values["span"] = parse_span(self._lit(args[-1]))
-            args = args[:-1]
-        for spec, arg in zip(fields_of(cls), args, strict=True):
-            if spec.kind is FieldKind.ATTR:
-                raw = self._lit(arg)
-                values[spec.name] = raw if isinstance(raw, int) and not isinstance(raw, bool) and (
-                    name, spec.name) in _I64_FIELDS else _ENUMS[_annotation(cls, spec.name)](raw)
-            else:
-                values[spec.name] = self._term(arg)
-        return cls(**values)
+        for (field_name, convert), arg in zip(fields, args, strict=False):
+            values[field_name] = self._term(arg) if convert is None else convert(self._lit(arg))
+        span = None
+        if has_span:
+            text = self._lit(args[-1])
+            span = self._spans.get(text)
+            if span is None:
+                span = self._spans[text] = parse_span(text)
+        values["span"] = span
+        return n.build(cls, values)
+
+    def _list(self, args: list[int]) -> tuple[Any, ...]:
+        return (self._term(args[0]), *self._term(args[1]))
+
+    def _nothing(self, args: list[int]) -> tuple[Any, ...]:
+        return ()
+
+    def _none(self, args: list[int]) -> None:
+        return None
+
+    def _one(self, args: list[int]) -> tuple[Any, ...]:
+        return (self._term(args[0]),)
+
+    def _cat(self, args: list[int]) -> tuple[Any, ...]:
+        left: tuple[Any, ...] = self._term(args[0])
+        right: tuple[Any, ...] = self._term(args[1])
+        return left + right
+
+    def _at(self, args: list[int]) -> n.Node:
+        site = self._lit(args[0])
+        if site not in self.site_calls:
+            raise DecodeError(f"extraction produced call site {site}, whose call the decoder was not given")
+        return self.site_calls[site]
+
+    def _opaque(self, args: list[int]) -> tuple[n.Stmt, ...]:
+        index: int = self._lit(args[0])
+        return self.opaque[index]
+
+    def _inst(self, args: list[int]) -> tuple[n.Stmt, ...]:
+        if self.instantiate is None:
+            raise DecodeError("extraction produced an instantiation, but the decoder has no templates")
+        return self.instantiate(self, self._lit(args[0]), self._lit(args[1]), self._term(args[2]))
+
+    def _scalar_type(self, args: list[int]) -> t.Type:
+        return t.ScalarType(DataType[self._lit(args[0])])
+
+    def _tensor_type(self, args: list[int]) -> t.Type:
+        return t.TensorType(self._term(args[0]), DataType[self._lit(args[1])])
+
+    def _tile_type(self, args: list[int]) -> t.Type:
+        mem = self._lit(args[2])
+        return t.TileType(self._term(args[0]), DataType[self._lit(args[1])], MemorySpace[mem] if mem else None)
+
+    def _array_type(self, args: list[int]) -> t.Type:
+        return t.ArrayType(self._term(args[0]), DataType[self._lit(args[1])])
+
+    def _tuple_type(self, args: list[int]) -> t.Type:
+        return t.TupleType(self._term(args[0]))
+
+    def _unknown_type(self, args: list[int]) -> t.Type:
+        return t.UnknownType()
+
+    def _var(self, args: list[int]) -> n.Var:
+        var_id = self._lit(args[2])
+        known = self.vars.get(var_id)
+        if known is not None:
+            return known
+        var = n.Var(self._lit(args[0]), self._term(args[1]), id=var_id)
+        self.vars[var_id] = var
+        return var
+
+    def _rvar(self, args: list[int]) -> n.Var:
+        return self._renamed("RVar", args)
+
+    def _riterarg(self, args: list[int]) -> n.Var:
+        return self._renamed("RIterArg", args)
 
     def _renamed(self, name: str, args: list[int]) -> n.Var:
         return self.fresh_copy(
@@ -514,6 +559,60 @@ class Decoder:
         self.origins[var.id] = base
         self.provenance[var.id] = site
         return var
+
+
+_SPECIAL_DECODERS: dict[str, Callable[[Decoder, list[int]], Any]] = {
+    "ExNil": Decoder._nothing,
+    "TyNil": Decoder._nothing,
+    "SNil": Decoder._nothing,
+    "Skip": Decoder._nothing,
+    "ExCons": Decoder._list,
+    "TyCons": Decoder._list,
+    "SOne": Decoder._one,
+    "SCat": Decoder._cat,
+    "NoEx": Decoder._none,
+    "NoSt": Decoder._none,
+    "At": Decoder._at,
+    "Opaque": Decoder._opaque,
+    "Inst": Decoder._inst,
+    "TScalar": Decoder._scalar_type,
+    "TTensor": Decoder._tensor_type,
+    "TTile": Decoder._tile_type,
+    "TArray": Decoder._array_type,
+    "TTuple": Decoder._tuple_type,
+    "TUnknown": Decoder._unknown_type,
+    "Var": Decoder._var,
+    "RVar": Decoder._rvar,
+    "RIterArg": Decoder._riterarg,
+}
+"""Constructors that are not one IR class field for field: lists, markers, types and variables."""
+
+_DecodePlan = tuple[type[n.Node], tuple[tuple[str, Callable[[Any], Any] | None], ...], bool]
+_DECODE_PLANS: dict[str, _DecodePlan | None] = {}
+
+
+def _decode_plan(name: str) -> _DecodePlan | None:
+    """The IR class of constructor `name`, each field with its literal converter (None for a
+    child term), and whether a span String follows (cached per constructor)."""
+    if name in _DECODE_PLANS:
+        return _DECODE_PLANS[name]
+    cls = CLASS_BY_NAME.get(name)
+    plan: _DecodePlan | None = None
+    if cls is not None:
+        fields = tuple(
+            (
+                spec.name,
+                (
+                    (int if (name, spec.name) in _I64_FIELDS else _ENUMS[_annotation(cls, spec.name)])
+                    if spec.kind is FieldKind.ATTR
+                    else None
+                ),
+            )
+            for spec in fields_of(cls)
+        )
+        plan = (cls, fields, carries_span(cls))
+    _DECODE_PLANS[name] = plan
+    return plan
 
 
 Instantiate = Callable[[Decoder, str, int, tuple[Any, ...]], tuple[n.Stmt, ...]]

@@ -10,6 +10,7 @@ expanded — the seed's "expanded analysis copy".
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -110,24 +111,37 @@ def _inline_program(
     max_output_statements: int,
     body_copies: BodyCopies,
 ) -> InlineResult:
+    started = time.perf_counter()
     inline = inline_functions_of(program)
     if not inline:
         return InlineResult(program, before=program)
     check_acyclic(inline)
     check_expansion_size(program, inline, max_output_statements)  # before any splicing
     result = InlineResult(program, before=program)
+    times = result.report.times
+
+    def clock(phase: str, since: float) -> float:
+        """Add the time since `since` to `phase`; return now."""
+        now = time.perf_counter()
+        times[phase] = times.get(phase, 0.0) + now - since
+        return now
+
+    clock("classify", started)
     counter = 0
     origins: dict[int, str] = {}
     fresh: dict[tuple[int, int], Var] = {}
 
     def expand(functions: list[Function], templates: dict[str, HelperTemplate]) -> list[Function]:
         nonlocal counter
+        started = time.perf_counter()
         sites: list[CallSite] = []
         for fn in functions:
             sites += find_sites(fn, templates, len(result.sites) + len(sites))
         if not sites:
+            clock("classify", started)
             return functions
         chosen = site_templates(functions, sites, templates)
+        clock("classify", started)
         stage = Stage(
             functions,
             templates,
@@ -149,13 +163,18 @@ def _inline_program(
         return rewritten
 
     stages = callee_first_stages(program, inline)
+    started = time.perf_counter()
     work = next(stages)
     while True:
+        clock("hoist", started)  # the driver's own work: hoisting nested calls, making templates
+        expanded = expand(*work)
+        started = time.perf_counter()
         try:
-            work = stages.send(expand(*work))
+            work = stages.send(expanded)
         except StopIteration as done:
             expanded_callers: list[Function] = done.value
             break
+    started = clock("hoist", started)
     receivers = {site.stmt.var.id for site in result.sites if isinstance(site.stmt, AssignStmt)}
     targets = receivers | result.provenance.keys()
     # The target Vars each caller holds: its sites' receivers and the fresh locals made for them.
@@ -168,7 +187,9 @@ def _inline_program(
         target_vars.setdefault(caller_of[site_number], []).append(var)
     rewritten = tuple(derive_types(fn, targets, target_vars.get(fn.name, [])) for fn in expanded_callers)
     result.program = Program(program.name, rewritten, span=program.span)
+    started = clock("types", started)
     problems = check_rebinding(program, result.program, result.sites, result.copies)
+    clock("rebinding-check", started)
     if problems:
         raise RebindingCheckError(problems)
     return result

@@ -117,9 +117,8 @@ class _Copy:
                 values[name] = self.type(value)
             else:
                 values[name] = tuple([self.type(v) for v in value])
-        if keeps_span:
-            values["span"] = node.span
-        return cls(**values)
+        values["span"] = node.span if keeps_span else None
+        return n.build(cls, values)
 
     def type(self, ty: t.Type) -> t.Type:
         match ty:
