@@ -33,3 +33,8 @@ __all__ = [
     "rewrite_rule",
     "var",
 ]
+
+# The engine (`nanopto.rules.engine`) runs stages the passes prepare, and the passes import the
+# engine. Importing the passes package last, here, makes any first import (`nanopto.rules.engine`,
+# `nanopto.passes`, ...) load the two in the one order that works.
+import nanopto.passes  # noqa: E402, F401

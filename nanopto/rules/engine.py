@@ -270,8 +270,9 @@ class Stage:
             isinstance(node, n.MakeTuple) for site in self.sites for b in site.bindings for node in walk(b.actual)
         )
 
-    def active_rulesets(self) -> tuple[Ruleset, ...]:
-        if not self.copies_by_instance():
+    def active_rulesets(self, by_instance: bool | None = None) -> tuple[Ruleset, ...]:
+        """The rulesets this stage runs (`by_instance`: `copies_by_instance()`, if already known)."""
+        if not (self.copies_by_instance() if by_instance is None else by_instance):
             return tuple(self.rulesets)
         return tuple(SPLICE_BY_INSTANCE if r is SPLICE else r for r in self.rulesets)
 
@@ -349,7 +350,7 @@ class Stage:
         report = StageReport(sites=len(self.sites))
         started = time.perf_counter()
         by_instance = self.copies_by_instance()
-        rulesets = self.active_rulesets()
+        rulesets = self.active_rulesets(by_instance)
         encoder = Encoder(
             site_of={id(site.call): (site.number, self.template_of(site)) for site in self.sites},
             opaque=self.opaque_statements(),

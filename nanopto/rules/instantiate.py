@@ -84,6 +84,9 @@ class _Copy:
             actual = self.actuals.get(node.id)
             if actual is not None:
                 return actual
+            made = self.decoder.renamed.get((node.id, self.site))
+            if made is not None:
+                return made
             if node.id not in self.local_ids:
                 raise DecodeError(f"callee variable '{node.name}' is neither a formal nor a local of the template")
             return self.decoder.fresh_copy(node.id, self.site, node.name, lambda: self.type(node.type), None)
