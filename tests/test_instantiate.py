@@ -17,12 +17,15 @@ from hypothesis import given
 
 import tests.test_dynamic_dims as dynamic_dims
 import tests.test_spliced_types as spliced_types
-from nanopto.ir_terms.nodes import Program
+from nanopto.ir_terms.encoding import Decoder
+from nanopto.ir_terms.nodes import ForStmt, Program, Var
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
+from nanopto.passes.call_sites import make_template
 from nanopto.passes.inline_functions import InlineResult, inline_program
 from nanopto.rules import INLINE_RULESETS, SPLICE, SPLICE_BY_INSTANCE, Ruleset
 from nanopto.rules.engine import Stage
+from nanopto.rules.instantiate import _Copy, compile_template
 from nanopto.verify.strategies import programs
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "nanopto" / "examples").glob("*.py"))
@@ -60,6 +63,10 @@ HEADER = "import nanopto.language as pl\nN = pl.dynamic('N')\n\n@pl.program\ncla
 HAND_WRITTEN = {
     "loop carries and if results": spliced_types.SOURCE,
     "symbolic dimensions": dynamic_dims.SOURCE,
+    "loop carries at three sites (copied by the compiled template)": spliced_types.SOURCE.replace(
+        "        z = self.accumulate(a, k)\n",
+        "        z = self.accumulate(a, k)\n        z2 = self.accumulate(z, k)\n        z3 = self.accumulate(z2, k)\n",
+    ),
     "while carry": HEADER
     + textwrap.indent(
         textwrap.dedent(
@@ -146,3 +153,18 @@ def test_a_tuple_literal_actual_is_copied_by_the_rules() -> None:
     result = assert_agree(parse_program(source))
     assert "subst-AssignStmt" in result.report.matches
     assert "[0]" not in python_print(result.program)
+
+
+def test_a_compiled_template_copies_exactly_like_the_walk() -> None:
+    """`compile_template` against `_Copy` on the same site: same statements, same names."""
+    program = parse_program(HAND_WRITTEN["loop carries at three sites (copied by the compiled template)"])
+    helper = program.functions["accumulate"]
+    template = make_template(helper)
+    actuals = {p.var.id: Var(f"actual_{p.var.name}") for p in helper.params}
+
+    def copy() -> _Copy:
+        return _Copy(Decoder(vars={}), 7, actuals, template.local_ids)
+
+    walked, compiled = copy().stmts(template.body), compile_template(template.body)(copy())
+    assert any(isinstance(s, ForStmt) for s in walked)
+    assert [python_print(s) for s in walked] == [python_print(s) for s in compiled]
