@@ -8,6 +8,7 @@ the Var's own annotation) and a program function's return types.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import (
@@ -18,6 +19,7 @@ from nanopto.ir_terms.nodes import (
     ConstFloat,
     ConstInt,
     Expr,
+    IterArg,
     MakeTuple,
     Submit,
     TupleGetItemExpr,
@@ -44,45 +46,76 @@ def _no_functions(name: str) -> tuple[Type, ...] | None:
 
 def type_of(expr: Expr, var_type: VarTypes = _own_type, returns: FunctionReturns = _no_functions) -> Type:
     """The type of `expr`, as far as Var types, signatures and the op registry tell."""
+    return _Inference(var_type, returns).of(expr)
 
-    def of(e: Expr) -> Type:
-        match e:
-            case Var():
-                return var_type(e)
-            case ConstInt(_, dtype) | ConstFloat(_, dtype):
-                return ScalarType(dtype)
-            case ConstBool():
-                return ScalarType(DataType.BOOL)
-            case Submit():
-                return ScalarType(DataType.TASK_ID)
-            case Call(op=op, function=True):
-                types = returns(op)
-                if not types:
-                    return UnknownType()
-                return types[0] if len(types) == 1 else TupleType(types)
-            case Call(op=op, args=args, kwargs=kwargs):
-                opdef = OPS.lookup(op)
-                if opdef is None:
-                    return UnknownType()
-                try:
-                    return opdef.infer([of(a) for a in args], args, {k.name: k.value for k in kwargs})
-                except Exception:  # a type rule that cannot handle these operands means "unknown"
-                    return UnknownType()
-            case BinaryExpr(op=op, lhs=lhs, rhs=rhs):
-                if op in BOOLEAN_OPS:
-                    return ScalarType(DataType.BOOL)
-                left = of(lhs)
-                return left if not isinstance(left, UnknownType) else of(rhs)
-            case UnaryExpr(op=op, operand=operand):
-                return ScalarType(DataType.BOOL) if op is UnOp.Not else of(operand)
-            case MakeTuple(elements=elements):
-                return TupleType(tuple(of(x) for x in elements))
-            case TupleGetItemExpr(tuple=base, index=index):
-                base_type = of(base)
-                if isinstance(base_type, TupleType) and 0 <= index < len(base_type.types):
-                    return base_type.types[index]
-                return UnknownType()
-            case _:
-                return UnknownType()
 
-    return of(expr)
+class _Inference:
+    """One `type_of` question; `of` dispatches on the node class (it runs once per spliced
+    statement, so a table lookup instead of a chain of class patterns matters)."""
+
+    def __init__(self, var_type: VarTypes, returns: FunctionReturns) -> None:
+        self.var_type = var_type
+        self.returns = returns
+
+    def of(self, e: Expr) -> Type:
+        rule = _RULES.get(type(e))
+        return UnknownType() if rule is None else rule(self, e)
+
+    def _var(self, e: Var) -> Type:
+        return self.var_type(e)
+
+    def _const(self, e: ConstInt | ConstFloat) -> Type:
+        return ScalarType(e.dtype)
+
+    def _bool(self, e: ConstBool) -> Type:
+        return ScalarType(DataType.BOOL)
+
+    def _submit(self, e: Submit) -> Type:
+        return ScalarType(DataType.TASK_ID)
+
+    def _call(self, e: Call) -> Type:
+        if e.function:
+            types = self.returns(e.op)
+            if not types:
+                return UnknownType()
+            return types[0] if len(types) == 1 else TupleType(types)
+        opdef = OPS.lookup(e.op)
+        if opdef is None:
+            return UnknownType()
+        try:
+            return opdef.infer([self.of(a) for a in e.args], e.args, {k.name: k.value for k in e.kwargs})
+        except Exception:  # a type rule that cannot handle these operands means "unknown"
+            return UnknownType()
+
+    def _binary(self, e: BinaryExpr) -> Type:
+        if e.op in BOOLEAN_OPS:
+            return ScalarType(DataType.BOOL)
+        left = self.of(e.lhs)
+        return left if not isinstance(left, UnknownType) else self.of(e.rhs)
+
+    def _unary(self, e: UnaryExpr) -> Type:
+        return ScalarType(DataType.BOOL) if e.op is UnOp.Not else self.of(e.operand)
+
+    def _tuple(self, e: MakeTuple) -> Type:
+        return TupleType(tuple(self.of(x) for x in e.elements))
+
+    def _item(self, e: TupleGetItemExpr) -> Type:
+        base_type = self.of(e.tuple)
+        if isinstance(base_type, TupleType) and 0 <= e.index < len(base_type.types):
+            return base_type.types[e.index]
+        return UnknownType()
+
+
+_RULES: dict[type, Callable[[_Inference, Any], Type]] = {
+    Var: _Inference._var,
+    IterArg: _Inference._var,
+    ConstInt: _Inference._const,
+    ConstFloat: _Inference._const,
+    ConstBool: _Inference._bool,
+    Submit: _Inference._submit,
+    Call: _Inference._call,
+    BinaryExpr: _Inference._binary,
+    UnaryExpr: _Inference._unary,
+    MakeTuple: _Inference._tuple,
+    TupleGetItemExpr: _Inference._item,
+}
