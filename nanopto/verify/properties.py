@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from nanopto.ir_terms.nodes import Call, Function, FunctionType, Node, Program, Span, Submit
-from nanopto.ir_terms.schema import iter_children
+from nanopto.ir_terms.schema import iter_children, walk
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
 
@@ -128,28 +128,30 @@ def verify_inline_functions_eliminated(program: Program, context: VerifyContext)
         if function.func_type is FunctionType.Inline:
             message = f"Inline function '{function.name}' survives"
             diagnostics.append(Diagnostic(Severity.ERROR, message, function.span, rule))
-        for node, span in _walk_with_spans(function):
+        found: list[tuple[Node, str]] = []
+        for node in walk(function):  # spans are looked up only for findings: they are rare
             if isinstance(node, Call) and node.function:
                 why = dangling(node.op)
                 if why is not None:
-                    message = f"Dangling Call to function '{node.op}': {why}"
-                    diagnostics.append(Diagnostic(Severity.ERROR, message, span, rule))
+                    found.append((node, f"Dangling Call to function '{node.op}': {why}"))
             elif isinstance(node, Submit):
                 why = dangling(node.callee)
                 if why is not None:
-                    message = f"Dangling Call to function '{node.callee}' (submitted): {why}"
-                    diagnostics.append(Diagnostic(Severity.ERROR, message, span, rule))
+                    found.append((node, f"Dangling Call to function '{node.callee}' (submitted): {why}"))
+        if found:
+            spans = _spans_within(function)
+            diagnostics += [Diagnostic(Severity.ERROR, message, spans[id(node)], rule) for node, message in found]
     return diagnostics
 
 
-def _walk_with_spans(root: Function) -> list[tuple[Node, Span | None]]:
-    """Pre-order nodes of `root`, each with its own span or the nearest enclosing one."""
-    out: list[tuple[Node, Span | None]] = []
+def _spans_within(root: Function) -> dict[int, Span | None]:
+    """Each node of `root` (by identity) -> its own span or the nearest enclosing one."""
+    out: dict[int, Span | None] = {}
     stack: list[tuple[Node, Span | None]] = [(root, root.span)]
     while stack:
         node, inherited = stack.pop()
         span = node.span if node.span is not None else inherited
-        out.append((node, span))
+        out.setdefault(id(node), span)
         stack.extend((child, span) for child in reversed(list(iter_children(node))))
     return out
 
