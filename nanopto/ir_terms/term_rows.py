@@ -136,15 +136,18 @@ def escape(text: str) -> str:
     if not _NEEDS_ESCAPE.search(text):
         return text
     out = text.replace("\\", "\\\\")
-    out = re.sub(r"[\t\n\r]", lambda m: f"\\u{{{ord(m.group()):x}}}", out)
-    lead = len(out) - len(out.lstrip())
-    trail = len(out) - len(out.rstrip())
-    middle = out[lead : len(out) - trail]
-    return (
-        "".join(f"\\u{{{ord(c):x}}}" for c in out[:lead])
-        + middle
-        + "".join(f"\\u{{{ord(c):x}}}" for c in out[len(out) - trail :])
-    )
+    out = re.sub(r"[\t\n\r]", _hex, out)
+    body = out.strip()
+    if not body:  # whitespace only
+        return "".join(_hex(c) for c in out)
+    lead = out.index(body)
+    trail = len(out) - lead - len(body)
+    return "".join(map(_hex, out[:lead])) + body + "".join(map(_hex, out[len(out) - trail :]))
+
+
+def _hex(char: str | re.Match[str]) -> str:
+    c = char if isinstance(char, str) else char.group()
+    return f"\\u{{{ord(c):x}}}"
 
 
 def unescape(text: str) -> str:
@@ -158,6 +161,16 @@ def _cell(value: Cell) -> str:
     return str(value) if isinstance(value, int) else escape(value)
 
 
+def _table_text(cells: list[tuple[Cell, ...]]) -> str:
+    """One table as tab-separated text. Every row of a table has the same column kinds (one
+    constructor's signature), so the first row decides: integer-only tables (most of them) need
+    no escaping and take a `%`-format fast path."""
+    if all(type(c) is int for c in cells[0]):
+        line = "\t".join(["%d"] * len(cells[0])) + "\n"
+        return "".join([line % row for row in cells])
+    return "".join(["\t".join(map(_cell, row)) + "\n" for row in cells])
+
+
 def load_rows(egraph: eb.EGraph, rows: TermRows) -> None:
     """Read every table into the e-graph with `input`, then rebuild the terms and drop the handles.
 
@@ -167,7 +180,7 @@ def load_rows(egraph: eb.EGraph, rows: TermRows) -> None:
         commands: list[object] = []
         for i, (table, cells) in enumerate(rows.tables.items()):
             path = Path(tmp) / f"{i}.tsv"
-            path.write_text("".join("\t".join(map(_cell, row)) + "\n" for row in cells), encoding="utf-8")
+            path.write_text(_table_text(cells), encoding="utf-8")
             commands.append(eb.Input(_SPAN, load_table(table), str(path)))
         commands.append(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(LOAD_RULESET))))
         commands.append(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(CLEANUP_RULESET))))
