@@ -14,10 +14,12 @@ make extraction superlinear in the number of statements.
 Variables are `(Var name type id)`: their identity is the integer id, so two variables that
 print alike never merge. Inlining creates renamed copies `(RVar name type id site)` and
 `(RIterArg name type id site init)`; the decoder turns each distinct copy into one fresh `Var`,
-named by `names.inline_name` in program order. An inline call site is `(At site template)` (the
-template is the helper body Python chose for that site, usually the helper itself; the arguments
-reach the rules as `Arg` facts, and the call itself stays in Python); the
-decoder reads an unspliced site back as its call, so `decode(encode(p))` is `p` when no rule fires.
+named by `names.inline_name` in program order. An inline call site is
+`(At site template bindings actuals)`: the template is the helper body Python chose for that site
+(usually the helper itself), `bindings` the statements that bind arguments to fresh locals before
+the body, `actuals` what each formal stands for (also given one by one as `Arg` facts); the call
+itself stays in Python, and the decoder reads an unspliced site back as its call, so
+`decode(encode(p))` is `p` when no rule fires.
 
 This is the one module that touches egglog's low-level `bindings` API (text in, term DAG out);
 `tests/test_encoding.py` pins the egglog version it was written against.
@@ -148,7 +150,13 @@ def ir_constructors() -> tuple[Constructor, ...]:
         Constructor("NoSt", (), "St", doc="an absent optional statement"),
         Constructor("Root", ("i64",), "St", unextractable=True, doc="(Root i): the body of the i-th function"),
         Constructor("Opaque", ("i64",), "SL", doc="caller statements no rule looks inside, kept in Python"),
-        Constructor("At", ("i64", "String"), "Ex", doc="an inline call site: (At site template)"),
+        Constructor(
+            "At",
+            ("i64", "String", "SL", "ExL"),
+            "Ex",
+            doc="an inline call site: (At site template bindings actuals), the bindings placed before "
+            "the body and what each formal stands for",
+        ),
         Constructor(
             "Inst",
             ("String", "i64", "ExL"),
@@ -254,6 +262,9 @@ class Encoder:
         encoded as one `(Opaque k)` and kept in Python."""
         self.opaque: list[tuple[n.Stmt, ...]] = []
         self.site_calls: dict[int, n.Node] = {}
+        self.site_parts: dict[int, tuple[int, int]] = {}
+        """Site number -> handles of its `At` term's bindings (SL) and actuals (ExL), set by the
+        inliner before the bodies are encoded; a site without them gets `(Skip)` and `(ExNil)`."""
         self._memo: dict[int, int] = {}
         self._keep: list[Any] = []
 
@@ -271,7 +282,8 @@ class Encoder:
         site = self.site_of.get(id(node))
         if site is not None:
             self.site_calls[site[0]] = node
-            return self.rows.term("At", site[0], site[1])
+            bindings, actuals = self.site_parts.get(site[0]) or (self.rows.term("Skip"), self.rows.term("ExNil"))
+            return self.rows.term("At", site[0], site[1], bindings, actuals)
         if isinstance(node, n.Var):
             self.vars.setdefault(node.id, node)
         cls = type(node)

@@ -4,7 +4,7 @@ Seed 000, "Algorithm": a call site is recognised only when the Call is the whole
 (`lhs = f(...)`, `f(...)`, `return f(...)`). For each site this module decides, per parameter,
 whether the formal is replaced by the actual or bound to a fresh local first (the rebinding table in
 `rebinding.py`, plus the argument kinds), how a multi-value result is wired, and whether a discarded
-result is legal. These decisions become egglog facts (`Arg`, `Pre`, `TupleForm`); the rules then do
+result is legal. These decisions become egglog facts (`Arg`, `TupleForm`, the site term's bindings); the rules then do
 all the splicing, substituting and renaming.
 """
 

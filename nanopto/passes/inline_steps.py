@@ -11,7 +11,7 @@ is the program a reader sees printed. The fresh names can therefore be numbered 
 
 `rule_by_rule=True` goes finer: each step runs its rulesets one egglog iteration at a time and
 records the matches of every iteration, and the function as extraction sees it then. Mid-way
-through a splice the e-graph holds only helper terms (`SubSL`, `Pre`, ...), which are
+through a splice the e-graph holds only helper terms (`SubSL`, `WireAssign`, ...), which are
 `:unextractable`, so there is no program to show: `program` is None for such iterations.
 """
 

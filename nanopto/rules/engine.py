@@ -334,16 +334,15 @@ class Stage:
                 pre.append(rows.term("SOne", rows.term("AssignStmt", arg, actual, annotated, span_value(site.span))))
             else:
                 rows.union("Ex", arg, actual)
-        rows.union("SL", rows.term("Pre", s), encoder.stmt_tree(pre) if pre else rows.term("Skip"))
         if site.form in (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND):
             rows.fact("TupleForm", s, "project" if site.form is SiteForm.TUPLE_PROJECT else "bind")
-        if by_instance:
-            actuals = rows.term("ExNil")
+        actuals = rows.term("ExNil")
+        if by_instance:  # only `Inst` reads the list; the subst rules read the `Arg` facts
             for var_id in reversed(formal_ids(template)):
                 if var_id not in args:
                     raise SaturationError(f"site {s}: formal {var_id} of '{template.name}' has no actual")
                 actuals = rows.term("ExCons", args[var_id], actuals)
-            rows.union("ExL", rows.term("Args", s), actuals)
+        encoder.site_parts[s] = (encoder.stmt_tree(pre) if pre else rows.term("Skip"), actuals)
 
     def run(self, counter: int) -> tuple[list[n.Function], Decoder, StageReport]:
         """Saturate and return the rewritten functions, the decoder (counter, provenance), a report."""

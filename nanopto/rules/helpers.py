@@ -18,11 +18,9 @@ HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
     Constructor("Arg", ("i64", "i64"), "Ex", True, "(Arg site param-id): what the formal stands for at site"),
     Constructor("Body", ("String",), "SL", True, "(Body t): the statements of template t (an Inline helper), return excluded"),
     Constructor("Ret", ("String",), "ExL", True, "(Ret t): the values template t returns"),
-    Constructor("Pre", ("i64",), "SL", True, "(Pre site): the argument bindings placed before the body"),
     Constructor("WireAssign", ("Ex", "Ex", "String", "String"), "St", True, "lhs = cloned return value, if not the same Var"),
     Constructor("Discard", ("ExL", "String"), "SL", True, "the statements a discarded return value leaves behind"),
     Constructor("NthEx", ("ExL", "i64"), "Ex", True, "the i-th element of an expression list"),
-    Constructor("Args", ("i64",), "ExL", True, "(Args site): what each formal stands for, in `instantiate.formal_ids` order"),
 )
 
 HELPER_FACTS = """\

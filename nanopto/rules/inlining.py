@@ -1,9 +1,10 @@
 """The inlining rulesets: splice, project, discard, writeback.
 
 Seed 000 ("Algorithm", "Edge cases", "Discarding a return value") is the source of every rule
-here; each rule's comment is its before/after shape. A call site is `(At site template)`;
-Python has already decided, per site, what each formal stands for (`Arg`) and which arguments are
-bound to fresh locals first (`Pre`) — the rules only splice, substitute and wire.
+here; each rule's comment is its before/after shape. A call site is
+`(At site template pre actuals)`: Python has already decided, per site, what each formal stands for
+(`actuals`, and one `Arg` fact per formal) and which arguments are bound to fresh locals first
+(`pre`) — the rules only splice, substitute and wire.
 
 "Nothing" produced by a rule is `(Skip)`, never `(SNil)`: template bodies share the `SNil` e-class,
 and a union into it would let substitution run into caller statements without end.
@@ -14,11 +15,11 @@ from __future__ import annotations
 from nanopto.ir_terms.encoding import ir_constructors
 from nanopto.rules.ruleset import Rule, Ruleset
 
-_CALL = "(At s tpl)"
+_CALL = "(At s tpl pre args)"
 
 
 _BY_RULES = ("(SubSL body s)", " (= body (Body tpl))")
-_BY_INSTANCE = ("(Inst tpl s (Args s))", "")
+_BY_INSTANCE = ("(Inst tpl s args)", "")
 
 
 def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, result: str, body: tuple[str, str]) -> Rule:
@@ -40,7 +41,7 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
             f"Pre(site); {copy}; lhs = Sub(r)",
             f"(AssignStmt lhs {_CALL} ann sp)",
             " (= rets (ExCons r (ExNil)))",
-            "(SCat (Pre s) (SCat BODY (SOne (WireAssign lhs (SubEx r s) ann sp))))",
+            "(SCat pre (SCat BODY (SOne (WireAssign lhs (SubEx r s) ann sp))))",
             body,
         ),
         _splice(
@@ -49,7 +50,7 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
             f"Pre(site); {copy}; tmp == (Sub(r0), Sub(r1), ...)   -- no MakeTuple binding",
             f"(AssignStmt lhs {_CALL} ann sp)",
             ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "project")',
-            "(SCat (Pre s) BODY)) (union lhs (MakeTuple (SubExL rets s) \"False\")",
+            "(SCat pre BODY)) (union lhs (MakeTuple (SubExL rets s) \"False\")",
             body,
         ),
         _splice(
@@ -58,7 +59,7 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
             f"Pre(site); {copy}; tmp = (Sub(r0), Sub(r1), ...)",
             f"(AssignStmt lhs {_CALL} ann sp)",
             ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "bind")',
-            "(SCat (Pre s) (SCat BODY (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann sp))))",
+            "(SCat pre (SCat BODY (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann sp))))",
             body,
         ),
         _splice(
@@ -67,7 +68,7 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
             f"Pre(site); {copy}; return Sub(r0), ...",
             f"(ReturnStmt (ExCons {_CALL} (ExNil)) sp)",
             "",
-            "(SCat (Pre s) (SCat BODY (SOne (ReturnStmt (SubExL rets s) sp))))",
+            "(SCat pre (SCat BODY (SOne (ReturnStmt (SubExL rets s) sp))))",
             body,
         ),
         _splice(
@@ -76,7 +77,7 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
             f"Pre(site); {copy}; Discard(Sub(r0), ...)",
             f"(EvalStmt {_CALL} sp)",
             "",
-            "(SCat (Pre s) (SCat BODY (Discard (SubExL rets s) sp)))",
+            "(SCat pre (SCat BODY (Discard (SubExL rets s) sp)))",
             body,
         ),
     )

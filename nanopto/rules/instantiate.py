@@ -24,8 +24,8 @@ from nanopto.passes.call_sites import HelperTemplate
 
 
 def formal_ids(template: HelperTemplate) -> tuple[int, ...]:
-    """The variables `(Args site)` lists actuals for: the parameters in order, then the
-    module-level symbols the body mentions."""
+    """The variables the `actuals` of `(At site template pre actuals)` stand for: the parameters
+    in order, then the module-level symbols the body mentions."""
     return (*(p.var.id for p in template.function.params), *sorted(template.free_ids))
 
 
