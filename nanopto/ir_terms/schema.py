@@ -258,6 +258,18 @@ def _stmt_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
+def stmt_children(stmt: n.Stmt) -> list[n.Stmt]:
+    """The statements directly inside `stmt` (a body, the branches, a sequence's items)."""
+    children: list[n.Stmt] = []
+    for name in _stmt_fields(type(stmt)):
+        value = getattr(stmt, name)
+        if isinstance(value, tuple):
+            children.extend(value)
+        elif value is not None:
+            children.append(value)
+    return children
+
+
 def walk_stmts(stmt: n.Stmt) -> Iterator[n.Stmt]:
     """Every statement below and including `stmt`, pre-order, never entering expressions: the
     cheap traversal for questions only statements answer (definitions, carries, results)."""
@@ -265,13 +277,7 @@ def walk_stmts(stmt: n.Stmt) -> Iterator[n.Stmt]:
     while stack:
         current = stack.pop()
         yield current
-        children: list[n.Stmt] = []
-        for name in _stmt_fields(type(current)):
-            value = getattr(current, name)
-            if isinstance(value, tuple):
-                children.extend(value)
-            elif value is not None:
-                children.append(value)
+        children = stmt_children(current)
         if children:
             children.reverse()
             stack.extend(children)

@@ -175,7 +175,7 @@ def bind_argument(param: Var, row: RebindingRow, actual: Expr) -> tuple[bool, st
 def find_sites(fn: Function, templates: dict[str, HelperTemplate], first_number: int) -> list[CallSite]:
     """The top-level Inline call sites of `fn`, in program order, numbered from `first_number`."""
     sites: list[CallSite] = []
-    whole_uses = _whole_tuple_uses(fn)
+    whole_uses = _WholeUses(fn)
     for node in nodes_of(fn.body):
         if not isinstance(node, SeqStmts):
             continue
@@ -199,6 +199,20 @@ def _site_call(stmt: Stmt) -> Call | None:
     return None
 
 
+class _WholeUses:
+    """`_whole_tuple_uses(fn)`, computed on the first question: only multi-value sites ask, and it
+    walks every node of the caller."""
+
+    def __init__(self, fn: Function) -> None:
+        self.fn = fn
+        self._ids: set[int] | None = None
+
+    def __contains__(self, var_id: int) -> bool:
+        if self._ids is None:
+            self._ids = _whole_tuple_uses(self.fn)
+        return var_id in self._ids
+
+
 def _whole_tuple_uses(fn: Function) -> set[int]:
     """Ids of Vars used other than as `v[i]`: a multi-value receiver used whole needs a binding."""
     whole: set[int] = set()
@@ -215,7 +229,7 @@ def _whole_tuple_uses(fn: Function) -> set[int]:
 
 
 def _make_site(
-    fn: Function, stmt: Stmt, call: Call, template: HelperTemplate, number: int, whole_uses: set[int]
+    fn: Function, stmt: Stmt, call: Call, template: HelperTemplate, number: int, whole_uses: _WholeUses
 ) -> CallSite:
     helper = template.function
     if call.kwargs:
@@ -331,7 +345,7 @@ def actual_type(expr: Expr) -> Type:
 _COMPARISONS = (BinOp.Eq, BinOp.Ne, BinOp.Lt, BinOp.Le, BinOp.Gt, BinOp.Ge, BinOp.And, BinOp.Or)
 
 
-def _form_of(fn: Function, stmt: Stmt, template: HelperTemplate, whole_uses: set[int]) -> SiteForm:
+def _form_of(fn: Function, stmt: Stmt, template: HelperTemplate, whole_uses: _WholeUses) -> SiteForm:
     if isinstance(stmt, ReturnStmt):
         return SiteForm.RETURN
     if isinstance(stmt, EvalStmt):

@@ -35,7 +35,7 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
 )
-from nanopto.ir_terms.schema import map_children
+from nanopto.ir_terms.schema import map_children, nodes_of, walk_stmts
 from nanopto.ir_terms.types import Type, UnknownType
 
 
@@ -127,11 +127,32 @@ def hoist_nested_calls(fn: Function, inline: dict[str, Function]) -> Function:
         types = inline[name].return_types
         return types[0] if len(types) == 1 else UnknownType()
 
-    if not isinstance(fn.body, SeqStmts):
+    if not isinstance(fn.body, SeqStmts) or not _has_nested_call(fn.body, hoistable):
         return fn
     hoister = _Hoister(hoistable, result_type)
     body = hoister.seq(fn.body)
     return fn if hoister.version == 0 else dataclasses.replace(fn, body=body)
+
+
+def _has_nested_call(body: SeqStmts, hoistable: Callable[[str], bool]) -> bool:
+    """Whether some hoistable call is not the whole value of its statement: the common case is
+    none, and then the traversal that rebuilds every statement can be skipped."""
+    calls = [c for c in nodes_of(body) if isinstance(c, Call) and c.function and hoistable(c.op)]
+    if not calls:
+        return False
+    whole = {id(call) for stmt in walk_stmts(body) if (call := _whole_value(stmt)) is not None}
+    return any(id(call) not in whole for call in calls)
+
+
+def _whole_value(stmt: Stmt) -> Expr | None:
+    """The expression `_Hoister.value` treats as the statement's whole value."""
+    if isinstance(stmt, AssignStmt):
+        return stmt.value
+    if isinstance(stmt, EvalStmt):
+        return stmt.expr
+    if isinstance(stmt, ReturnStmt) and len(stmt.values) == 1:
+        return stmt.values[0]
+    return None
 
 
 def _returned_values(fn: Function) -> int:

@@ -32,7 +32,7 @@ from nanopto.ir_terms.encoding import (
     ir_load_declarations,
     span_value,
 )
-from nanopto.ir_terms.schema import iter_children, nodes_of, walk
+from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, walk
 from nanopto.ir_terms.term_rows import load_rows, run_text
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
@@ -239,15 +239,11 @@ class Stage:
         def visit(stmt: n.Stmt) -> bool:
             """True when `stmt` must stay visible to the rules."""
             visible = id(stmt) in site_stmts
-            children = iter_children(stmt)
-            own_exprs = []
-            for child in children:
-                if isinstance(child, n.Stmt):
-                    visible = visit(child) or visible
-                else:
-                    own_exprs.append(child)
+            for child in stmt_children(stmt):
+                visible = visit(child) or visible
             if not visible and receivers:
                 # Child statements answered for themselves above; scan only this one's expressions.
+                own_exprs = [c for c in iter_children(stmt) if not isinstance(c, n.Stmt)]
                 visible = any(isinstance(v, n.Var) and v.id in receivers for e in own_exprs for v in walk(e))
             if not visible and not isinstance(stmt, n.SeqStmts):
                 opaque.add(id(stmt))
