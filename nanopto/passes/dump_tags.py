@@ -32,7 +32,7 @@ from nanopto.ir_terms.nodes import (
     Submit,
     Var,
 )
-from nanopto.ir_terms.schema import Mutator, nodes_of, walk
+from nanopto.ir_terms.schema import Mutator, walk, walk_stmts
 from nanopto.passes.call_sites import CallSite, HelperTemplate
 
 CARRIERS = frozenset({"cluster", "graph", "at"})
@@ -137,7 +137,9 @@ def call_site_tags(fn: Function, sites: Sequence[CallSite]) -> dict[int, list[Va
     by_stmt = {id(site.stmt): site for site in sites}
     tagged: set[int] = set()
     result: dict[int, list[Var]] = {}
-    for node in nodes_of(fn.body):
+    if not sites:
+        return result
+    for node in walk_stmts(fn.body):  # both the tags and the sites are statements
         var = dump_tag_var(node)
         if var is not None:
             tagged.add(var.id)
