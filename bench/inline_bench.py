@@ -6,7 +6,9 @@
 Cases (issue 7, "Targets"):
 - flat N:     `main` with N chained sites `yK = self.helper(y{K-1})`, a helper of 5 statements;
 - nested D:   f1 calls f2 twice, ..., f{D} is a leaf; `main` calls f1 once;
-- e2e N:      source text -> parse -> inline -> print for the flat shape with N sites.
+- e2e N:      source text -> parse -> inline -> print for the flat shape with N sites;
+- flat-rules N: flat N with `body_copies="rules"`, the subst rules copying every body inside the
+              e-graph (the reference the default instantiation is tested against), for comparison.
 
 Every case runs in its own interpreter (`--run-case`), so peak RSS (`ru_maxrss`) and caches belong to
 that case alone. Phases: parse, the pass's own breakdown (`StageReport.times`: encode,
@@ -33,10 +35,11 @@ FULL_CASES: list[tuple[str, int]] = [
     ("flat", 100),
     ("flat", 1000),
     ("flat", 10000),
+    ("flat-rules", 1000),
     ("nested", 10),
     ("e2e", 5000),
 ]
-QUICK_CASES: list[tuple[str, int]] = [("flat", 10), ("flat", 100), ("nested", 4)]
+QUICK_CASES: list[tuple[str, int]] = [("flat", 10), ("flat", 100), ("flat-rules", 100), ("nested", 4)]
 
 HEADER = "import nanopto.language as pl\n\n\n@pl.program\nclass P:\n"
 
@@ -95,15 +98,17 @@ def run_case(kind: str, size: int, max_memory_gb: float) -> dict[str, Any]:
     from nanopto.ir_terms.printer import python_print
     from nanopto.ir_terms.schema import walk
     from nanopto.passes.inline_functions import InlineFunctions, inline_program
+    from nanopto.rules.engine import BodyCopies
 
     source = nested_source(size) if kind == "nested" else flat_source(size)
+    body_copies: BodyCopies = "rules" if kind == "flat-rules" else "instance"
     times: dict[str, float] = {}
     started = time.perf_counter()
     program = parse_program(source, f"<{kind}-{size}>")
     times["parse"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    result = inline_program(program)
+    result = inline_program(program, body_copies=body_copies)
     times["inline"] = time.perf_counter() - started
     for phase, seconds in result.report.times.items():
         times[f"inline.{phase}"] = seconds
@@ -182,11 +187,11 @@ def table(rows: list[dict[str, Any]]) -> str:
         "times in ms; inline = classify + hoist + encode + load + saturate + extract + decode + types + rebind"
         " (+ the first run's rule compilation, ~0.1 s)",
         "verify = the InlineFunctionsEliminated property check; total = parse + inline + verify + print",
-        "  ".join(f"{c:>8}" for c in columns),
+        "  ".join(f"{c:>{15 if i == 0 else 8}}" for i, c in enumerate(columns)),
     ]
     for row in rows:
         if "error" in row:
-            lines.append(f"{row['case']:>8}  ERROR: {row['error']}")
+            lines.append(f"{row['case']:>15}  ERROR: {row['error']}")
             continue
         t = row["times"]
         cells = [
@@ -211,7 +216,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             _ms(t["total"]),
             f"{row['peak_rss_mb']:.0f}",
         ]
-        lines.append("  ".join(f"{c:>8}" for c in cells))
+        lines.append("  ".join(f"{c:>{15 if i == 0 else 8}}" for i, c in enumerate(cells)))
     return "\n".join(lines)
 
 
