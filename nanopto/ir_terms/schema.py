@@ -100,6 +100,7 @@ NODE_CLASSES: tuple[type[n.Node], ...] = (
 )
 
 N = TypeVar("N")
+T = TypeVar("T")
 
 
 def map_type(ty: t.Type, fn: Callable[[n.Expr], n.Expr]) -> t.Type:
@@ -211,16 +212,21 @@ def map_children(node: N, fn: Callable[[Any], Any]) -> N:
     return dataclasses.replace(node, **changes)  # type: ignore[type-var]
 
 
-def walk(node: n.Node) -> Iterator[n.Node]:
-    """Every node below and including `node`, pre-order, without recursion."""
-    stack: list[n.Node] = [node]
+def _preorder(root: T, children_of_node: Callable[[T], list[T]]) -> Iterator[T]:
+    """`root` and everything below it by `children_of_node`, pre-order, without recursion."""
+    stack: list[T] = [root]
     while stack:
         current = stack.pop()
         yield current
-        children = children_of(current)
+        children = children_of_node(current)
         if children:
             children.reverse()
             stack.extend(children)
+
+
+def walk(node: n.Node) -> Iterator[n.Node]:
+    """Every node below and including `node`, pre-order, without recursion."""
+    return _preorder(node, children_of)
 
 
 _NODES_OF: dict[int, tuple[n.Node, tuple[n.Node, ...]]] = {}
@@ -273,14 +279,7 @@ def stmt_children(stmt: n.Stmt) -> list[n.Stmt]:
 def walk_stmts(stmt: n.Stmt) -> Iterator[n.Stmt]:
     """Every statement below and including `stmt`, pre-order, never entering expressions: the
     cheap traversal for questions only statements answer (definitions, carries, results)."""
-    stack: list[n.Stmt] = [stmt]
-    while stack:
-        current = stack.pop()
-        yield current
-        children = stmt_children(current)
-        if children:
-            children.reverse()
-            stack.extend(children)
+    return _preorder(stmt, stmt_children)
 
 
 class Mutator:
