@@ -45,7 +45,7 @@ from nanopto.passes.call_graph import InlineCycleError
 from nanopto.passes.call_sites import CallSite, InlineError
 from nanopto.passes.inline_functions import InlineFunctions, InlineResult, inline_program
 from nanopto.passes.pass_base import Pass
-from nanopto.rules import INLINE_RULESETS
+from nanopto.rules import INLINE_RULESETS, SPLICE, SPLICE_BY_INSTANCE, Ruleset
 from nanopto.rules.engine import BodyCopies, SaturationLimitError, SaturationLimits, schedule
 from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
 from nanopto.tools.rules_file import describe_user_passes, load_rules_file, load_rules_files
@@ -542,15 +542,24 @@ def _squash(text: str) -> str:
     return re.sub(r"\s{2,}", "  ", text.strip())
 
 
+def _describe_ruleset(rs: Ruleset, out: TextIO) -> None:
+    out.write(f"\n{rs.name}: {rs.doc}\n")
+    width = max((len(r.name) for r in rs.rules), default=0)
+    for rule in rs.rules:
+        out.write(f"    {rule.name:<{width}}  {_squash(rule.before)}  =>  {_squash(rule.after)}\n")
+
+
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     total = sum(len(rs.rules) for rs in INLINE_RULESETS)
     out.write(f"{len(INLINE_RULESETS)} rulesets, {total} rules, in schedule order\n")
     out.write(f"schedule: {schedule(INLINE_RULESETS)}\n")
     for rs in INLINE_RULESETS:
-        out.write(f"\n{rs.name}: {rs.doc}\n")
-        width = max((len(r.name) for r in rs.rules), default=0)
-        for rule in rs.rules:
-            out.write(f"    {rule.name:<{width}}  {_squash(rule.before)}  =>  {_squash(rule.after)}\n")
+        _describe_ruleset(rs, out)
+    out.write(
+        f"\nBy default InlineFunctions runs {SPLICE_BY_INSTANCE.name} in place of {SPLICE.name} "
+        "(--body-copies instance; --body-copies rules runs the schedule above as it is):\n"
+    )
+    _describe_ruleset(SPLICE_BY_INSTANCE, out)
     for path in args.rules or ():
         describe_user_passes(path, load_rules_file(path), out)
     return EXIT_OK

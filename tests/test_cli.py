@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nanopto.cli import EXAMPLE_ORDER, example_names
-from nanopto.rules import INLINE_RULESETS
+from nanopto.rules import INLINE_RULESETS, SPLICE_BY_INSTANCE
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "nanopto" / "examples"
 
@@ -248,6 +248,20 @@ def test_rules_lists_every_rule() -> None:
             assert f"    {rule.name} " in proc.stdout
     assert "lhs = f(args)  (f returns one value r)  =>  Pre(site); Sub(body(f)); lhs = Sub(r)" in proc.stdout
     assert "schedule: (run-schedule (saturate (seq (run splice) (saturate (run subst))" in proc.stdout
+    assert f"\n{SPLICE_BY_INSTANCE.name}: {SPLICE_BY_INSTANCE.doc}\n" in proc.stdout
+    assert "=>  Pre(site); Inst(f, site, actuals); lhs = Sub(r)" in proc.stdout
+
+
+def test_body_copies_chooses_who_copies_the_body_and_not_the_result() -> None:
+    outputs = {}
+    for copies in ("instance", "rules"):
+        proc = run("inline", str(EXAMPLES / "twice.py"), "--json", "--body-copies", copies)
+        assert proc.returncode == 0, proc.stderr
+        outputs[copies] = json.loads(proc.stdout)
+    assert outputs["instance"]["program"] == outputs["rules"]["program"]
+    assert "subst-AssignStmt" in outputs["rules"]["rules"] and "subst-AssignStmt" not in outputs["instance"]["rules"]
+    bad = run("inline", str(EXAMPLES / "twice.py"), "--body-copies", "python")
+    assert bad.returncode == 2 and "invalid choice: 'python'" in bad.stderr
 
 
 # ---------------------------------------------------------------------------------------------
