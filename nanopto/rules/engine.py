@@ -32,7 +32,7 @@ from nanopto.ir_terms.encoding import (
     ir_load_declarations,
     span_value,
 )
-from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, walk
+from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, type_exprs, walk
 from nanopto.ir_terms.term_rows import load_rows, run_text
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
@@ -172,6 +172,14 @@ def _free_var(template: HelperTemplate, var_id: int) -> n.Var:
     raise KeyError(var_id)
 
 
+def _substituted_vars(template: HelperTemplate) -> frozenset[int]:
+    """The variables the subst rules meet when the decoder copies the body: those in the returned
+    values (their types included) and in the parameters' types (a bound local's type is
+    substituted). Only their `Arg` facts are needed."""
+    roots = [*template.returns, *(e for p in template.function.params for e in type_exprs(p.var.type))]
+    return frozenset(v.id for root in roots for v in walk(root) if isinstance(v, n.Var))
+
+
 _PREPARED: dict[str, eb.EGraph] = {}
 _PREPARED_MAX = 8
 
@@ -288,6 +296,7 @@ class Stage:
         body (only when the subst rules copy it) and returns, its locals, and each site's facts."""
         rows = encoder.rows
         used = {self.template_of(site) for site in self.sites}
+        substituted: dict[str, frozenset[int] | None] = {}
         for key in sorted(used):
             template = self.templates[key]
             if not by_instance:
@@ -297,47 +306,55 @@ class Stage:
                 rows.fact("Local", var_id)
             for param in template.function.params:
                 encoder.expr(param.var)
+            substituted[key] = _substituted_vars(template) if by_instance else None
         for site in self.sites:
-            self._site_facts(encoder, site, self.templates[self.template_of(site)], by_instance)
+            key = self.template_of(site)
+            self._site_facts(encoder, site, self.templates[key], by_instance, substituted[key])
         for i, fn in enumerate(self.functions):
             for param in fn.params:
                 encoder.expr(param.var)
             rows.union("St", rows.term("Root", i), encoder.expr(fn.body))
 
     @staticmethod
-    def _site_facts(encoder: Encoder, site: CallSite, template: HelperTemplate, by_instance: bool) -> None:
+    def _site_facts(
+        encoder: Encoder, site: CallSite, template: HelperTemplate, by_instance: bool, substituted: frozenset[int] | None
+    ) -> None:
+        """The site's `Arg` facts (for the formals in `substituted`, or all of them when None),
+        `TupleForm`, and the parts of its `At` term: the argument bindings and the actuals."""
         s = site.number
         rows = encoder.rows
-        args: dict[int, int] = {}
+        values: dict[int, int] = {}
+        """Formal id -> the handle of what it stands for at this site."""
         # Module-level symbols the body mentions: the caller's extent where the arguments agree
         # on one (seed: "Bind dynamic symbols ..."), else the symbol itself.
         dims = dimension_bindings(template, site)
         for var_id in sorted(template.free_ids):
             symbol = dims.get(var_id) or encoder.vars.get(var_id) or _free_var(template, var_id)
-            args[var_id] = rows.term("Arg", s, var_id)
-            rows.union("Ex", args[var_id], encoder.expr(symbol))
+            values[var_id] = encoder.expr(symbol)
         pre: list[int] = []
         for b in site.bindings:
             actual = encoder.expr(b.actual)
-            arg = args[b.param.id] = rows.term("Arg", s, b.param.id)
             if b.bind_local:
                 ty = binding_type(b)
                 ty_handle = encoder.type(ty)
                 if ty is b.param.type:
                     ty_handle = rows.term("SubTy", ty_handle, s)
-                rows.union("Ex", arg, rows.term("RVar", b.param.name, ty_handle, b.param.id, s))
+                local = values[b.param.id] = rows.term("RVar", b.param.name, ty_handle, b.param.id, s)
                 annotated = str(not isinstance(ty, UnknownType))
-                pre.append(rows.term("SOne", rows.term("AssignStmt", arg, actual, annotated, span_value(site.span))))
+                pre.append(rows.term("SOne", rows.term("AssignStmt", local, actual, annotated, span_value(site.span))))
             else:
-                rows.union("Ex", arg, actual)
+                values[b.param.id] = actual
+        for var_id, value in values.items():
+            if substituted is None or var_id in substituted:
+                rows.union("Ex", rows.term("Arg", s, var_id), value)
         if site.form in (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND):
             rows.fact("TupleForm", s, "project" if site.form is SiteForm.TUPLE_PROJECT else "bind")
         actuals = rows.term("ExNil")
-        if by_instance:  # only `Inst` reads the list; the subst rules read the `Arg` facts
+        if by_instance:  # only `Inst` reads the list
             for var_id in reversed(formal_ids(template)):
-                if var_id not in args:
+                if var_id not in values:
                     raise SaturationError(f"site {s}: formal {var_id} of '{template.name}' has no actual")
-                actuals = rows.term("ExCons", args[var_id], actuals)
+                actuals = rows.term("ExCons", values[var_id], actuals)
         encoder.site_parts[s] = (encoder.stmt_tree(pre) if pre else rows.term("Skip"), actuals)
 
     def run(self, counter: int) -> tuple[list[n.Function], Decoder, StageReport]:
