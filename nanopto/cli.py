@@ -33,6 +33,7 @@ from nanopto.ir_terms.parser import ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.structural import structural_equal
+from nanopto.ir_terms.term_rows import RowsWriteError
 from nanopto.passes import (
     CallbackInstrument,
     PassContext,
@@ -694,6 +695,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         InlineError,
         VerificationError,
         SaturationLimitError,
+        RowsWriteError,
         ValueError,
     ) as exc:
         sys.stderr.write(f"nanopto: error: {_error_message(exc)}\n")

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import egglog.bindings as eb
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from nanopto.cli import main
 from nanopto.ir_terms.encoding import Constructor, extract_roots
 from nanopto.ir_terms.term_rows import (
+    RowsWriteError,
     TermRows,
     escape,
     load_declarations,
@@ -17,6 +23,7 @@ from nanopto.ir_terms.term_rows import (
     unescape,
 )
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "nanopto" / "examples"
 AWKWARD = ["", " lead", "trail ", "  ", "tab\there", "new\nline", "cr\r", "back\\slash", "\\u{41}", "ü中", "a:b:c.py"]
 
 
@@ -63,3 +70,14 @@ def test_awkward_strings_and_shared_terms_survive_a_load_and_an_extraction() -> 
 def test_top_level_forms_respect_strings_and_comments() -> None:
     text = '(a "(" b) ; (not a form)\n(c ")" (d))\n(e "\\"(")'
     assert top_level_forms(text) == ['(a "(" b)', '(c ")" (d))', '(e "\\"(")']
+
+
+def test_an_unwritable_temporary_directory_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", full)
+    with pytest.raises(RowsWriteError, match="No space left on device; point TMPDIR at a writable directory"):
+        load_rows(eb.EGraph(), TermRows())
+    assert main(["inline", str(EXAMPLES / "twice.py")]) == 2
+    assert capsys.readouterr().err.startswith("nanopto: error: could not write the e-graph's rows")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -229,24 +230,34 @@ def walk(node: n.Node) -> Iterator[n.Node]:
     return _preorder(node, children_of)
 
 
-_NODES_OF: dict[int, tuple[n.Node, tuple[n.Node, ...]]] = {}
-_NODES_OF_MAX = 16
+_WALKS: list[dict[int, tuple[n.Node, tuple[n.Node, ...]]]] = []
+"""The open `remembered_walks` scopes, innermost last."""
+
+
+@contextmanager
+def remembered_walks() -> Iterator[None]:
+    """Within the block, `nodes_of` walks each root once. A pass run opens one, so a caller asked
+    about its calls, sites, tags, size and names is walked once, and nothing outlives the run."""
+    _WALKS.append({})
+    try:
+        yield
+    finally:
+        _WALKS.pop()
 
 
 def nodes_of(node: n.Node) -> tuple[n.Node, ...]:
-    """`tuple(walk(node))`, remembered for the last few roots walked.
+    """`tuple(walk(node))`, remembered inside `remembered_walks` (IR nodes are immutable).
 
-    The inliner asks several questions of each function body (its calls, its sites, its tuple
-    uses, its tags, its size, its names); IR nodes are immutable, so one walk answers them all.
-    The cache holds the root itself, so its id cannot be reused while the entry lives.
+    An entry holds the root itself, so its id cannot be reused while the entry lives.
     """
-    entry = _NODES_OF.get(id(node))
+    if not _WALKS:
+        return tuple(walk(node))
+    memo = _WALKS[-1]
+    entry = memo.get(id(node))
     if entry is not None and entry[0] is node:
         return entry[1]
     nodes = tuple(walk(node))
-    if len(_NODES_OF) >= _NODES_OF_MAX:
-        _NODES_OF.pop(next(iter(_NODES_OF)))
-    _NODES_OF[id(node)] = (node, nodes)
+    memo[id(node)] = (node, nodes)
     return nodes
 
 

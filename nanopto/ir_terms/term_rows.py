@@ -161,6 +161,16 @@ def _cell(value: Cell) -> str:
     return str(value) if isinstance(value, int) else escape(value)
 
 
+class RowsWriteError(OSError):
+    """The rows could not be written where egglog's `input` reads them from."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(
+            f"could not write the e-graph's rows to a temporary directory under {tempfile.gettempdir()}: "
+            f"{cause}; point TMPDIR at a writable directory with free space"
+        )
+
+
 def _table_text(cells: list[tuple[Cell, ...]]) -> str:
     """One table as tab-separated text. Every row of a table has the same column kinds (one
     constructor's signature), so the first row decides: integer-only tables (most of them) need
@@ -176,11 +186,18 @@ def load_rows(egraph: eb.EGraph, rows: TermRows) -> None:
 
     The e-graph must have been given `load_declarations` for every constructor the rows use.
     """
-    with tempfile.TemporaryDirectory(prefix="nanopto-rows-") as tmp:
+    try:
+        tmp_dir = tempfile.TemporaryDirectory(prefix="nanopto-rows-")
+    except OSError as exc:
+        raise RowsWriteError(exc) from None
+    with tmp_dir as tmp:
         commands: list[object] = []
         for i, (table, cells) in enumerate(rows.tables.items()):
             path = Path(tmp) / f"{i}.tsv"
-            path.write_text(_table_text(cells), encoding="utf-8")
+            try:
+                path.write_text(_table_text(cells), encoding="utf-8")
+            except OSError as exc:
+                raise RowsWriteError(exc) from None
             commands.append(eb.Input(_SPAN, load_table(table), str(path)))
         commands.append(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(LOAD_RULESET))))
         commands.append(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(CLEANUP_RULESET))))

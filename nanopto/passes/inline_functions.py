@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from nanopto.gc_pause import gc_paused
 from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program, Var
+from nanopto.ir_terms.schema import remembered_walks
 from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
 from nanopto.passes.context import PassContext
@@ -99,7 +100,7 @@ def inline_program(
     """
     if body_copies not in ("instance", "rules"):
         raise ValueError(f"body_copies must be 'instance' or 'rules', not {body_copies!r}")
-    with gc_paused():
+    with gc_paused(), remembered_walks():
         return _inline_program(program, rulesets, limits, observer, max_output_statements, body_copies)
 
 
