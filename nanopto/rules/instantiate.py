@@ -2,7 +2,8 @@
 with each formal replaced by its actual and each callee local renamed for the site.
 
 This is the `subst` ruleset (`rules/subst.py`) computed in one linear pass over the template
-instead of inside the e-graph, where it costs about 14 rows per copied node: `subst-formal`
+instead of inside the e-graph, where a copy at every site made up three quarters of the rows (a
+5-statement helper at 1,000 sites: 67,041 rows, 17,015 without the copies): `subst-formal`
 (a formal becomes its actual), `rename-local` (a local becomes the site's fresh copy, typed by its
 substituted type), `rename-iter-arg` (likewise for loop carries, with the init substituted), and the
 generated structural rules (everything else is rebuilt around its substituted children). The
