@@ -67,6 +67,23 @@ HAND_WRITTEN = {
         "        z = self.accumulate(a, k)\n",
         "        z = self.accumulate(a, k)\n        z2 = self.accumulate(z, k)\n        z3 = self.accumulate(z2, k)\n",
     ),
+    "a helper's own identity assignment beside a projected site": HEADER
+    + textwrap.indent(
+        textwrap.dedent(
+            """
+            @pl.function(type=pl.FunctionType.Inline)
+            def keep(self, t: pl.Tensor[[4], pl.FP32], s: pl.Scalar[pl.INDEX]) -> tuple[pl.Tensor[[4], pl.FP32], pl.Scalar[pl.INDEX]]:
+                t = t
+                return t, s
+
+            @pl.function
+            def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                y, m = self.keep(a, 0)
+                return y
+            """
+        ),
+        "    ",
+    ),
     "while carry": HEADER
     + textwrap.indent(
         textwrap.dedent(
@@ -168,3 +185,12 @@ def test_a_compiled_template_copies_exactly_like_the_walk() -> None:
     walked, compiled = copy().stmts(template.body), compile_template(template.body)(copy())
     assert any(isinstance(s, ForStmt) for s in walked)
     assert [python_print(s) for s in walked] == [python_print(s) for s in compiled]
+
+
+def test_only_the_callers_projected_reads_are_dropped_as_identities() -> None:
+    """Found by the soak profile: the subst rules' copy of a helper's own `t = t` became `a = a`,
+    which `writeback-tuple-identity` dropped because `a` was also a projected component; the
+    decoder's copy kept it. The rule now applies only to the caller's `q = tmp[i]` statements."""
+    result = assert_agree(parse_program(HAND_WRITTEN["a helper's own identity assignment beside a projected site"]))
+    main = python_print(result.program.functions["main"])
+    assert main.splitlines()[2:5] == ["    a = a", "    y = a", "    m = 0"]  # the helper's statement stays

@@ -32,7 +32,7 @@ from nanopto.ir_terms.encoding import (
     ir_load_declarations,
     span_value,
 )
-from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, type_exprs, walk
+from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, type_exprs, walk, walk_stmts
 from nanopto.ir_terms.term_rows import load_rows, run_text
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
@@ -314,6 +314,28 @@ class Stage:
             for param in fn.params:
                 encoder.expr(param.var)
             rows.union("St", rows.term("Root", i), encoder.expr(fn.body))
+        for stmt in self.projected_reads():
+            rows.fact("ProjectedRead", rows.term("SOne", encoder.expr(stmt)))
+
+    def projected_reads(self) -> list[n.AssignStmt]:
+        """The callers' statements `q = tmp[i]` whose `tmp` receives a projected multi-value site:
+        the only ones `writeback-tuple-identity` may drop (a helper's own `t = t` stays)."""
+        receivers = {
+            site.stmt.var.id
+            for site in self.sites
+            if site.form is SiteForm.TUPLE_PROJECT and isinstance(site.stmt, n.AssignStmt)
+        }
+        if not receivers:
+            return []
+        return [
+            stmt
+            for fn in self.functions
+            for stmt in walk_stmts(fn.body)
+            if isinstance(stmt, n.AssignStmt)
+            and isinstance(stmt.value, n.TupleGetItemExpr)
+            and isinstance(stmt.value.tuple, n.Var)
+            and stmt.value.tuple.id in receivers
+        ]
 
     @staticmethod
     def _site_facts(

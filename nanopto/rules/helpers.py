@@ -26,9 +26,11 @@ HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
 HELPER_FACTS = """\
 (relation Local (i64))
 (relation Projected (Ex))
+(relation ProjectedRead (SL))
 (function TupleForm (i64) String :merge new)"""
 """`(Local id)`: a variable the callee binds (renamed per site); a module-level symbol is a formal
-of every site (its `Arg` is the caller's extent or the symbol itself). `(Projected e)`: e was a tuple component `tmp[i]`. `(TupleForm site)`: "project" or "bind", how a multi-return site wires its result."""
+of every site (its `Arg` is the caller's extent or the symbol itself). `(Projected e)`: e was a tuple component `tmp[i]`.
+`(ProjectedRead x)`: x is a caller's statement `q = tmp[i]` reading a component of a projected receiver. `(TupleForm site)`: "project" or "bind", how a multi-return site wires its result."""
 
 
 def helper_declarations() -> str:
@@ -38,5 +40,6 @@ def helper_declarations() -> str:
 HELPER_FACT_TABLES = (
     FactTable("Local", ("i64",), "(Local c0)"),
     FactTable("TupleForm", ("i64", "String"), "(set (TupleForm c0) c1)"),
+    FactTable("ProjectedRead", ("i64",), "(ProjectedRead (Handle_SL c0))"),
 )
 """The facts Python gives the rules that are not terms, loaded as rows."""

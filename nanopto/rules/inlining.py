@@ -137,9 +137,9 @@ WRITEBACK = Ruleset(
         ),
         Rule(
             "writeback-tuple-identity",
-            "q = tmp[i]   where tmp[i] projects to q itself",
+            "q = tmp[i]   where tmp[i] projects to q itself (the caller's own statement)",
             "(nothing)",
-            "(rule ((= x (SOne (AssignStmt v v ann sp))) (Projected v))"
+            "(rule ((= x (SOne (AssignStmt v v ann sp))) (Projected v) (ProjectedRead x))"
             " ((union x (Skip)) (subsume (SOne (AssignStmt v v ann sp)))))",
         ),
     ),
