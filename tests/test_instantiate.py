@@ -25,7 +25,7 @@ from nanopto.passes.call_sites import make_template
 from nanopto.passes.inline_functions import InlineResult, inline_program
 from nanopto.rules import INLINE_RULESETS, SPLICE, SPLICE_BY_INSTANCE, Ruleset
 from nanopto.rules.engine import Stage
-from nanopto.rules.instantiate import _Copy, compile_template
+from nanopto.rules.instantiate import Instantiator, _Copy, compile_template
 from nanopto.verify.strategies import programs
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "nanopto" / "examples").glob("*.py"))
@@ -51,10 +51,16 @@ def assert_agree(program: Program) -> InlineResult:
 @given(programs())
 def test_instantiation_agrees_with_the_subst_rules_on_drawn_programs(program: Program) -> None:
     assert_agree(program)
+    walked = python_print(inline_program(program).program)
+    default, Instantiator.COMPILE_AFTER = Instantiator.COMPILE_AFTER, 1  # every copy compiled
+    try:
+        assert python_print(inline_program(program).program) == walked
+    finally:
+        Instantiator.COMPILE_AFTER = default
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_instantiation_agrees_on_every_shipped_example(path: Path) -> None:
+def test_instantiation_agrees_on_every_shipped_example(path: Path, copies: str) -> None:
     assert_agree(parse_program(path.read_text(), str(path)))
 
 
@@ -63,7 +69,7 @@ HEADER = "import nanopto.language as pl\nN = pl.dynamic('N')\n\n@pl.program\ncla
 HAND_WRITTEN = {
     "loop carries and if results": spliced_types.SOURCE,
     "symbolic dimensions": dynamic_dims.SOURCE,
-    "loop carries at three sites (copied by the compiled template)": spliced_types.SOURCE.replace(
+    "loop carries at three sites": spliced_types.SOURCE.replace(
         "        z = self.accumulate(a, k)\n",
         "        z = self.accumulate(a, k)\n        z2 = self.accumulate(z, k)\n        z3 = self.accumulate(z2, k)\n",
     ),
@@ -133,8 +139,17 @@ HAND_WRITTEN = {
 }
 
 
+@pytest.fixture(params=["walked", "compiled"])
+def copies(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each case twice: copies made by walking the template, and by its compiled function from the
+    first copy on (the pass compiles only templates copied `COMPILE_AFTER` times)."""
+    if request.param == "compiled":
+        monkeypatch.setattr(Instantiator, "COMPILE_AFTER", 1)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
-def test_instantiation_agrees_on_what_the_drawing_leaves_out(name: str) -> None:
+def test_instantiation_agrees_on_what_the_drawing_leaves_out(name: str, copies: str) -> None:
     assert_agree(parse_program(HAND_WRITTEN[name], f"<{name}>"))
 
 
@@ -174,7 +189,7 @@ def test_a_tuple_literal_actual_is_copied_by_the_rules() -> None:
 
 def test_a_compiled_template_copies_exactly_like_the_walk() -> None:
     """`compile_template` against `_Copy` on the same site: same statements, same names."""
-    program = parse_program(HAND_WRITTEN["loop carries at three sites (copied by the compiled template)"])
+    program = parse_program(HAND_WRITTEN["loop carries at three sites"])
     helper = program.functions["accumulate"]
     template = make_template(helper)
     actuals = {p.var.id: Var(f"actual_{p.var.name}") for p in helper.params}
