@@ -864,3 +864,29 @@ def test_out_scalar_parameter_is_the_callers_variable() -> None:
         "        return k * 100 + j * 10 + r\n"
     )
     assert interpret(program, "main", 2, 5) == 3 * 100 + 5 * 10 + 3
+
+
+def test_out_scalars_given_one_var_are_one_variable() -> None:
+    """Two pl.Out scalars bound to the same caller Var are that Var (by reference), which is what
+    InlineFunctions makes of them by substituting both; copy-in/copy-out would lose a write.
+    Found by the soak profile of the semantic-equivalence property."""
+    from nanopto.ir_terms.parser import parse_program
+    from nanopto.passes import inline_functions
+
+    program = parse_program(
+        "import nanopto.language as pl\n"
+        "@pl.program\n"
+        "class P:\n"
+        "    @pl.function(type=pl.FunctionType.Inline)\n"
+        "    def h(self, s1: pl.Out[pl.Scalar[pl.INDEX]], s2: pl.Out[pl.Scalar[pl.INDEX]]) -> pl.Scalar[pl.INDEX]:\n"
+        "        s1 = s1 + 1\n"
+        "        s2 = s2 * 10\n"
+        "        return s1\n"
+        "    @pl.function\n"
+        "    def main(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n"
+        "        r = self.h(k, k)\n"
+        "        return k * 1000 + r\n"
+    )
+    expected = (2 + 1) * 10 * 1000 + (2 + 1) * 10  # s1 reads the value s2 just wrote: one variable
+    assert interpret(program, "main", 2) == expected
+    assert interpret(inline_functions()(program), "main", 2) == expected

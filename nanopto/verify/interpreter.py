@@ -15,7 +15,8 @@ fast, and it models exactly the `pl` semantics that inlining can get wrong:
 * **Calls bind, never copy.** A call of any function (Inline ones included) binds each parameter
   to the argument object, so `pl.Out` / `pl.InOut` buffers the caller passes are mutated in place
   and the caller sees the writes; a rebinding of a parameter (`n = n + 1`) stays local to the
-  callee (the seed's `bump` example).
+  callee (the seed's `bump` example). A `pl.Out` / `pl.InOut` scalar is the caller's variable:
+  its final value is copied back, and two such parameters given the same Var are one variable.
 * **Op semantics come only from the op registry** (`OpDef.semantics`), so declaring an op is
   all it takes to make it executable here.
 
@@ -64,6 +65,7 @@ from nanopto.ir_terms.nodes import (
     Keyword,
     MakeTuple,
     Node,
+    Param,
     ParamDirection,
     Program,
     ReturnStmt,
@@ -254,6 +256,44 @@ class _Frame:
     stmt_span: Span | None = None
 
 
+class _AliasedEnv(dict[int, Any]):
+    """An environment in which some Var ids name one slot: `pl.Out`/`pl.InOut` scalar parameters
+    given the same caller Var are that one variable (the explicit scalar calling convention, the
+    way the inliner substitutes them), so a write through either is seen through both."""
+
+    def __init__(self, aliases: dict[int, int]) -> None:
+        super().__init__()
+        self.aliases = aliases
+
+    def __getitem__(self, key: int) -> Any:
+        return super().__getitem__(self.aliases.get(key, key))
+
+    def __setitem__(self, key: int, value: Any) -> None:
+        super().__setitem__(self.aliases.get(key, key), value)
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self.aliases.get(key, key) if isinstance(key, int) else key)
+
+    def get(self, key: int, default: Any = None) -> Any:
+        return super().get(self.aliases.get(key, key), default)
+
+
+def _aliased_scalar_outputs(params: Sequence[Param], site: Node | None) -> dict[int, int]:
+    """Param id -> the id of the first Out/InOut scalar param given the same caller Var at `site`."""
+    if not isinstance(site, Call):
+        return {}
+    first: dict[int, int] = {}
+    aliases: dict[int, int] = {}
+    for param, arg in zip(params, site.args, strict=False):
+        if param.direction is ParamDirection.In or not isinstance(param.var.type, ScalarType) or not isinstance(arg, Var):
+            continue
+        if arg.id in first:
+            aliases[param.var.id] = first[arg.id]
+        else:
+            first[arg.id] = param.var.id
+    return aliases
+
+
 class _Interpreter:
     """Runs one program; one instance per `interpret` call, so task ids and step counts restart."""
 
@@ -349,6 +389,9 @@ class _Interpreter:
                 f"function '{name}' takes {len(params)} argument(s) but {len(args)} were given", site
             )
         frame = _Frame(function, site.span if site is not None else None)
+        aliases = _aliased_scalar_outputs(params, site)
+        if aliases:
+            frame.env = _AliasedEnv(aliases)
         for param, value in zip(params, args, strict=False):
             frame.env[param.var.id] = value
         by_name = {p.var.name: p for p in params[len(args) :]}
