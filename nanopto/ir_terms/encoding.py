@@ -28,7 +28,6 @@ This is the one module that touches egglog's low-level `bindings` API (text in, 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +40,15 @@ from nanopto.ir_terms import types as t
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
 from nanopto.ir_terms.names import inline_name
 from nanopto.ir_terms.schema import NODE_CLASSES, FieldKind, FieldSpec, fields_of
-from nanopto.ir_terms.term_rows import FactTable, TermRows, load_declarations, load_rows, run_text, unescape
+from nanopto.ir_terms.term_rows import (
+    SPAN,
+    FactTable,
+    TermRows,
+    load_declarations,
+    load_rows,
+    run_text,
+    unescape,
+)
 
 EGGLOG_VERSION = "13.2.0"
 
@@ -184,11 +191,6 @@ def ir_declarations() -> str:
 # ---------------------------------------------------------------------------------------------
 # Encoding: IR -> term rows
 # ---------------------------------------------------------------------------------------------
-
-
-def quote(text: str) -> str:
-    """An egglog string literal (for rule text and the few terms written as text)."""
-    return json.dumps(text, ensure_ascii=True)
 
 
 def attr_value(value: Any) -> str:
@@ -667,9 +669,8 @@ def ir_load_declarations(extra: Sequence[Constructor] = (), facts: Sequence[Fact
 
 def extract_roots(egraph: eb.EGraph, count: int) -> list[eb.ExtractBest]:
     """Extract `(Root 0)` ... `(Root count-1)`: the cheapest term of each root's e-class."""
-    commands = [eb.Extract(_SPAN, eb.Call(_SPAN, "Root", [eb.Lit(_SPAN, eb.Int(i))]), eb.Lit(_SPAN, eb.Int(0))) for i in range(count)]
+    commands = [eb.Extract(SPAN, eb.Call(SPAN, "Root", [eb.Lit(SPAN, eb.Int(i))]), eb.Lit(SPAN, eb.Int(0))) for i in range(count)]
     outputs = egraph.run_program(*commands)
     return [o for o in outputs if isinstance(o, eb.ExtractBest)]
 
 
-_SPAN = eb.RustSpan("nanopto", 0, 0)

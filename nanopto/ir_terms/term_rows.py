@@ -31,7 +31,8 @@ Cell = int | str
 PRIMITIVES = frozenset({"i64", "String"})
 LOAD_RULESET = "load"
 CLEANUP_RULESET = "load-cleanup"
-_SPAN = eb.RustSpan("nanopto", 0, 0)
+SPAN = eb.RustSpan("nanopto", 0, 0)
+"""The source location given to the command objects nanopto builds (they have no source text)."""
 
 
 class ConstructorLike(Protocol):
@@ -198,9 +199,9 @@ def load_rows(egraph: eb.EGraph, rows: TermRows) -> None:
                 path.write_text(_table_text(cells), encoding="utf-8")
             except OSError as exc:
                 raise RowsWriteError(exc) from None
-            commands.append(eb.Input(_SPAN, load_table(table), str(path)))
-        commands.append(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(LOAD_RULESET))))
-        commands.append(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(CLEANUP_RULESET))))
+            commands.append(eb.Input(SPAN, load_table(table), str(path)))
+        commands.append(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(LOAD_RULESET))))
+        commands.append(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(CLEANUP_RULESET))))
         egraph.run_program(*commands)  # type: ignore[arg-type]
 
 

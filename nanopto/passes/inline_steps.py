@@ -26,7 +26,7 @@ import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.encoding import DecodeError, Decoder, Encoder, extract_roots
-from nanopto.ir_terms.term_rows import load_rows, run_text
+from nanopto.ir_terms.term_rows import SPAN, load_rows, run_text
 from nanopto.passes.call_graph import check_acyclic, inline_functions_of
 from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites
 from nanopto.passes.dump_tags import site_templates
@@ -40,8 +40,6 @@ from nanopto.rules.engine import (
     Stage,
     StageReport,
 )
-
-_SPAN = eb.RustSpan("nanopto", 0, 0)
 
 
 @dataclass
@@ -175,7 +173,7 @@ def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> 
             changed = False
             for ruleset in stage.rulesets:
                 while True:
-                    out = egraph.run_program(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(ruleset.name))))[0]
+                    out = egraph.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(ruleset.name))))[0]
                     assert isinstance(out, eb.RunScheduleOutput)
                     run = out.report
                     report.iterations += 1

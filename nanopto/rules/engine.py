@@ -33,7 +33,7 @@ from nanopto.ir_terms.encoding import (
     span_value,
 )
 from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, type_exprs, walk, walk_stmts
-from nanopto.ir_terms.term_rows import load_rows, run_text
+from nanopto.ir_terms.term_rows import SPAN, load_rows, run_text
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
 from nanopto.passes.dynamic_dims import dimension_bindings
@@ -109,11 +109,10 @@ def schedule(rulesets: Sequence[Ruleset]) -> str:
     return f"(run-schedule (saturate (seq (run {first.name}) {inner})))"
 
 
-_SPAN = eb.RustSpan("nanopto", 0, 0)
 
 
 def egraph_rows(egraph: eb.EGraph) -> int:
-    sizes = egraph.run_program(eb.PrintSize(_SPAN, None))[0]
+    sizes = egraph.run_program(eb.PrintSize(SPAN, None))[0]
     assert isinstance(sizes, eb.PrintAllFunctionsSize)
     return sum(size for _, size in sizes.sizes)
 
@@ -132,7 +131,7 @@ def saturate(egraph: eb.EGraph, rulesets: Sequence[Ruleset], limits: SaturationL
         changed = False
         for ruleset in rulesets:
             while True:
-                out = egraph.run_program(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(ruleset.name))))[0]
+                out = egraph.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(ruleset.name))))[0]
                 assert isinstance(out, eb.RunScheduleOutput)
                 run = out.report
                 report.iterations += 1
@@ -410,7 +409,7 @@ class Stage:
         except eb.EggSmolError as exc:
             raise SaturationError(f"egglog failed while inlining: {exc}") from None
         finally:
-            egraph.run_program(eb.Pop(_SPAN, 1))
+            egraph.run_program(eb.Pop(SPAN, 1))
 
         started = time.perf_counter()
         taken = {
