@@ -66,6 +66,11 @@ def test_instantiation_agrees_on_every_shipped_example(path: Path, copies: str) 
 
 HEADER = "import nanopto.language as pl\nN = pl.dynamic('N')\n\n@pl.program\nclass P:\n"
 
+
+def in_program(methods: str) -> str:
+    """`methods` (written at any indentation) as the body of a program class `P`."""
+    return HEADER + textwrap.indent(textwrap.dedent(methods), "    ")
+
 HAND_WRITTEN = {
     "loop carries and if results": spliced_types.SOURCE,
     "symbolic dimensions": dynamic_dims.SOURCE,
@@ -73,68 +78,56 @@ HAND_WRITTEN = {
         "        z = self.accumulate(a, k)\n",
         "        z = self.accumulate(a, k)\n        z2 = self.accumulate(z, k)\n        z3 = self.accumulate(z2, k)\n",
     ),
-    "a helper's own identity assignment beside a projected site": HEADER
-    + textwrap.indent(
-        textwrap.dedent(
-            """
-            @pl.function(type=pl.FunctionType.Inline)
-            def keep(self, t: pl.Tensor[[4], pl.FP32], s: pl.Scalar[pl.INDEX]) -> tuple[pl.Tensor[[4], pl.FP32], pl.Scalar[pl.INDEX]]:
-                t = t
-                return t, s
+    "a helper's own identity assignment beside a projected site": in_program(
+        """
+        @pl.function(type=pl.FunctionType.Inline)
+        def keep(self, t: pl.Tensor[[4], pl.FP32], s: pl.Scalar[pl.INDEX]) -> tuple[pl.Tensor[[4], pl.FP32], pl.Scalar[pl.INDEX]]:
+            t = t
+            return t, s
 
-            @pl.function
-            def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
-                y, m = self.keep(a, 0)
-                return y
-            """
-        ),
-        "    ",
+        @pl.function
+        def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+            y, m = self.keep(a, 0)
+            return y
+        """
     ),
-    "while carry": HEADER
-    + textwrap.indent(
-        textwrap.dedent(
-            """
-            @pl.function(type=pl.FunctionType.Inline)
-            def countdown(self, n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
-                for (k,) in pl.while_(init_values=(n,)):
-                    pl.cond(k > 0)
-                    k2 = k - 1
-                    k_out = pl.yield_(k2)
-                return k_out
+    "while carry": in_program(
+        """
+        @pl.function(type=pl.FunctionType.Inline)
+        def countdown(self, n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+            for (k,) in pl.while_(init_values=(n,)):
+                pl.cond(k > 0)
+                k2 = k - 1
+                k_out = pl.yield_(k2)
+            return k_out
 
-            @pl.function
-            def main(self, a: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
-                b = self.countdown(a)
-                c = self.countdown(b)
-                return c
-            """
-        ),
-        "    ",
+        @pl.function
+        def main(self, a: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+            b = self.countdown(a)
+            c = self.countdown(b)
+            return c
+        """
     ),
-    "nested helpers and a tuple return": HEADER
-    + textwrap.indent(
-        textwrap.dedent(
-            """
-            @pl.function(type=pl.FunctionType.Inline)
-            def pair(self, x: pl.Tensor[[N], pl.FP32]) -> tuple[pl.Tensor[[N], pl.FP32], pl.Tensor[[N], pl.FP32]]:
-                s: pl.Tensor[[N], pl.FP32] = pl.add(x, x)
-                d: pl.Tensor[[N], pl.FP32] = pl.sub(s, x)
-                return s, d
+    "nested helpers and a tuple return": in_program(
+        """
+        @pl.function(type=pl.FunctionType.Inline)
+        def pair(self, x: pl.Tensor[[N], pl.FP32]) -> tuple[pl.Tensor[[N], pl.FP32], pl.Tensor[[N], pl.FP32]]:
+            s: pl.Tensor[[N], pl.FP32] = pl.add(x, x)
+            d: pl.Tensor[[N], pl.FP32] = pl.sub(s, x)
+            return s, d
 
-            @pl.function(type=pl.FunctionType.Inline)
-            def twice(self, x: pl.Tensor[[N], pl.FP32]) -> pl.Tensor[[N], pl.FP32]:
-                t = self.pair(x)
-                u = self.pair(t[1])
-                return pl.mul(t[0], u[0])
+        @pl.function(type=pl.FunctionType.Inline)
+        def twice(self, x: pl.Tensor[[N], pl.FP32]) -> pl.Tensor[[N], pl.FP32]:
+            t = self.pair(x)
+            u = self.pair(t[1])
+            return pl.mul(t[0], u[0])
 
-            @pl.function
-            def main(self, a: pl.Tensor[[8], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:
-                r = self.twice(pl.add(a, a))
-                q = self.pair(r)
-                return q[0]
-            """
-        ),
-        "    ",
+        @pl.function
+        def main(self, a: pl.Tensor[[8], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:
+            r = self.twice(pl.add(a, a))
+            q = self.pair(r)
+            return q[0]
+        """
     ),
 }
 
@@ -166,21 +159,18 @@ def test_the_stock_rulesets_copy_by_instance_and_anything_else_by_rules() -> Non
 
 def test_a_tuple_literal_actual_is_copied_by_the_rules() -> None:
     """The project rule would rewrite `p[0]` inside the copy; the decoder does not project."""
-    source = HEADER + textwrap.indent(
-        textwrap.dedent(
-            """
-            @pl.function(type=pl.FunctionType.Inline)
-            def first(self, p: tuple[pl.Scalar[pl.INDEX], pl.Scalar[pl.INDEX]]) -> pl.Scalar[pl.INDEX]:
-                v = p[0] + 1
-                return v
+    source = in_program(
+        """
+        @pl.function(type=pl.FunctionType.Inline)
+        def first(self, p: tuple[pl.Scalar[pl.INDEX], pl.Scalar[pl.INDEX]]) -> pl.Scalar[pl.INDEX]:
+            v = p[0] + 1
+            return v
 
-            @pl.function
-            def main(self, a: pl.Scalar[pl.INDEX], b: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
-                r = self.first((a, b))
-                return r
-            """
-        ),
-        "    ",
+        @pl.function
+        def main(self, a: pl.Scalar[pl.INDEX], b: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+            r = self.first((a, b))
+            return r
+        """
     )
     result = assert_agree(parse_program(source))
     assert "subst-AssignStmt" in result.report.matches
