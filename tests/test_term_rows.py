@@ -24,7 +24,7 @@ from nanopto.ir_terms.term_rows import (
 )
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "nanopto" / "examples"
-AWKWARD = ["", " lead", "trail ", "  ", "tab\there", "new\nline", "cr\r", "back\\slash", "\\u{41}", "ü中", "a:b:c.py"]
+AWKWARD = ["", "lone \ud800 surrogate", " lead", "trail ", "  ", "tab\there", "new\nline", "cr\r", "back\\slash", "\\u{41}", "ü中", "a:b:c.py"]
 
 
 @given(st.text() | st.sampled_from(AWKWARD) | st.text(alphabet=" \t\n\r\\\x85\u3000x"))

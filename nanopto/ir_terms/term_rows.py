@@ -127,17 +127,18 @@ class TermRows:
         return sum(len(rows) for rows in self.tables.values())
 
 
-_NEEDS_ESCAPE = re.compile(r"[\\\t\n\r]|^\s|\s$")
+_NEEDS_ESCAPE = re.compile(r"[\\\t\n\r\ud800-\udfff]|^\s|\s$")
 _ESCAPED = re.compile(r"\\(\\|u\{([0-9a-f]+)\})")
 
 
 def escape(text: str) -> str:
     """A String cell egglog's `input` reads back unchanged: it splits on tabs and newlines and trims
-    whitespace, so backslashes, tabs, newlines and edge whitespace are written as `\\\\` and `\\u{hex}`."""
+    whitespace, so backslashes, tabs, newlines, edge whitespace and lone surrogates (which UTF-8
+    cannot hold) are written as `\\\\` and `\\u{hex}`."""
     if not _NEEDS_ESCAPE.search(text):
         return text
     out = text.replace("\\", "\\\\")
-    out = re.sub(r"[\t\n\r]", _hex, out)
+    out = re.sub(r"[\t\n\r\ud800-\udfff]", _hex, out)  # surrogates: not UTF-8 on their own
     body = out.strip()
     if not body:  # whitespace only
         return "".join(_hex(c) for c in out)
