@@ -21,8 +21,11 @@ the body, `actuals` what each formal stands for (also given one by one as `Arg` 
 itself stays in Python, and the decoder reads an unspliced site back as its call, so
 `decode(encode(p))` is `p` when no rule fires.
 
-This is the one module that touches egglog's low-level `bindings` API (text in, term DAG out);
-`tests/test_encoding.py` pins the egglog version it was written against.
+Terms go into egglog through `term_rows` (bulk rows read by egglog's `input`) and come out
+here, read from the extracted term DAG. Those two modules hold what depends on the shape of egglog's
+low-level `bindings` API; the engine and the tools only run commands and read reports through it.
+`tests/test_encoding.py` pins the egglog version they were written against, and
+`tests/test_term_rows.py` checks the `input` behaviour the loader relies on.
 """
 
 from __future__ import annotations
