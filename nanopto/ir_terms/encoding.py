@@ -318,6 +318,14 @@ class Encoder:
             args.append(span_value(node.span))
         return self.rows.term(cls.__name__, *args)
 
+    def roots(self, functions: Sequence[n.Function]) -> None:
+        """Each function's body as `(Root i)`, the name extraction starts from; its parameters are
+        encoded too, so decoding gives them back as the very same Vars."""
+        for i, fn in enumerate(functions):
+            for param in fn.params:
+                self.expr(param.var)
+            self.rows.union("St", self.rows.term("Root", i), self.expr(fn.body))
+
     def exprs(self, values: Sequence[n.Node]) -> int:
         handle = self.rows.term("ExNil")
         for value in reversed(values):
@@ -535,18 +543,17 @@ class Decoder:
         return var
 
     def _rvar(self, args: list[int]) -> n.Var:
-        return self._renamed("RVar", args)
+        return self.fresh_copy(
+            self._lit(args[2]), self._lit(args[3]), self._lit(args[0]), lambda: self._term(args[1]), None
+        )
 
     def _riterarg(self, args: list[int]) -> n.Var:
-        return self._renamed("RIterArg", args)
-
-    def _renamed(self, name: str, args: list[int]) -> n.Var:
         return self.fresh_copy(
             self._lit(args[2]),
             self._lit(args[3]),
             self._lit(args[0]),
             lambda: self._term(args[1]),
-            (lambda: self._term(args[4])) if name == "RIterArg" else None,
+            lambda: self._term(args[4]),
         )
 
     def fresh_copy(
@@ -653,10 +660,7 @@ def decode_functions(decoder: Decoder, functions: Sequence[n.Function], extracte
 def roundtrip_program(program: n.Program) -> n.Program:
     """Encode every function body into one e-graph, extract each, decode: the identity on IR."""
     encoder = Encoder()
-    for i, fn in enumerate(program.function_list):
-        for param in fn.params:
-            encoder.expr(param.var)
-        encoder.rows.union("St", encoder.rows.term("Root", i), encoder.expr(fn.body))
+    encoder.roots(program.function_list)
     egraph = eb.EGraph()
     run_text(egraph, ir_declarations() + "\n" + ir_load_declarations())
     load_rows(egraph, encoder.rows)

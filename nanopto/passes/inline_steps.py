@@ -159,9 +159,9 @@ def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> 
     """`stage.run`, one ruleset iteration at a time, extracting after each iteration that changed
     the e-graph. The schedule is `engine.saturate`'s: each round runs the first ruleset once and
     every other one until it stops changing the e-graph, until a round changes nothing."""
-    (site,) = stage.sites
+    (_,) = stage.sites  # a step is one site
     report = StageReport(sites=1)
-    encoder = Encoder(site_of={id(site.call): (site.number, stage.template_of(site))})
+    encoder = Encoder(site_of=stage.site_marks())
     stage.encode(encoder, by_instance=False)
     egraph = eb.EGraph()
     fn = stage.functions[0]

@@ -60,10 +60,7 @@ def rewrite_program(
     report = StageReport()
     started = time.perf_counter()
     encoder = Encoder()
-    for i, fn in enumerate(program.function_list):
-        for param in fn.params:
-            encoder.expr(param.var)
-        encoder.rows.union("St", encoder.rows.term("Root", i), encoder.expr(fn.body))
+    encoder.roots(program.function_list)
     rules = "\n".join([ir_declarations(), ir_load_declarations(), *(r.commands() for r in rulesets)])
     report.times["encode"] = time.perf_counter() - started
     names = ", ".join(r.name for r in rulesets)

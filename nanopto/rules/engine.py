@@ -109,8 +109,6 @@ def schedule(rulesets: Sequence[Ruleset]) -> str:
     return f"(run-schedule (saturate (seq (run {first.name}) {inner})))"
 
 
-
-
 def egraph_rows(egraph: eb.EGraph) -> int:
     sizes = egraph.run_program(eb.PrintSize(SPAN, None))[0]
     assert isinstance(sizes, eb.PrintAllFunctionsSize)
@@ -263,6 +261,10 @@ class Stage:
     def template_of(self, site: CallSite) -> str:
         return self.site_template.get(site.number, site.helper)
 
+    def site_marks(self) -> dict[int, tuple[int, str]]:
+        """The encoder's `site_of`: each site's call (by identity) -> its number and template."""
+        return {id(site.call): (site.number, self.template_of(site)) for site in self.sites}
+
     def copies_by_instance(self) -> bool:
         """Whether bodies are copied by the decoder (`SPLICE_BY_INSTANCE`) rather than by the subst
         rules: only with the stock rulesets (extra rules must see the copied bodies) and when no
@@ -309,10 +311,7 @@ class Stage:
         for site in self.sites:
             key = self.template_of(site)
             self._site_facts(encoder, site, self.templates[key], by_instance, substituted[key])
-        for i, fn in enumerate(self.functions):
-            for param in fn.params:
-                encoder.expr(param.var)
-            rows.union("St", rows.term("Root", i), encoder.expr(fn.body))
+        encoder.roots(self.functions)
         for stmt in self.projected_reads():
             rows.fact("ProjectedRead", rows.term("SOne", encoder.expr(stmt)))
 
@@ -385,7 +384,7 @@ class Stage:
         by_instance = self.copies_by_instance()
         rulesets = self.active_rulesets(by_instance)
         encoder = Encoder(
-            site_of={id(site.call): (site.number, self.template_of(site)) for site in self.sites},
+            site_of=self.site_marks(),
             opaque=self.opaque_statements(),
         )
         self.encode(encoder, by_instance)
