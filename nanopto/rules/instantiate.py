@@ -20,7 +20,7 @@ from typing import Any
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms import types as t
 from nanopto.ir_terms.encoding import DecodeError, Decoder, carries_span
-from nanopto.ir_terms.schema import FieldKind, fields_of
+from nanopto.ir_terms.schema import FieldKind, fields_of, map_type
 from nanopto.passes.call_sites import HelperTemplate
 
 
@@ -94,15 +94,15 @@ def compile_template(body: tuple[n.Stmt, ...]) -> CompiledCopy:
             parts = []
             for field_name, kind in fields:
                 value = getattr(node, field_name)
-                if kind == _NODE:
+                if kind is FieldKind.NODE:
                     text = emit(value)
-                elif kind == _OPT_NODE:
+                elif kind is FieldKind.OPT_NODE:
                     text = "None" if value is None else emit(value)
-                elif kind == _NODES:
+                elif kind is FieldKind.NODES:
                     text = "(" + "".join(emit(v) + ", " for v in value) + ")"
-                elif kind == _TYPE:
+                elif kind is FieldKind.TYPE:
                     text = f"T({constant(value)})"
-                elif kind == _TYPES:
+                elif kind is FieldKind.TYPES:
                     text = "(" + "".join(f"T({constant(v)}), " for v in value) + ")"
                 else:
                     text = constant(value)
@@ -124,23 +124,14 @@ def compile_template(body: tuple[n.Stmt, ...]) -> CompiledCopy:
     return compiled
 
 
-_NODE, _OPT_NODE, _NODES, _TYPE, _TYPES, _ATTR = range(6)
-_KIND_CODES = {
-    FieldKind.NODE: _NODE,
-    FieldKind.OPT_NODE: _OPT_NODE,
-    FieldKind.NODES: _NODES,
-    FieldKind.TYPE: _TYPE,
-    FieldKind.TYPES: _TYPES,
-    FieldKind.ATTR: _ATTR,
-}
-_PLANS: dict[type, tuple[tuple[tuple[str, int], ...], bool]] = {}
+_PLANS: dict[type, tuple[tuple[tuple[str, FieldKind], ...], bool]] = {}
 
 
-def _plan(cls: type) -> tuple[tuple[tuple[str, int], ...], bool]:
+def _plan(cls: type) -> tuple[tuple[tuple[str, FieldKind], ...], bool]:
     """The fields of `cls` with their kinds, and whether it keeps its span (cached per class)."""
     plan = _PLANS.get(cls)
     if plan is None:
-        plan = tuple((spec.name, _KIND_CODES[spec.kind]) for spec in fields_of(cls)), carries_span(cls)
+        plan = tuple((spec.name, spec.kind) for spec in fields_of(cls)), carries_span(cls)
         _PLANS[cls] = plan
     return plan
 
@@ -187,15 +178,15 @@ class _Copy:
         values: dict[str, Any] = {}
         for name, kind in fields:
             value = getattr(node, name)
-            if kind == _NODE:
+            if kind is FieldKind.NODE:
                 values[name] = self.node(value)
-            elif kind == _ATTR:
+            elif kind is FieldKind.ATTR:
                 values[name] = value
-            elif kind == _NODES:
+            elif kind is FieldKind.NODES:
                 values[name] = tuple([self.node(v) for v in value])
-            elif kind == _OPT_NODE:
+            elif kind is FieldKind.OPT_NODE:
                 values[name] = None if value is None else self.node(value)
-            elif kind == _TYPE:
+            elif kind is FieldKind.TYPE:
                 values[name] = self.type(value)
             else:
                 values[name] = tuple([self.type(v) for v in value])
@@ -203,16 +194,4 @@ class _Copy:
         return n.build(cls, values)
 
     def type(self, ty: t.Type) -> t.Type:
-        match ty:
-            case t.ScalarType():
-                return ty
-            case t.TensorType(shape, dtype):
-                return t.TensorType(tuple(self.node(e) for e in shape), dtype)
-            case t.TileType(shape, dtype, mem):
-                return t.TileType(tuple(self.node(e) for e in shape), dtype, mem)
-            case t.ArrayType(size, dtype):
-                return t.ArrayType(self.node(size), dtype)
-            case t.TupleType(types):
-                return t.TupleType(tuple(self.type(x) for x in types))
-            case _:
-                return t.UnknownType()
+        return map_type(ty, self.node)
