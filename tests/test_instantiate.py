@@ -22,7 +22,7 @@ from nanopto.ir_terms.nodes import ForStmt, Program, Var
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes.call_sites import make_template
-from nanopto.passes.inline_functions import InlineResult, inline_program
+from nanopto.passes.inline_functions import InlineFunctions, InlineResult, inline_program
 from nanopto.rules import INLINE_RULESETS, SPLICE, SPLICE_BY_INSTANCE, Ruleset
 from nanopto.rules.engine import Stage
 from nanopto.rules.instantiate import Instantiator, _Copy, compile_template
@@ -199,3 +199,11 @@ def test_only_the_callers_projected_reads_are_dropped_as_identities() -> None:
     result = assert_agree(parse_program(HAND_WRITTEN["a helper's own identity assignment beside a projected site"]))
     main = python_print(result.program.functions["main"])
     assert main.splitlines()[2:5] == ["    a = a", "    y = a", "    m = 0"]  # the helper's statement stays
+
+
+def test_an_unknown_body_copies_value_is_refused_naming_the_choices() -> None:
+    program = parse_program((EXAMPLES[0].parent / "twice.py").read_text())
+    with pytest.raises(ValueError, match="body_copies must be 'instance' or 'rules', not 'fast'"):
+        inline_program(program, body_copies="fast")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="body_copies must be 'instance' or 'rules', not 'fast'"):
+        InlineFunctions(body_copies="fast")  # type: ignore[arg-type]

@@ -188,15 +188,21 @@ def find_sites(fn: Function, templates: dict[str, HelperTemplate], first_number:
     return sites
 
 
-def _site_call(stmt: Stmt) -> Call | None:
-    value: Expr | None = None
-    if isinstance(stmt, AssignStmt | EvalStmt):
-        value = stmt.value if isinstance(stmt, AssignStmt) else stmt.expr
-    elif isinstance(stmt, ReturnStmt) and len(stmt.values) == 1:
-        value = stmt.values[0]
-    if isinstance(value, Call) and value.function:
-        return value
+def whole_value(stmt: Stmt) -> Expr | None:
+    """The expression that is a statement's whole value, where a call is a site (seed: "a site is
+    recognised only when the call is the whole statement value"); None for other statements."""
+    if isinstance(stmt, AssignStmt):
+        return stmt.value
+    if isinstance(stmt, EvalStmt):
+        return stmt.expr
+    if isinstance(stmt, ReturnStmt) and len(stmt.values) == 1:
+        return stmt.values[0]
     return None
+
+
+def _site_call(stmt: Stmt) -> Call | None:
+    value = whole_value(stmt)
+    return value if isinstance(value, Call) and value.function else None
 
 
 class _WholeUses:

@@ -37,6 +37,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.schema import map_children, nodes_of, walk_stmts
 from nanopto.ir_terms.types import Type, UnknownType
+from nanopto.passes.call_sites import whole_value
 
 
 class _Hoister:
@@ -140,19 +141,8 @@ def _has_nested_call(body: SeqStmts, hoistable: Callable[[str], bool]) -> bool:
     calls = [c for c in nodes_of(body) if isinstance(c, Call) and c.function and hoistable(c.op)]
     if not calls:
         return False
-    whole = {id(call) for stmt in walk_stmts(body) if (call := _whole_value(stmt)) is not None}
+    whole = {id(call) for stmt in walk_stmts(body) if (call := whole_value(stmt)) is not None}
     return any(id(call) not in whole for call in calls)
-
-
-def _whole_value(stmt: Stmt) -> Expr | None:
-    """The expression `_Hoister.value` treats as the statement's whole value."""
-    if isinstance(stmt, AssignStmt):
-        return stmt.value
-    if isinstance(stmt, EvalStmt):
-        return stmt.expr
-    if isinstance(stmt, ReturnStmt) and len(stmt.values) == 1:
-        return stmt.values[0]
-    return None
 
 
 def _returned_values(fn: Function) -> int:

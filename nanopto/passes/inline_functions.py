@@ -98,10 +98,14 @@ def inline_program(
     `body_copies="rules"` makes the subst rules copy every body inside the e-graph instead of
     the decoder (`Stage.body_copies`): slower, and what the e-graph pictures are meant to show.
     """
-    if body_copies not in ("instance", "rules"):
-        raise ValueError(f"body_copies must be 'instance' or 'rules', not {body_copies!r}")
+    _check_body_copies(body_copies)
     with gc_paused(), remembered_walks():
         return _inline_program(program, rulesets, limits, observer, max_output_statements, body_copies)
+
+
+def _check_body_copies(value: str) -> None:
+    if value not in ("instance", "rules"):
+        raise ValueError(f"inline-functions: body_copies must be 'instance' or 'rules', not {value!r}")
 
 
 def _inline_program(
@@ -158,8 +162,6 @@ def _inline_program(
         counter = decoder.counter
         result.sites += sites
         result.report.add(report)
-        result.provenance.update(decoder.provenance)
-        result.copies.update({key: var.name for key, var in decoder.renamed.items()})
         fresh.update(decoder.renamed)
         return rewritten
 
@@ -176,9 +178,9 @@ def _inline_program(
             expanded_callers: list[Function] = done.value
             break
     started = clock("hoist", started)
-    receivers = {site.stmt.var.id for site in result.sites if isinstance(site.stmt, AssignStmt)}
-    targets = receivers | result.provenance.keys()
-    # The target Vars each caller holds: its sites' receivers and the fresh locals made for them.
+    result.copies = {key: var.name for key, var in fresh.items()}
+    result.provenance = {var.id: site_number for (_, site_number), var in fresh.items()}
+    # The Vars whose types are derived, by caller: its sites' receivers and the fresh locals.
     caller_of = {site.number: site.caller for site in result.sites}
     target_vars: dict[str, list[Var]] = {}
     for site in result.sites:
@@ -186,6 +188,7 @@ def _inline_program(
             target_vars.setdefault(site.caller, []).append(site.stmt.var)
     for (_, site_number), var in fresh.items():
         target_vars.setdefault(caller_of[site_number], []).append(var)
+    targets = {var.id for held in target_vars.values() for var in held}
     rewritten = tuple(derive_types(fn, targets, target_vars.get(fn.name, [])) for fn in expanded_callers)
     result.program = Program(program.name, rewritten, span=program.span)
     started = clock("types", started)
@@ -214,8 +217,7 @@ class InlineFunctions(Pass):
     """"instance" (the decoder copies bodies) or "rules" (the subst rules do, in the e-graph)."""
 
     def __post_init__(self) -> None:
-        if self.body_copies not in ("instance", "rules"):
-            raise ValueError(f"inline-functions: body_copies must be 'instance' or 'rules', not {self.body_copies!r}")
+        _check_body_copies(self.body_copies)
 
     def run(self, program: Program) -> Program:
         limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)
