@@ -48,45 +48,32 @@ class _Typer:
     def of(self, expr: Expr) -> Type:
         return type_of(expr, self.of_var)
 
-    def learn(self, var: Var, ty: Type) -> bool:
-        """Record `ty` for an `open` target Var; True when something was learnt."""
+    def learn(self, var: Var, source: Expr) -> bool:
+        """Give a target Var whose type is still unknown the type of `source`, its definition; True
+        when something was learnt. Only such a Var has its source typed: that is the costly part."""
+        if var.id not in self.targets or not isinstance(self.of_var(var), UnknownType):
+            return False
+        ty = self.of(source)
         if isinstance(ty, UnknownType) or mentions(ty, self.unresolved):
             return False
         self.known[var.id] = ty
         return True
 
-    def open(self, var: Var) -> bool:
-        """Whether `var` is a target whose type is still to be learnt (checked before typing the
-        value that would teach it, which is the costly part)."""
-        return var.id in self.targets and isinstance(self.of_var(var), UnknownType)
-
     def visit(self, stmt: Any) -> bool:
         learnt = False
         match stmt:
             case AssignStmt(var=var, value=value):
-                learnt = self.open(var) and self.learn(var, self.of(value))
+                learnt = self.learn(var, value)
             case ForStmt(iter_args=iter_args, return_vars=results) | WhileStmt(iter_args=iter_args, return_vars=results):
                 for carry in iter_args:
-                    learnt = (self.open(carry) and self.learn(carry, self.of(carry.init_value))) or learnt
+                    learnt = self.learn(carry, carry.init_value) or learnt
                 for carry, result in zip(iter_args, results, strict=False):
-                    learnt = (self.open(result) and self.learn(result, self.of_var(carry))) or learnt
+                    learnt = self.learn(result, carry) or learnt
             case IfStmt(then_body=body, return_vars=results) if results:
                 values = _yielded(body)
                 for result, value in zip(results, values, strict=False):
-                    learnt = (self.open(result) and self.learn(result, self.of(value))) or learnt
+                    learnt = self.learn(result, value) or learnt
         return learnt
-
-
-def _defines_target(stmt: Stmt, targets: set[int]) -> bool:
-    """Whether `_Typer.visit` can learn anything from `stmt`."""
-    match stmt:
-        case AssignStmt(var=var):
-            return var.id in targets
-        case ForStmt(iter_args=carries, return_vars=results) | WhileStmt(iter_args=carries, return_vars=results):
-            return any(v.id in targets for v in (*carries, *results))
-        case IfStmt(return_vars=results):
-            return any(v.id in targets for v in results)
-    return False
 
 
 def _yielded(body: Stmt) -> tuple[Expr, ...]:
@@ -148,8 +135,8 @@ def derive_types(fn: Function, targets: set[int], target_vars: Iterable[Var] | N
         return fn
     unresolved = callee_only_symbols(fn, targets, target_vars)
     typer = _Typer(targets, unresolved)
-    defining = [stmt for stmt in walk_stmts(fn.body) if _defines_target(stmt, targets)]
-    while any([typer.visit(stmt) for stmt in defining]):
+    statements = list(walk_stmts(fn.body))
+    while any([typer.visit(stmt) for stmt in statements]):
         pass
     if unresolved:
         _reject_unresolved(fn, typer, unresolved)
