@@ -64,6 +64,11 @@ def handle(sort: str) -> str:
     return f"Handle_{sort}"
 
 
+def _union(sort: str) -> str:
+    """The fact table of unions between terms of `sort`."""
+    return f"union_{sort}"
+
+
 def load_declarations(
     sorts: Sequence[str], constructors: Sequence[ConstructorLike], facts: Sequence[FactTable] = ()
 ) -> str:
@@ -72,14 +77,10 @@ def load_declarations(
     lines = [f"(ruleset {LOAD_RULESET})", f"(ruleset {CLEANUP_RULESET})"]
     for sort in sorts:
         lines.append(f"(constructor {handle(sort)} (i64) {sort} :unextractable)")
-        lines.append(f"(relation {load_table('union_' + sort)} (i64 i64))")
-        lines.append(
-            f"(rule (({load_table('union_' + sort)} a b)) ((union ({handle(sort)} a) ({handle(sort)} b))"
-            f" (delete ({load_table('union_' + sort)} a b))) :ruleset {LOAD_RULESET})"
-        )
         lines.append(
             f"(rule ((= x ({handle(sort)} h))) ((delete ({handle(sort)} h))) :ruleset {CLEANUP_RULESET})"
         )
+    unions = [FactTable(_union(sort), ("i64", "i64"), f"(union ({handle(sort)} c0) ({handle(sort)} c1))") for sort in sorts]
     for c in constructors:
         table = load_table(c.name)
         columns = " ".join(["i64", *(a if a in PRIMITIVES else "i64" for a in c.args)])
@@ -91,7 +92,7 @@ def load_declarations(
             f"(rule ({row}) ((union ({handle(c.sort)} h) ({c.name}{' ' + built if built else ''}))"
             f" (delete {row})) :ruleset {LOAD_RULESET})"
         )
-    for fact in facts:
+    for fact in (*unions, *facts):
         names = [f"c{i}" for i in range(len(fact.columns))]
         row = f"({load_table(fact.name)} {' '.join(names)})"
         lines.append(f"(relation {load_table(fact.name)} ({' '.join(fact.columns)}))")
@@ -118,13 +119,11 @@ class TermRows:
         return new
 
     def union(self, sort: str, a: int, b: int) -> None:
-        self.tables.setdefault("union_" + sort, []).append((a, b))
+        """The fact that terms `a` and `b` (of `sort`) are equal."""
+        self.fact(_union(sort), a, b)
 
     def fact(self, table: str, *cells: Cell) -> None:
         self.tables.setdefault(table, []).append(cells)
-
-    def __len__(self) -> int:
-        return sum(len(rows) for rows in self.tables.values())
 
 
 _NEEDS_ESCAPE = re.compile(r"[\\\t\n\r\ud800-\udfff]|^\s|\s$")
