@@ -278,6 +278,11 @@ class _AliasedEnv(dict[int, Any]):
         return super().get(self.aliases.get(key, key), default)
 
 
+def _is_scalar_output(param: Param) -> bool:
+    """A `pl.Out` / `pl.InOut` scalar: the caller's variable, copied back after the call."""
+    return param.direction is not ParamDirection.In and isinstance(param.var.type, ScalarType)
+
+
 def _aliased_scalar_outputs(params: Sequence[Param], site: Node | None) -> dict[int, int]:
     """Param id -> the id of the first Out/InOut scalar param given the same caller Var at `site`."""
     if not isinstance(site, Call):
@@ -285,7 +290,7 @@ def _aliased_scalar_outputs(params: Sequence[Param], site: Node | None) -> dict[
     first: dict[int, int] = {}
     aliases: dict[int, int] = {}
     for param, arg in zip(params, site.args, strict=False):
-        if param.direction is ParamDirection.In or not isinstance(param.var.type, ScalarType) or not isinstance(arg, Var):
+        if not _is_scalar_output(param) or not isinstance(arg, Var):
             continue
         if arg.id in first:
             aliases[param.var.id] = first[arg.id]
@@ -410,7 +415,7 @@ class _Interpreter:
         self.scalar_outputs = {
             i: frame.env[p.var.id]
             for i, p in enumerate(params)
-            if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType) and p.var.id in frame.env
+            if _is_scalar_output(p) and p.var.id in frame.env
         }
         return frame.returned
 
