@@ -8,7 +8,7 @@ extraction fail loudly instead of printing a half-rewritten program.
 from __future__ import annotations
 
 from nanopto.ir_terms.encoding import SORTS, Constructor
-from nanopto.ir_terms.term_rows import FactTable
+from nanopto.ir_terms.term_rows import FactTable, handle
 
 SUBST = {sort: f"Sub{sort}" for sort in SORTS}
 """`(SubEx e site)`: `e` with the formals of `site`'s callee replaced and its locals renamed."""
@@ -40,6 +40,6 @@ def helper_declarations() -> str:
 HELPER_FACT_TABLES = (
     FactTable("Local", ("i64",), "(Local c0)"),
     FactTable("TupleForm", ("i64", "String"), "(set (TupleForm c0) c1)"),
-    FactTable("ProjectedRead", ("i64",), "(ProjectedRead (Handle_SL c0))"),
+    FactTable("ProjectedRead", ("i64",), f"(ProjectedRead ({handle('SL')} c0))"),
 )
 """The facts Python gives the rules that are not terms, loaded as rows."""

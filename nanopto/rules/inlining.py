@@ -3,8 +3,8 @@
 Seed 000 ("Algorithm", "Edge cases", "Discarding a return value") is the source of every rule
 here; each rule's comment is its before/after shape. A call site is
 `(At site template pre actuals)`: Python has already decided, per site, what each formal stands for
-(`actuals`, and one `Arg` fact per formal) and which arguments are bound to fresh locals first
-(`pre`) — the rules only splice, substitute and wire.
+(`actuals`, and an `Arg` fact for each formal the subst rules meet) and which arguments are
+bound to fresh locals first (`pre`) — the rules only splice, substitute and wire.
 
 "Nothing" produced by a rule is `(Skip)`, never `(SNil)`: template bodies share the `SNil` e-class,
 and a union into it would let substitution run into caller statements without end.
