@@ -1,14 +1,12 @@
-"""Benchmark InlineFunctions on the generated shapes of issue 7, each case in a fresh process.
+"""Benchmark the default pipeline (hoist-nested-calls, inline-functions) on generated shapes, each case in a fresh process.
 
     python bench/inline_bench.py           flat N = 10, 100, 1k, 10k; nested depth 10; end to end 5k
     python bench/inline_bench.py --quick   flat N = 10, 100; nested depth 4 (CI: no timing assertions)
 
-Cases (issue 7, "Targets"):
+Cases:
 - flat N:     `main` with N chained sites `yK = self.helper(y{K-1})`, a helper of 5 statements;
 - nested D:   f1 calls f2 twice, ..., f{D} is a leaf; `main` calls f1 once;
 - e2e N:      source text -> parse -> inline -> print for the flat shape with N sites;
-- flat-rules N: flat N with `body_copies="rules"`, the subst rules copying every body inside the
-              e-graph (the reference the default instantiation is tested against), for comparison.
 
 Every case runs in its own interpreter (`--run-case`), so peak RSS (`ru_maxrss`) and caches belong to
 that case alone. Phases: parse, the pass's own breakdown (`StageReport.times`: encode,
@@ -35,11 +33,10 @@ FULL_CASES: list[tuple[str, int]] = [
     ("flat", 100),
     ("flat", 1000),
     ("flat", 10000),
-    ("flat-rules", 1000),
     ("nested", 10),
-    ("e2e", 5000),
+    ("e2e", 10000),
 ]
-QUICK_CASES: list[tuple[str, int]] = [("flat", 10), ("flat", 100), ("flat-rules", 100), ("nested", 4)]
+QUICK_CASES: list[tuple[str, int]] = [("flat", 10), ("flat", 100), ("nested", 4)]
 
 HEADER = "import nanopto.language as pl\n\n\n@pl.program\nclass P:\n"
 
@@ -97,18 +94,20 @@ def run_case(kind: str, size: int, max_memory_gb: float) -> dict[str, Any]:
     from nanopto.ir_terms.parser import parse_program
     from nanopto.ir_terms.printer import python_print
     from nanopto.ir_terms.schema import walk
-    from nanopto.passes.inline_functions import InlineFunctions, inline_program
-    from nanopto.rules.engine import BodyCopies
+    from nanopto.passes.hoist_nested_calls import hoist_program
+    from nanopto.passes.inlining import InlineFunctions, inline_program
 
     source = nested_source(size) if kind == "nested" else flat_source(size)
-    body_copies: BodyCopies = "rules" if kind == "flat-rules" else "instance"
     times: dict[str, float] = {}
     started = time.perf_counter()
     program = parse_program(source, f"<{kind}-{size}>")
     times["parse"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    result = inline_program(program, body_copies=body_copies)
+    hoisted = hoist_program(program)
+    times["hoist"] = time.perf_counter() - started
+    started = time.perf_counter()
+    result = inline_program(hoisted)
     times["inline"] = time.perf_counter() - started
     for phase, seconds in result.report.times.items():
         times[f"inline.{phase}"] = seconds
@@ -120,7 +119,7 @@ def run_case(kind: str, size: int, max_memory_gb: float) -> dict[str, Any]:
     started = time.perf_counter()
     text = python_print(result.program)
     times["print"] = time.perf_counter() - started
-    times["total"] = times["parse"] + times["inline"] + times["check"] + times["print"]
+    times["total"] = times["parse"] + times["hoist"] + times["inline"] + times["check"] + times["print"]
 
     stmts_out = sum(
         1 for node in walk(result.program) if isinstance(node, Stmt) and not isinstance(node, SeqStmts)
@@ -170,6 +169,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         "parse",
         "classify",
         "hoist",
+        "tmpl",
         "encode",
         "load",
         "saturate",
@@ -184,9 +184,10 @@ def table(rows: list[dict[str, Any]]) -> str:
         "RSS MB",
     ]
     lines = [
-        "times in ms; inline = classify + hoist + encode + load + saturate + extract + decode + types + rebind"
+        "times in ms; hoist = the hoist-nested-calls pass; inline = the inline-functions pass ="
+        " classify + tmpl (templates) + encode + load + saturate + extract + decode + types + rebind"
         " (+ the first run's rule compilation, ~0.1 s)",
-        "verify = the InlineFunctionsEliminated property check; total = parse + inline + verify + print",
+        "verify = the InlineFunctionsEliminated property check; total = parse + hoist + inline + verify + print",
         "  ".join(f"{c:>{15 if i == 0 else 8}}" for i, c in enumerate(columns)),
     ]
     for row in rows:
@@ -202,7 +203,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             str(row["egraph_rows"]),
             _ms(t["parse"]),
             _ms(t.get("inline.classify")),
-            _ms(t.get("inline.hoist")),
+            _ms(t.get("hoist")),
+            _ms(t.get("inline.templates")),
             _ms(t.get("inline.encode")),
             _ms(t.get("inline.load")),
             _ms(t.get("inline.saturate")),

@@ -1,7 +1,7 @@
 """The `nanopto` command line: run the shipped examples, inline a file, list the rules.
 
-    nanopto demo [NAME] [--list]     the seed's worked examples, before/after, explained
-    nanopto inline FILE.py [...]     run a pipeline (default: inline-functions) on a `pl` file
+    nanopto demo [NAME] [--list]     the worked examples of docs/specification.md, explained
+    nanopto inline FILE.py [...]     run a pipeline (default: the Default strategy) on a `pl` file
     nanopto step FILE.py [...]       inline one call site at a time, showing the rules each fired
     nanopto rules                    every ruleset and rule with its before/after shape
 
@@ -28,27 +28,31 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from nanopto.ir_terms.nodes import Program, Var
+from nanopto.egraph import SaturationLimitError, SaturationLimits, schedule
+from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.parser import ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.structural import structural_equal
 from nanopto.ir_terms.term_rows import RowsWriteError
 from nanopto.passes import (
+    STRATEGY_PIPELINES,
     CallbackInstrument,
+    OptimizationStrategy,
     PassContext,
     PassManager,
     PipelineSpecError,
     UnknownPassError,
     VerificationError,
 )
-from nanopto.passes.call_graph import InlineCycleError
-from nanopto.passes.call_sites import CallSite, InlineError
-from nanopto.passes.inline_functions import InlineFunctions, InlineResult, inline_program
+from nanopto.passes.hoist_nested_calls import hoist_program
+from nanopto.passes.inlining import InlineFunctions, InlineResult, inline_program
+from nanopto.passes.inlining.call_graph import InlineCycleError
+from nanopto.passes.inlining.call_sites import InlineError
 from nanopto.passes.pass_base import Pass
-from nanopto.rules import INLINE_RULESETS, SPLICE, SPLICE_BY_INSTANCE, Ruleset
-from nanopto.rules.engine import BodyCopies, SaturationLimitError, SaturationLimits, schedule
+from nanopto.passes.pass_manager import PropertyRequirementError
+from nanopto.rules import INLINE_RULESETS, Ruleset
 from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
+from nanopto.tools.inline_report import explain_rules, explain_sites, rule_counts, site_record
 from nanopto.tools.rules_file import describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
 from nanopto.verify.interpreter import interpret, values_equal
@@ -58,7 +62,7 @@ EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 """Exit codes: 2 for anything the user can fix (argparse uses 2 for usage errors too)."""
 
-DEFAULT_PIPELINE = "inline-functions"
+DEFAULT_PIPELINE = ",".join(STRATEGY_PIPELINES[OptimizationStrategy.Default])
 
 
 class UserError(Exception):
@@ -80,14 +84,10 @@ EXAMPLE_ORDER = (
     "nested",
     "computed_args",
 )
-"""The seed's worked examples in the order the seed introduces them."""
-
-KNOWN_ISSUES: dict[str, str] = {}
-"""Examples the pass does not yet handle as the seed says (name -> what goes wrong); `demo` runs
-them anyway and prints the note. Empty: every shipped example parses and inlines."""
+"""The specification's worked examples, in the order docs/specification.md introduces them."""
 
 DEFAULT_DEMOS = ("twice", "bump")
-"""What `nanopto demo` with no name runs in full: the two rebinding traps of the seed."""
+"""What `nanopto demo` with no name runs in full: the two rebinding traps."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ class P:
 
 
 def example_names() -> list[str]:
-    """Every shipped example, seed order first, then any others alphabetically."""
+    """Every shipped example, in `EXAMPLE_ORDER` first, then any others alphabetically."""
     found = {p.name[:-3] for p in _examples_dir().iterdir() if p.name.endswith(".py")}
     return [n for n in EXAMPLE_ORDER if n in found] + sorted(found - set(EXAMPLE_ORDER))
 
@@ -168,105 +168,6 @@ def _summary(source: str) -> str:
     """The first line of an example's docstring."""
     match = re.match(r'\s*"""(.*)', source)
     return match.group(1).strip().rstrip('"') if match else ""
-
-
-# ---------------------------------------------------------------------------------------------
-# Explaining a run
-# ---------------------------------------------------------------------------------------------
-
-
-def _fresh_local(result: InlineResult, site: CallSite, param: Var) -> str | None:
-    """The name of the fresh local a parameter was bound to at `site`, read from the output."""
-    prefix = f"{param.name}_inline"
-    for node in walk(result.program):
-        if (
-            isinstance(node, Var)
-            and result.provenance.get(node.id) == site.number
-            and node.name.startswith(prefix)
-            and node.name[len(prefix) :].isdigit()
-        ):
-            return node.name
-    return None
-
-
-def _site_line(site: CallSite) -> str:
-    span = site.span
-    return f"line {span.line}" if span is not None else "line ?"
-
-
-def site_record(result: InlineResult, site: CallSite, source: str | None = None) -> dict[str, Any]:
-    """One call site as plain data (the `--json` trace and the text explanation both use it).
-
-    `statement` is the site's line as the user wrote it when `source` is given (the parser
-    desugars `q, r = f(x)` into a temporary), else the printed IR statement.
-    """
-    span = site.span
-    statement = python_print(site.stmt).strip()
-    lines = source.splitlines() if source is not None else []
-    if span is not None and 0 < span.line <= len(lines):
-        statement = lines[span.line - 1].strip()
-    bindings = []
-    for b in site.bindings:
-        bindings.append(
-            {
-                "param": b.param.name,
-                "actual": python_print(b.actual),
-                "row": b.row.name,
-                "row_text": b.row.value,
-                "bind_local": b.bind_local,
-                "local": _fresh_local(result, site, b.param) if b.bind_local else None,
-                "reason": b.reason,
-            }
-        )
-    return {
-        "number": site.number,
-        "caller": site.caller,
-        "helper": site.helper,
-        "file": span.file if span is not None else None,
-        "line": span.line if span is not None else None,
-        "col": span.col + 1 if span is not None else None,
-        "statement": statement,
-        "form": site.form.name,
-        "form_text": site.form.value,
-        "bindings": bindings,
-    }
-
-
-def explain_sites(result: InlineResult, out: TextIO, source: str | None = None) -> None:
-    if not result.sites:
-        out.write("no Inline call sites: the program is unchanged\n")
-    for site in result.sites:
-        record = site_record(result, site, source)
-        out.write(
-            f"site {site.number}: {site.caller} {_site_line(site)}: `{record['statement']}`"
-            f" splices helper '{site.helper}'  [{site.form.value}]\n"
-        )
-        for b in record["bindings"]:
-            if b["bind_local"]:
-                local = b["local"] or "a fresh local"
-                binding = f"bound to local {local} = {b['actual']}  ({b['reason']})"
-            else:
-                binding = f"replaced by {b['actual']}  ({b['reason']})"
-            out.write(f'    {b["param"]}: row "{b["row_text"]}"; {binding}\n')
-
-
-def rule_counts(result: InlineResult) -> dict[str, int]:
-    """Matches per rule, in ruleset order, fired rules only."""
-    counts = result.report.matches
-    ordered = {r.name: counts[r.name] for rs in INLINE_RULESETS for r in rs.rules if counts.get(r.name)}
-    ordered.update({k: v for k, v in sorted(counts.items()) if k not in ordered and v})
-    return ordered
-
-
-def explain_rules(result: InlineResult, out: TextIO) -> None:
-    counts = rule_counts(result)
-    ruleset_of = {r.name: rs.name for rs in INLINE_RULESETS for r in rs.rules}
-    out.write(f"rules fired ({sum(counts.values())} matches, {result.report.iterations} iterations):\n")
-    width = max((len(name) for name in counts), default=0)
-    for name, count in counts.items():
-        out.write(f"    {ruleset_of.get(name, '?'):>9} {name:<{width}}  {count}\n")
-    times = ", ".join(f"{phase} {seconds * 1000:.1f} ms" for phase, seconds in result.report.times.items())
-    out.write(f"phase times: {times or 'none (no sites)'}\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,10 +226,8 @@ def run_oracle(name: str, before: Program, after: Program, out: TextIO) -> None:
 def demo_one(name: str, out: TextIO) -> None:
     source = example_source(name)
     out.write(f"=== demo {name}: {_summary(source)}\n")
-    if name in KNOWN_ISSUES:
-        out.write(f"KNOWN ISSUE: {KNOWN_ISSUES[name]}\n")
     before = parse_program(source, f"examples/{name}.py")
-    result = inline_program(before)
+    result = inline_program(hoist_program(before))
     _rule(out, "before")
     out.write(python_print(before).rstrip("\n") + "\n")
     _rule(out, "after inline-functions")
@@ -345,8 +244,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     if args.list:
         width = max(len(n) for n in names)
         for name in names:
-            note = "  (KNOWN ISSUE)" if name in KNOWN_ISSUES else ""
-            out.write(f"{name:<{width}}  {_summary(example_source(name))}{note}\n")
+            out.write(f"{name:<{width}}  {_summary(example_source(name))}\n")
         return EXIT_OK
     if args.name is not None:
         demo_one(args.name, out)
@@ -367,16 +265,13 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 @dataclass
 class _Recorder:
-    """Collects the IR after each pass and the input of each InlineFunctions run."""
+    """Collects the IR after each pass."""
 
     history: list[tuple[str, bool, Program]] = field(default_factory=list)
-    inline_inputs: list[Program] = field(default_factory=list)
     _before: Program | None = None
 
     def before(self, pass_: Pass, program: Program) -> None:
         self._before = program
-        if isinstance(pass_, InlineFunctions):
-            self.inline_inputs.append(program)
 
     def after(self, pass_: Pass, program: Program) -> None:
         changed = self._before is None or not structural_equal(self._before, program)
@@ -390,15 +285,18 @@ _LIMIT_FLAGS: tuple[tuple[str, type, str], ...] = (
 )
 
 
-def _with_limits(manager: PassManager, args: argparse.Namespace) -> PassManager:
-    """Apply `--max-iterations` / `--max-rows` / `--timeout` / `--body-copies` to every inline-functions pass."""
-    given = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_")) for flag, _, _ in _LIMIT_FLAGS}
+def _with_options(manager: PassManager, args: argparse.Namespace, trace: bool) -> PassManager:
+    """Apply `--max-iterations` / `--max-rows` / `--timeout` to every inline-functions pass, and
+    `trace=True` when a view needs the run's details (the pass records them as it runs)."""
+    given: dict[str, Any] = {
+        flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_")) for flag, _, _ in _LIMIT_FLAGS
+    }
     given = {name: value for name, value in given.items() if value is not None}
     for name, value in given.items():
         if value <= 0:
             raise UserError(f"--{name.replace('_', '-')} must be positive, got {value:g}")
-    if args.body_copies is not None:
-        given["body_copies"] = args.body_copies
+    if trace:
+        given["trace"] = True
     if not given:
         return manager
     return PassManager(replace(p, **given) if isinstance(p, InlineFunctions) else p for p in manager.passes)
@@ -410,27 +308,21 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
     user_passes = load_rules_files(args.rules)
     if args.pipeline is None:  # the default pipeline, then the rules files' passes in their order
         args.pipeline = ",".join([DEFAULT_PIPELINE, *(p.name for p in user_passes)])
-    manager = _with_limits(PassManager.from_pipeline(args.pipeline), args)
+    views = _views(args)
+    wanted = bool(args.trace or args.json or views is not None)
+    manager = _with_options(PassManager.from_pipeline(args.pipeline), args, trace=wanted)
     source, before = read_program(args.file)
     recorder = _Recorder()
     started = time.perf_counter()
-    with PassContext(instruments=[CallbackInstrument(before=recorder.before, after=recorder.after)]):
+    # One run: the passes record their own results (trace=True) and show their e-graphs to the
+    # pictures' collector; every view below reads those.
+    with PassContext(
+        instruments=[CallbackInstrument(before=recorder.before, after=recorder.after)],
+        egraph_observer=views.collector if views is not None else None,
+    ) as context:
         after = manager.run(before)
     elapsed = time.perf_counter() - started
-    # The trace is the pass's own InlineResult, recomputed on the exact input the pass saw (the
-    # pass is deterministic), so the pipeline itself runs unmodified under its PassContext.
-    views = _views(args)
-    observer = views.collector if views is not None else None
-    wanted = args.trace or args.json or views is not None
-    inliner = next((q for q in manager.passes if isinstance(q, InlineFunctions)), InlineFunctions())
-    limits = SaturationLimits(inliner.max_iterations, inliner.max_rows, inliner.timeout)
-    # A picture of the e-graph is meant to show the subst rules copying bodies.
-    copies: BodyCopies = "rules" if views is not None else inliner.body_copies
-    traces = (
-        [inline_program(p, limits=limits, observer=observer, body_copies=copies) for p in recorder.inline_inputs]
-        if wanted
-        else []
-    )
+    traces = [trace for _, trace in context.traces if isinstance(trace, InlineResult)]
     if views is not None:
         views.write(args, source, before, after, traces)
     after_text = python_print(after)
@@ -556,11 +448,6 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"schedule: {schedule(INLINE_RULESETS)}\n")
     for rs in INLINE_RULESETS:
         _describe_ruleset(rs, out)
-    out.write(
-        f"\nBy default InlineFunctions runs {SPLICE_BY_INSTANCE.name} in place of {SPLICE.name} "
-        "(--body-copies instance; --body-copies rules runs the schedule above as it is):\n"
-    )
-    _describe_ruleset(SPLICE_BY_INSTANCE, out)
     for path in args.rules or ():
         describe_user_passes(path, load_rules_file(path), out)
     return EXIT_OK
@@ -597,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = sub.add_parser("demo", help="run a shipped example of seed 000 (before, after, explanation)")
+    demo = sub.add_parser("demo", help="run a shipped worked example (before, after, explanation)")
     demo.add_argument(
         "name", nargs="?", metavar="NAME", help="example to run (default: the twice and bump traps)"
     )
@@ -637,12 +524,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inline.add_argument(
         "--html", metavar="FILE.html", help="write one self-contained page: before/after, sites, rules, e-graph"
-    )
-    inline.add_argument(
-        "--body-copies",
-        choices=("instance", "rules"),
-        help="who copies helper bodies: the decoder from one instantiation term per site (instance, "
-        "the default) or the subst rules inside the e-graph (rules, as --egraph/--html draw it)",
     )
     for flag, kind, what in _LIMIT_FLAGS:
         inline.add_argument(flag, type=kind, metavar="N", help=f"saturation limit: {what} (default: {getattr(SaturationLimits, flag[2:].replace('-', '_')):g})")
@@ -694,6 +575,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         InlineCycleError,
         InlineError,
         VerificationError,
+        PropertyRequirementError,
         SaturationLimitError,
         RowsWriteError,
         ValueError,

@@ -111,7 +111,7 @@ def test_call_site_tag_reaches_dispatches_that_use_it_but_not_split_aiv() -> Non
 
 
 def test_untagged_sites_share_one_template_and_tagged_ones_get_a_variant() -> None:
-    from nanopto.passes.inline_functions import inline_program
+    from nanopto.passes.inlining import inline_program
 
     before = pl(
         """

@@ -8,7 +8,7 @@ import pytest
 
 from nanopto import ir, passes
 from nanopto.ir_terms.parser import parse_program
-from nanopto.passes.call_sites import InlineError
+from nanopto.passes.inlining.call_sites import InlineError
 
 SOURCE = """
 import nanopto.language as pl

@@ -8,7 +8,8 @@ from importlib.resources import files
 import pytest
 
 from nanopto import ir
-from nanopto.ir_terms.encoding import EGGLOG_VERSION, ir_constructors, roundtrip_program
+from nanopto.egraph import roundtrip_program
+from nanopto.ir_terms.encoding import EGGLOG_VERSION, ir_constructors
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.schema import NODE_CLASSES
 from nanopto.rules import INLINE_RULESETS, SUBST

@@ -23,14 +23,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nanopto.egraph import SaturationLimitError, SaturationLimits
 from nanopto.ir_terms.parser import ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes import VerificationError
-from nanopto.passes.call_graph import InlineCycleError
-from nanopto.passes.call_sites import InlineError
-from nanopto.passes.expansion_size import ExpansionTooLargeError
-from nanopto.passes.inline_functions import inline_program
-from nanopto.rules.engine import SaturationLimitError, SaturationLimits
+from nanopto.passes.inlining import inline_program
+from nanopto.passes.inlining.call_graph import InlineCycleError
+from nanopto.passes.inlining.call_sites import InlineError
+from nanopto.passes.inlining.expansion_size import ExpansionTooLargeError
 from nanopto.verify.strategies import program_descs
 
 _SOAK = os.environ.get("HYPOTHESIS_PROFILE") == "soak"

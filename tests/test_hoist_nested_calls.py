@@ -10,8 +10,9 @@ import pytest
 from nanopto import ir, passes
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.passes.call_graph import inline_functions_of
 from nanopto.passes.hoist_nested_calls import hoist_nested_calls
+from nanopto.passes.inlining.call_graph import inline_functions_of
+from nanopto.passes.pass_manager import PropertyRequirementError
 from nanopto.verify.interpreter import interpret
 
 HEADER = """
@@ -83,7 +84,7 @@ def test_if_condition_and_yield_value_are_hoisted() -> None:
         return r
         """
     )
-    after = passes.inline_functions()(p)
+    after = passes.PassManager.default().run(p)
     assert "self.half" not in python_print(after)
     for value in range(6):
         assert interpret(after, "main", value) == interpret(p, "main", value)
@@ -91,7 +92,7 @@ def test_if_condition_and_yield_value_are_hoisted() -> None:
 
 def test_nested_calls_expand_fully_and_compute_the_same() -> None:
     p = program("k = self.half(self.half(n)) + self.half(n)\nreturn self.half(k)")
-    after = passes.inline_functions()(p)
+    after = passes.PassManager.default().run(p)
     assert "self." not in python_print(after)
     for value in range(9):
         assert interpret(after, "main", value) == interpret(p, "main", value)
@@ -116,7 +117,7 @@ def test_hoisted_temporary_is_requalified_when_spliced_again() -> None:
             k = self.quarter(n)
             return k
     """
-    after = passes.inline_functions()(parse_program("import nanopto.language as pl\n" + textwrap.dedent(src)))
+    after = passes.PassManager.default().run(parse_program("import nanopto.language as pl\n" + textwrap.dedent(src)))
     names = [s.var.name for s in after.functions["main"].body.stmts if isinstance(s, ir.AssignStmt)]  # type: ignore[attr-defined]
     hoisted_names = [n for n in names if "_arg_v0" in n]
     assert hoisted_names and all(n.startswith("t__inline") and n.endswith("_inline_arg_v0") for n in hoisted_names)
@@ -133,9 +134,31 @@ def test_hoisted_temporary_is_requalified_when_spliced_again() -> None:
 def test_positions_not_hoisted_are_reported_at_their_own_line(body: str, line: int) -> None:
     p = program(body)
     with pytest.raises(passes.VerificationError) as info:
-        passes.inline_functions()(p)
+        passes.PassManager.default().run(p)
     message = str(info.value)
     assert "Dangling Call to function" in message and f":{line}:" in message
     with passes.PassContext(verification_level=passes.VerificationLevel.NONE):
-        after = passes.inline_functions()(p)
+        after = passes.PassManager.default().run(p)
     assert "t__inline_arg" not in python_print(after)
+
+
+def test_hoisting_is_its_own_pass_producing_what_inlining_requires() -> None:
+    p = program("    k = self.half(n) + 1\n    return k")
+    assert passes.InlineFunctions.required == {passes.IRProperty.NestedCallsHoisted}
+    assert passes.HoistNestedCalls.produced == {passes.IRProperty.NestedCallsHoisted}
+    with pytest.raises(PropertyRequirementError, match="run hoist-nested-calls first") as info:
+        passes.inline_functions()(p)
+    assert "<string>:" in str(info.value) and "'half' in 'main'" in str(info.value)
+    with pytest.raises(PropertyRequirementError, match="NestedCallsHoisted"):
+        passes.PassManager.from_pipeline("inline-functions").run(p)
+    hoisted = passes.HoistNestedCalls()(p)
+    assert "t__inline_arg_v0 = self.half(n)" in main_text(hoisted)
+    assert passes.HoistNestedCalls()(hoisted) is hoisted  # nothing left to hoist
+    ir.assert_structural_equal(
+        passes.inline_functions()(hoisted), passes.PassManager.from_pipeline("hoist-nested-calls,inline-functions").run(p)
+    )
+
+
+def test_a_program_without_nested_calls_is_returned_as_it_is() -> None:
+    p = program("    k = self.half(n)\n    return k")
+    assert passes.HoistNestedCalls()(p) is p

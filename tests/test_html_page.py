@@ -21,7 +21,8 @@ import pytest
 
 import nanopto.passes  # noqa: F401  (registers the passes; breaks the engine import cycle)
 from nanopto.ir_terms.parser import parse_program
-from nanopto.passes.inline_functions import inline_program
+from nanopto.passes.inlining import inline_program
+from nanopto.tools import repr_hooks
 from nanopto.tools.highlight import highlight_lines
 from nanopto.tools.html_page import site_colours
 
@@ -211,6 +212,7 @@ def test_a_screenshot_shows_the_site_colour(nested_page: Path, tmp_path: Path) -
 
 
 def test_notebook_views() -> None:
+    repr_hooks.install()  # the tools layer attaches the views; the IR does not import them
     program = parse_program((EXAMPLES / "twice.py").read_text(), "twice.py")
     shown = program._repr_html_()
     assert '<pre class="nanopto-code">' in shown and '<span class="tok-kw">def</span>' in shown

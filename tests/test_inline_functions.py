@@ -13,12 +13,13 @@ import textwrap
 import pytest
 
 from nanopto import ir, passes
+from nanopto.egraph import SaturationError
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import walk
-from nanopto.passes.call_graph import InlineCycleError
-from nanopto.passes.call_sites import InlineError
-from nanopto.passes.inline_functions import inline_program
+from nanopto.passes.inlining import InlineResult, inline_program
+from nanopto.passes.inlining.call_graph import InlineCycleError
+from nanopto.passes.inlining.call_sites import InlineError
 from nanopto.rules import INLINE_RULESETS, PROJECT, SPLICE, WRITEBACK
 
 
@@ -635,3 +636,51 @@ def test_input_program_is_not_mutated() -> None:
     text = python_print(program)
     inline(program)
     assert python_print(program) == text
+
+
+def test_without_the_subst_rules_the_pass_cannot_splice() -> None:
+    """The subst rules copy the helper bodies: with them removed no extractable spliced program
+    exists, so the pass stops instead of printing one that Python made."""
+    program = pl(
+        """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def helper(self, x):
+                y = pl.mul(x, x)
+                return y
+
+            @pl.function
+            def main(self, a):
+                z = self.helper(a)
+                return z
+        """
+    )
+    without_subst = tuple(rs for rs in INLINE_RULESETS if rs.name != "subst")
+    with pytest.raises(SaturationError, match="egglog failed while inlining"):
+        inline_program(program, rulesets=without_subst)
+    result = inline_program(program)
+    assert result.report.matches["subst-AssignStmt"] >= 1 and result.rulesets[1] == "subst"
+
+
+def test_a_trace_asked_for_outside_a_pass_context_is_kept() -> None:
+    source = """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def helper(self, x):
+                y = pl.mul(x, x)
+                return y
+
+            @pl.function
+            def main(self, a):
+                z = self.helper(a)
+                return z
+        """
+    program = pl(source)
+    root = passes.PassContext.root()
+    before = len(root.traces)
+    passes.inline_functions(trace=True)(program)
+    assert len(root.traces) == before + 1
+    name, result = root.traces.pop()
+    assert name == "inline-functions" and isinstance(result, InlineResult) and len(result.sites) == 1

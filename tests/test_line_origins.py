@@ -8,7 +8,7 @@ import nanopto.passes  # noqa: F401  (registers the passes; breaks the engine im
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.passes.inline_functions import inline_program
+from nanopto.passes.inlining import inline_program
 from nanopto.tools.line_origins import LineKind, line_origins, span_lines, statement_lines
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "nanopto" / "examples"

@@ -8,7 +8,8 @@ from importlib.resources import files
 import pytest
 
 from nanopto import ir
-from nanopto.passes.inline_functions import inline_program
+from nanopto.passes.inlining import inline_program
+from nanopto.tools import repr_hooks
 from nanopto.tools.notebook import egraph_widget, inline_egraphs
 
 NESTED = ir.parse_program(files("nanopto.examples").joinpath("nested.py").read_text(), "nested.py")
@@ -29,6 +30,7 @@ def test_widget_holds_every_stage() -> None:
 
 
 def test_html_reprs_show_source_and_before_after() -> None:
+    repr_hooks.install()  # the tools layer attaches the views; the IR does not import them
     source = NESTED._repr_html_()
     assert '<pre class="nanopto-code">' in source and '<span class="tok-def">main</span>' in source
     html = inline_program(NESTED)._repr_html_()

@@ -37,6 +37,7 @@ from nanopto.passes import (
     format_pipeline,
     parse_pipeline,
 )
+from nanopto.passes.hoist_nested_calls import HoistNestedCalls
 
 INLINED = IRProperty.InlineFunctionsEliminated
 
@@ -132,7 +133,7 @@ class NeedsTypes(Pass):
 @pytest.fixture
 def registry() -> Iterator[PassRegistry]:
     reg = PassRegistry()
-    for cls in (KeepProgram, DropInline, FakeInline, NeedsInlined):
+    for cls in (KeepProgram, DropInline, FakeInline, NeedsInlined, HoistNestedCalls):
         reg.register(cls.name, cls)
     yield reg
 
@@ -295,12 +296,12 @@ def test_requirements_unchecked_under_level_none() -> None:
 
 def test_default_strategy_resolves_names_from_the_registry(registry: PassRegistry) -> None:
     manager = PassManager.get_strategy(OptimizationStrategy.Default, registry=registry)
-    assert manager.pass_names[0] == "inline-functions"
+    assert manager.pass_names == ["hoist-nested-calls", "inline-functions"]
     assert list(manager.run(with_inline()).functions) == ["main"]
 
 
 def test_default_strategy_with_missing_pass() -> None:
-    with pytest.raises(UnknownPassError, match="inline-functions"):
+    with pytest.raises(UnknownPassError, match="hoist-nested-calls"):
         PassManager.get_strategy(OptimizationStrategy.Default, registry=PassRegistry())
 
 
@@ -315,7 +316,7 @@ def test_manager_from_pipeline_spec(registry: PassRegistry) -> None:
 
 
 def test_registry_lookup_and_errors(registry: PassRegistry) -> None:
-    assert registry.names() == ["keep-program", "drop-inline", "inline-functions", "needs-inlined"]
+    assert registry.names() == ["keep-program", "drop-inline", "inline-functions", "needs-inlined", "hoist-nested-calls"]
     assert registry.get("inline-functions", trace=True) == FakeInline(trace=True)
     with pytest.raises(UnknownPassError, match="no pass named 'nope'"):
         registry.get("nope")

@@ -23,21 +23,21 @@ import pytest
 from hypothesis import Phase, given, note, settings
 from hypothesis import strategies as st
 
-import nanopto.passes.call_sites as call_sites
-from nanopto.ir_terms.encoding import roundtrip_program
+import nanopto.passes.inlining.call_sites as call_sites
+from nanopto.egraph import roundtrip_program
 from nanopto.ir_terms.nodes import IterArg, Program, Var
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.structural import assert_structural_equal
-from nanopto.passes import inline_functions
-from nanopto.passes.rebinding import RebindingRow, classify_params
+from nanopto.passes import PassManager, inline_functions
+from nanopto.passes.inlining.rebinding import RebindingRow, classify_params
 from nanopto.rules import DISCARD, INLINE_RULESETS, Rule, Ruleset
 from nanopto.verify.interpreter import interpret, values_equal
 from nanopto.verify.properties import IRProperty, verify_properties
 from nanopto.verify.strategies import ENTRY, inputs_for, programs
 
-# `nanopto.passes.inline_functions` the attribute is the pass factory; the module is needed here.
-inline_module = sys.modules["nanopto.passes.inline_functions"]
+# `nanopto.passes.inlining` the attribute is the pass factory; the module is needed here.
+inline_module = sys.modules["nanopto.passes.inlining.driver"]
 
 Inline = Callable[[Program], Program]
 
@@ -167,7 +167,7 @@ def test_property_finds_caller_var_substituted_at_def_sites(
         return True, "not a Var: bound at the call site"
 
     monkeypatch.setattr(call_sites, "bind_argument", never_bind_vars)
-    program, _ = counterexample(inline_functions(), errors_count=False)
+    program, _ = counterexample(PassManager.default().run, errors_count=False)
     print(python_print(program))  # shown with `pytest -s`: the counterexample that was found
 
 

@@ -10,9 +10,8 @@ import pytest
 
 from nanopto import ir, passes
 from nanopto.ir_terms.parser import parse_program
-from nanopto.passes import call_sites
-from nanopto.passes.inline_functions import inline_program
-from nanopto.passes.rebinding import RebindingRow, classify_params
+from nanopto.passes.inlining import call_sites, inline_program
+from nanopto.passes.inlining.rebinding import RebindingRow, classify_params
 from nanopto.verify import RebindingCheckError, check_rebinding
 from nanopto.verify.interpreter import interpret, values_equal
 
@@ -210,8 +209,9 @@ def test_the_traps_compute_3a_and_2k_plus_1() -> None:
 
 def test_checker_accepts_the_pass_output() -> None:
     for program in (TWICE, BUMP, SELF_UPDATE, ARRAY, COMPUTED):
-        after = passes.inline_functions()(program)
-        assert check_rebinding(program, after) == []
+        result = inline_program(program)
+        assert check_rebinding(program, result.program, result.sites, result.copies) == []
+        assert check_rebinding(program, result.program, result.sites) == []  # copies found by name
 
 
 def _never_bind(param: ir.Var, row: RebindingRow, actual: ir.Expr) -> tuple[bool, str]:
@@ -233,7 +233,7 @@ def test_a_wrong_policy_is_caught_by_the_checker(
 def test_a_wrong_policy_computes_the_wrong_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the checker prevents: 2k + 2 instead of 2k + 1."""
     monkeypatch.setattr(call_sites, "bind_argument", _never_bind)
-    from nanopto.rules.engine import Stage
+    from nanopto.passes.inlining.stage import Stage
 
     sites: list[call_sites.CallSite] = []
     fn = BUMP.functions["main"]
@@ -246,10 +246,10 @@ def test_a_wrong_policy_computes_the_wrong_answer(monkeypatch: pytest.MonkeyPatc
 
 
 def test_computed_argument_duplicated_is_caught() -> None:
-    after = passes.inline_functions()(COMPUTED)
-    main = after.functions["main"]
+    result = inline_program(COMPUTED)
+    main = result.program.functions["main"]
     extra = ir.EvalStmt(main.body.stmts[0].value)  # type: ignore[attr-defined]
     broken_body = ir.SeqStmts((*main.body.stmts, extra))  # type: ignore[attr-defined]
     broken = ir.Program("P", (ir.Function("main", main.params, broken_body, main.return_types),))
-    problems = check_rebinding(COMPUTED, broken)
+    problems = check_rebinding(COMPUTED, broken, result.sites)
     assert problems and "evaluated 2 time(s)" in problems[0].message

@@ -15,16 +15,16 @@ import time
 import pytest
 
 from nanopto.cli import example_names, example_source, main
+from nanopto.egraph import SaturationLimitError, SaturationLimits
 from nanopto.ir_terms.parser import ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.structural import assert_structural_equal
 from nanopto.passes import inline_functions
-from nanopto.passes.call_sites import InlineError
-from nanopto.passes.expansion_size import ExpansionTooLargeError, expanded_sizes
-from nanopto.passes.inline_functions import inline_program
+from nanopto.passes.inlining import inline_program
+from nanopto.passes.inlining.call_sites import InlineError
+from nanopto.passes.inlining.expansion_size import ExpansionTooLargeError, expanded_sizes
 from nanopto.rules import INLINE_RULESETS, Rule, Ruleset
-from nanopto.rules.engine import SaturationLimitError, SaturationLimits
 
 # -- call-site validation (issue 5) ------------------------------------------------------------
 
@@ -321,7 +321,7 @@ import json, sys
 from nanopto.cli import example_names, example_source
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.passes.inline_functions import inline_program
+from nanopto.passes.inlining import inline_program
 out = {}
 for name in example_names():
     result = inline_program(parse_program(example_source(name)))

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from nanopto import ir, passes
+from nanopto.egraph import SaturationLimitError
 from nanopto.passes import PassManager
 from nanopto.passes.registry import PassRegistry
 from nanopto.passes.rewrite import rewrite_program
 from nanopto.rules import Rule, Ruleset, UserRuleError, call, const, rewrite_rule, var
-from nanopto.rules.engine import SaturationLimitError
 from nanopto.tools.rules_file import RulesFileError, load_rules_file
 
 ROOT = Path(__file__).resolve().parent.parent

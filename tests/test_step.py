@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from nanopto import ir
-from nanopto.passes.inline_functions import inline_program
-from nanopto.passes.inline_steps import inline_steps
+from nanopto.passes.inlining import inline_program
+from nanopto.passes.inlining.steps import inline_steps
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "nanopto" / "examples"

@@ -11,7 +11,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from nanopto.cli import main
-from nanopto.ir_terms.encoding import Constructor, extract_roots
+from nanopto.egraph import extract_roots
+from nanopto.ir_terms.encoding import Constructor
 from nanopto.ir_terms.term_rows import (
     RowsWriteError,
     TermRows,

@@ -12,14 +12,9 @@ Statement lists are balanced concatenation trees, not cons lists: a prototype sh
 make extraction superlinear in the number of statements.
 
 Variables are `(Var name type id)`: their identity is the integer id, so two variables that
-print alike never merge. Inlining creates renamed copies `(RVar name type id site)` and
-`(RIterArg name type id site init)`; the decoder turns each distinct copy into one fresh `Var`,
-named by `names.inline_name` in program order. An inline call site is
-`(At site template bindings actuals)`: the template is the helper body Python chose for that site
-(usually the helper itself), `bindings` the statements that bind arguments to fresh locals before
-the body, `actuals` what each formal stands for (also given one by one as `Arg` facts); the call
-itself stays in Python, and the decoder reads an unspliced site back as its call, so
-`decode(encode(p))` is `p` when no rule fires.
+print alike never merge. A pass may add constructors of its own (InlineFunctions adds its call
+sites and renamed copies, `nanopto.passes.inlining.terms`) by extending `Encoder` and
+`Decoder`; this module knows only the IR.
 
 Terms go into egglog through `term_rows` (bulk rows read by egglog's `input`) and come out
 here, read from the extracted term DAG. Those two modules hold what depends on the shape of egglog's
@@ -30,26 +25,21 @@ low-level `bindings` API; the engine and the tools only run commands and read re
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms import types as t
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
-from nanopto.ir_terms.names import inline_name
 from nanopto.ir_terms.schema import NODE_CLASSES, FieldKind, FieldSpec, fields_of
 from nanopto.ir_terms.term_rows import (
-    SPAN,
     FactTable,
     TermRows,
     load_declarations,
-    load_rows,
-    run_text,
     unescape,
 )
 
@@ -160,23 +150,6 @@ def ir_constructors() -> tuple[Constructor, ...]:
         Constructor("NoSt", (), "St", doc="an absent optional statement"),
         Constructor("Root", ("i64",), "St", unextractable=True, doc="(Root i): the body of the i-th function"),
         Constructor("Opaque", ("i64",), "SL", doc="caller statements no rule looks inside, kept in Python"),
-        Constructor(
-            "At",
-            ("i64", "String", "SL", "ExL"),
-            "Ex",
-            doc="an inline call site: (At site template bindings actuals), the bindings placed before "
-            "the body and what each formal stands for",
-        ),
-        Constructor(
-            "Inst",
-            ("String", "i64", "ExL"),
-            "SL",
-            doc="(Inst template site actuals): the template's body copied for the site, made by the decoder",
-        ),
-        Constructor("RVar", ("String", "Ty", "i64", "i64"), "Ex", doc="callee local `id` renamed for `site`"),
-        Constructor(
-            "RIterArg", ("String", "Ty", "i64", "i64", "Ex"), "Ex", doc="callee iter_arg renamed for `site`"
-        ),
     )
     return generated + structural
 
@@ -246,30 +219,17 @@ def _encode_plan(cls: type[n.Node]) -> tuple[tuple[tuple[str, int], ...], bool]:
 
 class Encoder:
     """Turns IR into term rows (`term_rows.TermRows`); remembers every Var so decoding restores
-    identity. Every method returns the handle of the term it encoded.
-
-    `site_of` lets the inliner mark chosen calls as sites: it maps a `Call` node (by identity) to
-    its site number and template name, and the encoder writes that call as `(At site template)`,
-    keeping the call in `site_calls` for the decoder.
+    identity. Every method returns the handle of the term it encoded. A pass that encodes some
+    nodes as terms of its own overrides `_expr`.
     """
 
-    def __init__(
-        self,
-        site_of: dict[int, tuple[int, str]] | None = None,
-        opaque: set[int] | None = None,
-        rows: TermRows | None = None,
-    ) -> None:
+    def __init__(self, opaque: set[int] | None = None, rows: TermRows | None = None) -> None:
         self.rows = rows if rows is not None else TermRows()
         self.vars: dict[int, n.Var] = {}
-        self.site_of = site_of or {}
         self.opaque_ids = opaque or set()
         """Statements (by identity) no rule looks inside: each run of them in a statement list is
         encoded as one `(Opaque k)` and kept in Python."""
         self.opaque: list[tuple[n.Stmt, ...]] = []
-        self.site_calls: dict[int, n.Node] = {}
-        self.site_parts: dict[int, tuple[int, int]] = {}
-        """Site number -> handles of its `At` term's bindings (SL) and actuals (ExL), set by the
-        inliner before the bodies are encoded; a site without them gets `(Skip)` and `(ExNil)`."""
         self._memo: dict[int, int] = {}
         self._keep: list[Any] = []
 
@@ -284,11 +244,6 @@ class Encoder:
         return handle
 
     def _expr(self, node: n.Node) -> int:
-        site = self.site_of.get(id(node))
-        if site is not None:
-            self.site_calls[site[0]] = node
-            bindings, actuals = self.site_parts.get(site[0]) or (self.rows.term("Skip"), self.rows.term("ExNil"))
-            return self.rows.term("At", site[0], site[1], bindings, actuals)
         if isinstance(node, n.Var):
             self.vars.setdefault(node.id, node)
         cls = type(node)
@@ -410,28 +365,15 @@ class DecodeError(RuntimeError):
 class Decoder:
     """Turns an extracted term DAG back into IR.
 
-    Original variables come back as the very `Var` objects that were encoded. Each renamed copy
-    `(RVar name type id site)` becomes one fresh `Var`, numbered by `counter` in the order the
-    decoder meets it (program order), so names are deterministic.
+    Variables come back as the very `Var` objects that were encoded. A pass that added
+    constructors of its own decodes them by extending `SPECIAL` in a subclass.
     """
 
     vars: dict[int, n.Var]
-    counter: int = 0
     opaque: list[tuple[n.Stmt, ...]] = field(default_factory=list)
-    site_calls: dict[int, n.Node] = field(default_factory=dict)
-    """Site number -> its call, for a site that comes back unspliced."""
-    taken: set[str] = field(default_factory=set)
-    """Names already used where the copies land: a fresh name skips them, so the printed program
-    never makes two Vars one name (the counter still numbers every copy uniquely)."""
-    origins: dict[int, str] = field(default_factory=dict)
-    """Fresh Var id -> the name it was derived from. Shared across the stages of one pass run, so
-    a local copied through nested helpers is named once from its original (`y_inline7`, not
-    `y_inline0_inline7`); the counter keeps every name unique."""
-    renamed: dict[tuple[int, int], n.Var] = field(default_factory=dict)
-    provenance: dict[int, int] = field(default_factory=dict)
-    """Fresh Var id -> the call site it was created for (the rebinding checker reads it)."""
-    instantiate: Instantiate | None = None
-    """Copies a template body for `(Inst template site actuals)` (see `rules.instantiate`)."""
+
+    SPECIAL: ClassVar[dict[str, Callable[[Any, list[int]], Any]]] = {}
+    """Constructors that are not one IR class field for field: lists, markers, types, variables."""
 
     def decode(self, termdag: eb.TermDag, term: int) -> Any:
         self._dag = termdag
@@ -444,12 +386,17 @@ class Decoder:
         finally:
             sys.setrecursionlimit(limit)
 
-    def _lit(self, term: int) -> Any:
+    def lit(self, term: int) -> Any:
+        """The value of a literal child (unescaped when a String)."""
         node = self._dag.get(term)
         if not isinstance(node, eb.TermLit) or isinstance(node.value, eb.Unit):
             raise DecodeError(f"expected a literal, found {node}")
         value = node.value.value
         return unescape(value) if isinstance(value, str) else value
+
+    def term(self, term: int) -> Any:
+        """The decoded value of a constructor child."""
+        return self._term(term)
 
     def _term(self, term: int) -> Any:
         cached = self._memo.get(term)
@@ -463,7 +410,7 @@ class Decoder:
         return result
 
     def _app(self, name: str, args: list[int]) -> Any:
-        special = _SPECIAL_DECODERS.get(name)
+        special = self.SPECIAL.get(name)
         if special is not None:
             return special(self, args)
         plan = _decode_plan(name)
@@ -472,10 +419,10 @@ class Decoder:
         cls, fields, has_span = plan
         values: dict[str, Any] = {}
         for (field_name, convert), arg in zip(fields, args, strict=False):
-            values[field_name] = self._term(arg) if convert is None else convert(self._lit(arg))
+            values[field_name] = self._term(arg) if convert is None else convert(self.lit(arg))
         span = None
         if has_span:
-            text = self._lit(args[-1])
+            text = self.lit(args[-1])
             span = self._spans.get(text)
             if span is None:
                 span = self._spans[text] = parse_span(text)
@@ -499,33 +446,22 @@ class Decoder:
         right: tuple[Any, ...] = self._term(args[1])
         return left + right
 
-    def _at(self, args: list[int]) -> n.Node:
-        site = self._lit(args[0])
-        if site not in self.site_calls:
-            raise DecodeError(f"extraction produced call site {site}, whose call the decoder was not given")
-        return self.site_calls[site]
-
     def _opaque(self, args: list[int]) -> tuple[n.Stmt, ...]:
-        index: int = self._lit(args[0])
+        index: int = self.lit(args[0])
         return self.opaque[index]
 
-    def _inst(self, args: list[int]) -> tuple[n.Stmt, ...]:
-        if self.instantiate is None:
-            raise DecodeError("extraction produced an instantiation, but the decoder has no templates")
-        return self.instantiate(self, self._lit(args[0]), self._lit(args[1]), self._term(args[2]))
-
     def _scalar_type(self, args: list[int]) -> t.Type:
-        return t.ScalarType(DataType[self._lit(args[0])])
+        return t.ScalarType(DataType[self.lit(args[0])])
 
     def _tensor_type(self, args: list[int]) -> t.Type:
-        return t.TensorType(self._term(args[0]), DataType[self._lit(args[1])])
+        return t.TensorType(self._term(args[0]), DataType[self.lit(args[1])])
 
     def _tile_type(self, args: list[int]) -> t.Type:
-        mem = self._lit(args[2])
-        return t.TileType(self._term(args[0]), DataType[self._lit(args[1])], MemorySpace[mem] if mem else None)
+        mem = self.lit(args[2])
+        return t.TileType(self._term(args[0]), DataType[self.lit(args[1])], MemorySpace[mem] if mem else None)
 
     def _array_type(self, args: list[int]) -> t.Type:
-        return t.ArrayType(self._term(args[0]), DataType[self._lit(args[1])])
+        return t.ArrayType(self._term(args[0]), DataType[self.lit(args[1])])
 
     def _tuple_type(self, args: list[int]) -> t.Type:
         return t.TupleType(self._term(args[0]))
@@ -534,58 +470,16 @@ class Decoder:
         return t.UnknownType()
 
     def _var(self, args: list[int]) -> n.Var:
-        var_id = self._lit(args[2])
+        var_id = self.lit(args[2])
         known = self.vars.get(var_id)
         if known is not None:
             return known
-        var = n.Var(self._lit(args[0]), self._term(args[1]), id=var_id)
+        var = n.Var(self.lit(args[0]), self._term(args[1]), id=var_id)
         self.vars[var_id] = var
         return var
 
-    def _rvar(self, args: list[int]) -> n.Var:
-        return self.fresh_copy(
-            self._lit(args[2]), self._lit(args[3]), self._lit(args[0]), lambda: self._term(args[1]), None
-        )
 
-    def _riterarg(self, args: list[int]) -> n.Var:
-        return self.fresh_copy(
-            self._lit(args[2]),
-            self._lit(args[3]),
-            self._lit(args[0]),
-            lambda: self._term(args[1]),
-            lambda: self._term(args[4]),
-        )
-
-    def fresh_copy(
-        self,
-        var_id: int,
-        site: int,
-        name: str,
-        make_type: Callable[[], t.Type],
-        make_init: Callable[[], n.Expr] | None,
-    ) -> n.Var:
-        """The one fresh Var (an IterArg when `make_init` is given) standing for callee variable
-        `var_id` at `site`, named when first met; the type and init are built after the name, so
-        the names they contain are numbered after it."""
-        existing = self.renamed.get((var_id, site))
-        if existing is not None:
-            return existing
-        base = self.origins.get(var_id, name)
-        fresh_name = inline_name(base, self.counter)
-        self.counter += 1
-        while fresh_name in self.taken:
-            fresh_name = inline_name(base, self.counter)
-            self.counter += 1
-        self.taken.add(fresh_name)
-        ty = make_type()
-        var = n.Var(fresh_name, ty) if make_init is None else n.IterArg(fresh_name, ty, init_value=make_init())
-        self.renamed[(var_id, site)] = var
-        self.origins[var.id] = base
-        self.provenance[var.id] = site
-        return var
-
-
-_SPECIAL_DECODERS: dict[str, Callable[[Decoder, list[int]], Any]] = {
+Decoder.SPECIAL = {
     "ExNil": Decoder._nothing,
     "TyNil": Decoder._nothing,
     "SNil": Decoder._nothing,
@@ -596,9 +490,7 @@ _SPECIAL_DECODERS: dict[str, Callable[[Decoder, list[int]], Any]] = {
     "SCat": Decoder._cat,
     "NoEx": Decoder._none,
     "NoSt": Decoder._none,
-    "At": Decoder._at,
     "Opaque": Decoder._opaque,
-    "Inst": Decoder._inst,
     "TScalar": Decoder._scalar_type,
     "TTensor": Decoder._tensor_type,
     "TTile": Decoder._tile_type,
@@ -606,10 +498,7 @@ _SPECIAL_DECODERS: dict[str, Callable[[Decoder, list[int]], Any]] = {
     "TTuple": Decoder._tuple_type,
     "TUnknown": Decoder._unknown_type,
     "Var": Decoder._var,
-    "RVar": Decoder._rvar,
-    "RIterArg": Decoder._riterarg,
 }
-"""Constructors that are not one IR class field for field: lists, markers, types and variables."""
 
 _DecodePlan = tuple[type[n.Node], tuple[tuple[str, Callable[[Any], Any] | None], ...], bool]
 _DECODE_PLANS: dict[str, _DecodePlan | None] = {}
@@ -639,45 +528,6 @@ def _decode_plan(name: str) -> _DecodePlan | None:
     return plan
 
 
-Instantiate = Callable[[Decoder, str, int, tuple[Any, ...]], tuple[n.Stmt, ...]]
-"""(decoder, template, site, decoded actuals) -> the statements of the copied body."""
-
-
-def decode_functions(decoder: Decoder, functions: Sequence[n.Function], extracted: Sequence[Any]) -> list[n.Function]:
-    """Each function with its body replaced by its decoded extraction (`extracted[i]` is an
-    `ExtractBest` of the i-th body); params, types and attributes stay the very same objects."""
-    return [
-        dataclasses.replace(fn, body=decoder.decode(out.termdag, out.term))
-        for fn, out in zip(functions, extracted, strict=True)
-    ]
-
-
-# ---------------------------------------------------------------------------------------------
-# Round trip through an e-graph (no rules): the lossless-encoding property
-# ---------------------------------------------------------------------------------------------
-
-
-def roundtrip_program(program: n.Program) -> n.Program:
-    """Encode every function body into one e-graph, extract each, decode: the identity on IR."""
-    encoder = Encoder()
-    encoder.roots(program.function_list)
-    egraph = eb.EGraph()
-    run_text(egraph, ir_declarations() + "\n" + ir_load_declarations())
-    load_rows(egraph, encoder.rows)
-    extracted = extract_roots(egraph, len(program.function_list))
-    functions = decode_functions(Decoder(vars=dict(encoder.vars)), program.function_list, extracted)
-    return n.Program(program.name, tuple(functions), span=program.span)
-
-
 def ir_load_declarations(extra: Sequence[Constructor] = (), facts: Sequence[FactTable] = ()) -> str:
     """Load tables and rules for the IR constructors plus `extra` ones (see `term_rows`)."""
     return load_declarations(SORTS, (*ir_constructors(), *extra), facts)
-
-
-def extract_roots(egraph: eb.EGraph, count: int) -> list[eb.ExtractBest]:
-    """Extract `(Root 0)` ... `(Root count-1)`: the cheapest term of each root's e-class."""
-    commands = [eb.Extract(SPAN, eb.Call(SPAN, "Root", [eb.Lit(SPAN, eb.Int(i))]), eb.Lit(SPAN, eb.Int(0))) for i in range(count)]
-    outputs = egraph.run_program(*commands)
-    return [o for o in outputs if isinstance(o, eb.ExtractBest)]
-
-

@@ -476,11 +476,5 @@ class Program(Node):
     def functions(self) -> FunctionMap:
         return FunctionMap(self.function_list)
 
-    def _repr_html_(self) -> str:
-        """Jupyter shows a Program as highlighted `pl` source."""
-        from nanopto.tools.html_page import program_html
-
-        return program_html(self)
-
 
 AnyNode = Expr | Stmt | Keyword | Param | Function | Program

@@ -308,3 +308,15 @@ class Mutator:
 
     def generic_visit(self, node: N) -> N:
         return map_children(node, self.visit)
+
+
+def whole_value(stmt: n.Stmt) -> n.Expr | None:
+    """The expression that is a statement's whole value, where a call is a site (docs/specification.md,
+    "Call-site forms": a site is a call that is the whole statement value); None for other statements."""
+    if isinstance(stmt, n.AssignStmt):
+        return stmt.value
+    if isinstance(stmt, n.EvalStmt):
+        return stmt.expr
+    if isinstance(stmt, n.ReturnStmt) and len(stmt.values) == 1:
+        return stmt.values[0]
+    return None

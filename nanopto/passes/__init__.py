@@ -9,10 +9,8 @@ from nanopto.passes.context import (
     PassInstrument,
     VerificationLevel,
 )
-
-# --- InlineFunctions (nanopto/passes/inline_functions.py, written by the lead) ------------------
-# Enable once the module lands; importing it registers "inline-functions" for the Default strategy.
-from nanopto.passes.inline_functions import InlineFunctions, inline_functions
+from nanopto.passes.hoist_nested_calls import HoistNestedCalls
+from nanopto.passes.inlining import InlineFunctions, inline_functions
 from nanopto.passes.pass_base import Pass, VerificationError
 from nanopto.passes.pass_manager import (
     STRATEGY_PIPELINES,
@@ -32,12 +30,11 @@ from nanopto.passes.registry import (
 from nanopto.passes.rewrite import RewriteRules, rewrite
 from nanopto.verify.properties import IRProperty
 
-# ------------------------------------------------------------------------------------------------
-
 __all__ = [
     "PASS_REGISTRY",
     "STRATEGY_PIPELINES",
     "CallbackInstrument",
+    "HoistNestedCalls",
     "IRProperty",
     "InlineFunctions",
     "OptimizationStrategy",

@@ -62,19 +62,22 @@ _STACK: ContextVar[tuple[PassContext, ...]] = ContextVar("nanopto_pass_context_s
 class PassContext:
     """`with PassContext(VerificationLevel.NONE, instruments=[...]):` configures passes run inside.
 
-    The innermost context wins; outside any `with`, `current()` is a default BASIC context with no
-    instruments.
+    The innermost context wins; outside any `with`, `current()` is the process's root context
+    (BASIC, no instruments), so a trace recorded there is kept: `PassContext.root().traces`.
     """
 
     def __init__(
         self,
         verification_level: VerificationLevel = VerificationLevel.BASIC,
         instruments: Iterable[PassInstrument] = (),
+        egraph_observer: Callable[..., None] | None = None,
     ) -> None:
         self.verification_level = verification_level
         self.instruments: tuple[PassInstrument, ...] = tuple(instruments)
         self.traces: list[tuple[str, object]] = []
         """What passes run with `trace=true` recorded here: (pass name, its trace object)."""
+        self.egraph_observer = egraph_observer
+        """Shown each e-graph at saturation by the passes that saturate one (the CLI's pictures)."""
         self._tokens: list[Token[tuple[PassContext, ...]]] = []
 
     def __enter__(self) -> PassContext:
@@ -91,9 +94,18 @@ class PassContext:
 
     @staticmethod
     def current() -> PassContext:
-        """The innermost active context, or a fresh default one."""
+        """The innermost active context, or the root context outside any `with`."""
         stack = _STACK.get()
-        return stack[-1] if stack else PassContext()
+        return stack[-1] if stack else _ROOT
+
+    @staticmethod
+    def root() -> PassContext:
+        """The context passes see outside any `with` (one per process, on purpose: it is where a
+        trace asked for without a context is kept)."""
+        return _ROOT
 
     def __repr__(self) -> str:
         return f"PassContext({self.verification_level}, instruments={list(self.instruments)!r})"
+
+
+_ROOT = PassContext()

@@ -1,7 +1,7 @@
-"""Hoist nested Inline calls onto their own bindings so they become call sites.
+"""The `hoist-nested-calls` pass: nested Inline calls onto their own bindings, so they become sites.
 
-Seed 000, "Nested call sites": a site is recognised only when the call is the whole statement
-value. A call anywhere else in a statement's own expressions — an argument (including the
+docs/specification.md, "Nested call sites": a site is recognised only when the call is the whole
+statement value. A call anywhere else in a statement's own expressions — an argument (including the
 `array.update_element(arr, i, f(x))` that `arr[i] = f(x)` desugars into), a binary operand, a loop
 bound, an if condition, a yield value — is moved onto `t__inline_arg_vN = f(...)` just before its
 statement, innermost first, and spliced in the same stage. Deliberately not hoisted: a call that is
@@ -9,15 +9,18 @@ already the whole value (only its arguments are), a tuple-returning callee, a `w
 (evaluated per iteration), an IterArg init value, and bodies that are not `SeqStmts`. Such calls stay
 where they are and the InlineFunctionsEliminated verifier names them.
 
-This step is Python rather than rules because it inserts statements *before* the one it rewrites,
-and it is small enough to check by eye; its tests are in `tests/test_hoist_nested_calls.py`.
+The pass produces `NestedCallsHoisted`, which `inline-functions` requires; the default pipeline
+runs both. It is Python rather than rules because it inserts statements *before* the one it
+rewrites, and it is small enough to check by eye; its tests are in
+`tests/passes/test_hoist_nested_calls.py`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from nanopto.ir_terms.nodes import (
     AssignStmt,
@@ -26,7 +29,9 @@ from nanopto.ir_terms.nodes import (
     Expr,
     ForStmt,
     Function,
+    FunctionType,
     IfStmt,
+    Program,
     ReturnStmt,
     ScopeStmt,
     SeqStmts,
@@ -35,9 +40,12 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
 )
-from nanopto.ir_terms.schema import map_children, nodes_of, walk_stmts
+from nanopto.ir_terms.schema import map_children, nodes_of, walk_stmts, whole_value
 from nanopto.ir_terms.types import Type, UnknownType
-from nanopto.passes.call_sites import whole_value
+from nanopto.passes.pass_base import Pass
+from nanopto.passes.registry import register_pass
+from nanopto.verify.diagnostics import Diagnostic, Severity
+from nanopto.verify.properties import IRProperty, VerifyContext, register_verifier
 
 
 class _Hoister:
@@ -150,3 +158,60 @@ def _returned_values(fn: Function) -> int:
     if isinstance(body, SeqStmts) and body.stmts and isinstance(body.stmts[-1], ReturnStmt):
         return len(body.stmts[-1].values)
     return 0
+
+
+def _inline_of(program: Program) -> dict[str, Function]:
+    return {f.name: f for f in program.function_list if f.func_type is FunctionType.Inline}
+
+
+def hoist_program(program: Program) -> Program:
+    """`program` with the nested Inline calls of every function hoisted (the pass's work)."""
+    inline = _inline_of(program)
+    if not inline:
+        return program
+    functions = tuple(hoist_nested_calls(fn, inline) for fn in program.function_list)
+    if all(new is old for new, old in zip(functions, program.function_list, strict=True)):
+        return program
+    return Program(program.name, functions, span=program.span)
+
+
+def verify_nested_calls_hoisted(program: Program, context: VerifyContext) -> list[Diagnostic]:
+    """One error per nested Inline call that `hoist-nested-calls` would still move."""
+    inline = _inline_of(program)
+    diagnostics: list[Diagnostic] = []
+    for fn in program.function_list:
+        hoisted = hoist_nested_calls(fn, inline) if inline else fn
+        if hoisted is fn:
+            continue
+        temps = [
+            stmt
+            for stmt in walk_stmts(hoisted.body)
+            if isinstance(stmt, AssignStmt) and stmt.var.name.startswith("t__inline_arg_v")
+        ]
+        for stmt in temps:
+            callee = stmt.value.op if isinstance(stmt.value, Call) else "?"
+            diagnostics.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    f"the call of Inline '{callee}' in '{fn.name}' is nested inside an expression, "
+                    "not the whole value of its statement",
+                    stmt.span or fn.span,
+                    IRProperty.NestedCallsHoisted.value,
+                )
+            )
+    return diagnostics
+
+
+@dataclass(frozen=True)
+class HoistNestedCalls(Pass):
+    """Move every hoistable nested Inline call onto a `t__inline_arg_vN` binding before its statement."""
+
+    name: ClassVar[str] = "hoist-nested-calls"
+    produced: ClassVar[frozenset[IRProperty]] = frozenset({IRProperty.NestedCallsHoisted})
+
+    def run(self, program: Program) -> Program:
+        return hoist_program(program)
+
+
+register_verifier(IRProperty.NestedCallsHoisted, verify_nested_calls_hoisted)
+register_pass("hoist-nested-calls", HoistNestedCalls)

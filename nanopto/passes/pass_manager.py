@@ -24,8 +24,9 @@ class OptimizationStrategy(enum.Enum):
 
 
 STRATEGY_PIPELINES: dict[OptimizationStrategy, tuple[str, ...]] = {
-    # Seed 000, "Overview": InlineFunctions runs first so later passes never see Inline functions.
-    OptimizationStrategy.Default: ("inline-functions",),
+    # InlineFunctions runs first so later passes never see Inline functions (docs/specification.md,
+    # "Purpose"); hoisting nested calls establishes the property it requires.
+    OptimizationStrategy.Default: ("hoist-nested-calls", "inline-functions"),
 }
 """Each strategy as registered pass names, resolved when the strategy is built."""
 

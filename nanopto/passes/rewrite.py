@@ -20,21 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
-import egglog.bindings as eb
-
+from nanopto.egraph import EGraphRun, SaturationLimits, StageReport
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import (
-    Decoder,
-    Encoder,
-    decode_functions,
-    extract_roots,
-    ir_declarations,
-    ir_load_declarations,
-)
-from nanopto.ir_terms.term_rows import load_rows, run_text
+from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, ir_load_declarations
 from nanopto.passes.context import PassContext
 from nanopto.passes.pass_base import PASS_NAME, Pass
-from nanopto.rules.engine import SaturationError, SaturationLimits, StageReport, egraph_rows, saturate
 from nanopto.rules.ruleset import Ruleset
 from nanopto.rules.user_rules import UserRuleError, check_rulesets
 
@@ -56,35 +46,19 @@ def rewrite_program(
     Raises SaturationLimitError when a limit stops a ruleset that keeps matching.
     """
     rulesets = check_rulesets(rulesets)
-    limits = limits or SaturationLimits()
     report = StageReport()
     started = time.perf_counter()
     encoder = Encoder()
     encoder.roots(program.function_list)
-    rules = "\n".join([ir_declarations(), ir_load_declarations(), *(r.commands() for r in rulesets)])
     report.times["encode"] = time.perf_counter() - started
     names = ", ".join(r.name for r in rulesets)
-    egraph = eb.EGraph()
-    try:
-        started = time.perf_counter()
-        run_text(egraph, rules)
-        load_rows(egraph, encoder.rows)
-        report.times["load"] = time.perf_counter() - started
-        started = time.perf_counter()
-        saturate(egraph, rulesets, limits, report)
-        report.times["saturate"] = time.perf_counter() - started
-        report.egraph_rows = egraph_rows(egraph)
-        started = time.perf_counter()
-        extracted = extract_roots(egraph, len(program.function_list))
-        report.times["extract"] = time.perf_counter() - started
-    except eb.EggSmolError as exc:
-        raise SaturationError(f"egglog failed while running ruleset(s) {names}: {' '.join(str(exc).split())}") from None
-    started = time.perf_counter()
-    functions = decode_functions(Decoder(vars=dict(encoder.vars)), program.function_list, extracted)
-    for fn in functions:
-        if not isinstance(fn.body, n.Stmt):
-            raise SaturationError(f"ruleset(s) {names} turned the body of {fn.name!r} into a non-statement")
-    report.times["decode"] = time.perf_counter() - started
+    run = EGraphRun(
+        ir_declarations() + "\n" + ir_load_declarations(),
+        rulesets,
+        limits or SaturationLimits(),
+        label=f"running ruleset(s) {names}",
+    )
+    functions = run.rewrite(program.function_list, encoder.rows, Decoder(vars=dict(encoder.vars)), report)
     return RewriteResult(n.Program(program.name, tuple(functions), span=program.span), report)
 
 

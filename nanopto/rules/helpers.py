@@ -13,6 +13,19 @@ from nanopto.ir_terms.term_rows import FactTable, handle
 SUBST = {sort: f"Sub{sort}" for sort in SORTS}
 """`(SubEx e site)`: `e` with the formals of `site`'s callee replaced and its locals renamed."""
 
+INLINE_TERMS: tuple[Constructor, ...] = (
+    Constructor(
+        "At",
+        ("i64", "String", "SL"),
+        "Ex",
+        doc="an inline call site: (At site template bindings), the bindings placed before the body",
+    ),
+    Constructor("RVar", ("String", "Ty", "i64", "i64"), "Ex", doc="callee local `id` renamed for `site`"),
+    Constructor("RIterArg", ("String", "Ty", "i64", "i64", "Ex"), "Ex", doc="callee iter_arg renamed for `site`"),
+)
+"""The extractable terms inlining adds to the IR: a call site still to splice, and the renamed
+copies of callee variables (decoded into fresh Vars by `nanopto.passes.inlining.terms`)."""
+
 HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
     *(Constructor(SUBST[s], (s, "i64"), s, unextractable=True, doc=f"substitute into a {s}") for s in SORTS),
     Constructor("Arg", ("i64", "i64"), "Ex", True, "(Arg site param-id): what the formal stands for at site"),
@@ -34,7 +47,8 @@ of every site (its `Arg` is the caller's extent or the symbol itself). `(Project
 
 
 def helper_declarations() -> str:
-    return "\n".join([*(c.declaration() for c in HELPER_CONSTRUCTORS), HELPER_FACTS])
+    """The inline terms, the helper constructors and the fact relations, as egglog text."""
+    return "\n".join([*(c.declaration() for c in (*INLINE_TERMS, *HELPER_CONSTRUCTORS)), HELPER_FACTS])
 
 
 HELPER_FACT_TABLES = (

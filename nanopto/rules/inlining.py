@@ -2,9 +2,9 @@
 
 Seed 000 ("Algorithm", "Edge cases", "Discarding a return value") is the source of every rule
 here; each rule's comment is its before/after shape. A call site is
-`(At site template pre actuals)`: Python has already decided, per site, what each formal stands for
-(`actuals`, and an `Arg` fact for each formal the subst rules meet) and which arguments are
-bound to fresh locals first (`pre`) — the rules only splice, substitute and wire.
+`(At site template pre)`: Python has already decided, per site, what each formal stands for
+(an `Arg` fact per formal) and which arguments are bound to fresh locals first (`pre`); the rules
+splice, substitute, rename and wire.
 
 "Nothing" produced by a rule is `(Skip)`, never `(SNil)`: template bodies share the `SNil` e-class,
 and a union into it would let substitution run into caller statements without end.
@@ -13,27 +13,24 @@ and a union into it would let substitution run into caller statements without en
 from __future__ import annotations
 
 from nanopto.ir_terms.encoding import ir_constructors
+from nanopto.rules.helpers import INLINE_TERMS
 from nanopto.rules.ruleset import Rule, Ruleset
 
-_CALL = "(At s tpl pre args)"
+_CALL = "(At s tpl pre)"
 
 
-_BY_RULES = ("(SubSL body s)", " (= body (Body tpl))")
-_BY_INSTANCE = ("(Inst tpl s args)", "")
-
-
-def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, result: str, body: tuple[str, str]) -> Rule:
-    copy, premise = body
+def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, result: str) -> Rule:
     return Rule(
         name,
         before,
         after,
-        f"(rule ((= st {site_stmt}) (= x (SOne st)){premise} (= rets (Ret tpl)){extra})"
-        f" ((union x {result.replace('BODY', copy)}) (subsume (SOne {site_stmt}))))",
+        f"(rule ((= st {site_stmt}) (= x (SOne st)) (= body (Body tpl)) (= rets (Ret tpl)){extra})"
+        f" ((union x {result.replace('BODY', '(SubSL body s)')}) (subsume (SOne {site_stmt}))))",
     )
 
 
-def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
+def _splice_rules() -> tuple[Rule, ...]:
+    copy = "Sub(body(f))"
     return (
         _splice(
             "splice-assign",
@@ -42,7 +39,6 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
             f"(AssignStmt lhs {_CALL} ann sp)",
             " (= rets (ExCons r (ExNil)))",
             "(SCat pre (SCat BODY (SOne (WireAssign lhs (SubEx r s) ann sp))))",
-            body,
         ),
         _splice(
             "splice-assign-tuple",
@@ -51,7 +47,6 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
             f"(AssignStmt lhs {_CALL} ann sp)",
             ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "project")',
             "(SCat pre BODY)) (union lhs (MakeTuple (SubExL rets s) \"False\")",
-            body,
         ),
         _splice(
             "splice-assign-tuple-bound",
@@ -60,7 +55,6 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
             f"(AssignStmt lhs {_CALL} ann sp)",
             ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "bind")',
             "(SCat pre (SCat BODY (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann sp))))",
-            body,
         ),
         _splice(
             "splice-return",
@@ -69,7 +63,6 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
             f"(ReturnStmt (ExCons {_CALL} (ExNil)) sp)",
             "",
             "(SCat pre (SCat BODY (SOne (ReturnStmt (SubExL rets s) sp))))",
-            body,
         ),
         _splice(
             "splice-discard",
@@ -78,7 +71,6 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
             f"(EvalStmt {_CALL} sp)",
             "",
             "(SCat pre (SCat BODY (Discard (SubExL rets s) sp)))",
-            body,
         ),
     )
 
@@ -86,16 +78,7 @@ def _splice_rules(body: tuple[str, str], copy: str) -> tuple[Rule, ...]:
 SPLICE = Ruleset(
     "splice",
     "Unfold each Inline call site into the argument bindings, the substituted body and the wired result.",
-    _splice_rules(_BY_RULES, "Sub(body(f))"),
-)
-
-SPLICE_BY_INSTANCE = Ruleset(
-    "splice-instance",
-    "SPLICE with the body as one instantiation term (Inst f site actuals) that the decoder copies out; "
-    "the returned values still go through the subst rules. Gives what SPLICE gives (tested on drawn "
-    "and hand-written programs, tests/test_instantiate.py), in an e-graph proportional to the sites, "
-    "not to sites x body size.",
-    _splice_rules(_BY_INSTANCE, "Inst(f, site, actuals)"),
+    _splice_rules(),
 )
 
 PROJECT = Ruleset(
@@ -148,7 +131,7 @@ WRITEBACK = Ruleset(
 
 def _discard_rules() -> tuple[Rule, ...]:
     rules = [Rule("discard-nothing", "Discard(())", "(nothing)", "(rewrite (Discard (ExNil) sp) (Skip))")]
-    for c in ir_constructors():
+    for c in (*ir_constructors(), *INLINE_TERMS):
         if c.sort != "Ex" or c.name in ("Keyword", "NoEx", "At"):
             continue
         pattern = f"({c.name}{''.join(f' a{i}' for i in range(len(c.args)))})"

@@ -13,7 +13,7 @@ from nanopto.ir_terms.encoding import Constructor, ir_constructors
 from nanopto.rules.helpers import SUBST
 from nanopto.rules.ruleset import Rule, Ruleset
 
-_SPECIAL = {"Var", "IterArg", "RVar", "RIterArg", "At", "Inst", "Root"}
+_SPECIAL = {"Var", "IterArg", "Root"}
 
 
 def _structural_rule(c: Constructor) -> Rule:

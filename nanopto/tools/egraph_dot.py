@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 import egglog.bindings as eb
 
-from nanopto.rules.engine import Stage, StageReport
+from nanopto.egraph import StageReport
+from nanopto.passes.inlining.stage import Stage
 from nanopto.rules.helpers import HELPER_CONSTRUCTORS
 
 DEFAULT_MAX_NODES = 300

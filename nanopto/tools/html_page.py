@@ -24,10 +24,11 @@ from html import escape
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import walk
-from nanopto.passes.call_sites import CallSite
-from nanopto.passes.inline_functions import InlineResult
+from nanopto.passes.inlining import InlineResult
+from nanopto.passes.inlining.call_sites import CallSite
 from nanopto.rules import INLINE_RULESETS
 from nanopto.tools.highlight import TOKEN_CSS, highlight_lines, highlighted_block
+from nanopto.tools.inline_report import rule_counts, site_record
 from nanopto.tools.line_origins import LineKind, LineOrigin, line_origins, span_lines
 
 PALETTE: tuple[tuple[str, str], ...] = (
@@ -273,8 +274,6 @@ def _panes(page: InlinePage) -> str:
 
 
 def _sites_table(page: InlinePage) -> str:
-    from nanopto.cli import site_record
-
     result = page.result
     if result is None or not result.sites:
         return '<p class="muted">No Inline call sites: the program is unchanged.</p>'
@@ -314,8 +313,6 @@ def _sites_table(page: InlinePage) -> str:
 
 
 def _rules_tables(result: InlineResult | None) -> str:
-    from nanopto.cli import rule_counts
-
     if result is None or not result.sites:
         return '<p class="muted">No rule ran: there was nothing to inline.</p>'
     counts = rule_counts(result)

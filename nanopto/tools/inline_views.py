@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from nanopto.ir_terms.nodes import Program, Var
 from nanopto.ir_terms.schema import walk
-from nanopto.passes.inline_functions import InlineResult
+from nanopto.passes.inlining import InlineResult
 from nanopto.tools.egraph_dot import (
     DEFAULT_MAX_NODES,
     EGraphOutputError,

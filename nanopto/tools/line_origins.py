@@ -26,7 +26,7 @@ from enum import Enum
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.printer import print_expr, python_print
 from nanopto.ir_terms.schema import walk
-from nanopto.passes.call_sites import CallSite
+from nanopto.passes.inlining.call_sites import CallSite
 
 
 class LineKind(Enum):

@@ -13,9 +13,11 @@ from typing import Any
 
 import egglog.bindings as eb
 
+from nanopto.egraph import StageReport
 from nanopto.ir_terms.nodes import Program
-from nanopto.passes.inline_functions import inline_program
-from nanopto.rules.engine import Stage, StageReport
+from nanopto.passes.hoist_nested_calls import hoist_program
+from nanopto.passes.inlining import inline_program
+from nanopto.passes.inlining.stage import Stage
 
 
 @dataclass
@@ -29,10 +31,10 @@ class SerializedStages:
 
 
 def inline_egraphs(program: Program) -> list[str]:
-    """Run InlineFunctions on `program` and return the JSON of every stage's saturated e-graph
-    (with the subst rules copying bodies, so the copies are there to see)."""
+    """Run the default pipeline on `program` and return the JSON of every InlineFunctions stage's
+    saturated e-graph."""
     stages = SerializedStages()
-    inline_program(program, observer=stages, body_copies="rules")
+    inline_program(hoist_program(program), observer=stages)
     return stages.json
 
 

@@ -14,16 +14,16 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TextIO
 
+from nanopto.egraph import StageReport
 from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.structural import structural_equal
 from nanopto.passes.context import PassContext
-from nanopto.passes.inline_functions import inline_program
-from nanopto.passes.inline_steps import Step, inline_steps
+from nanopto.passes.inlining import inline_program
+from nanopto.passes.inlining.steps import Step, inline_steps
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.rewrite import RewriteResult, RewriteRules
 from nanopto.rules import INLINE_RULESETS, Ruleset
-from nanopto.rules.engine import StageReport
 
 
 def _ordered(matches: dict[str, int], rulesets: Sequence[Ruleset]) -> list[tuple[str, str, int]]:

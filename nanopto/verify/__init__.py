@@ -1,8 +1,6 @@
-"""Verification: diagnostics, IR property verifiers, and (elsewhere in this package) the
-reference interpreter and the rebinding checker that serve as oracles for passes."""
+"""Verification: diagnostics, IR property verifiers, the rebinding checker and the reference
+interpreter, the oracles a pass is checked against. This package imports only the IR."""
 
-# --- Re-exports of modules written by others: enable each line when its module lands. ---------
-# from nanopto.verify.interpreter import ...  # reference interpreter (the oracle)
 from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
 from nanopto.verify.diagnostics import Diagnostic, Severity
 from nanopto.verify.properties import (
@@ -15,12 +13,12 @@ from nanopto.verify.properties import (
     verify_inline_functions_eliminated,
     verify_properties,
 )
-
-# ------------------------------------------------------------------------------------------------
+from nanopto.verify.interpreter import InterpreterError, interpret, values_equal
 
 __all__ = [
     "Diagnostic",
     "IRProperty",
+    "InterpreterError",
     "PropertyVerifier",
     "RebindingCheckError",
     "Severity",
@@ -28,7 +26,9 @@ __all__ = [
     "check_rebinding",
     "get_verifier",
     "has_verifier",
+    "interpret",
     "register_verifier",
     "verify_inline_functions_eliminated",
+    "values_equal",
     "verify_properties",
 ]

@@ -1,6 +1,6 @@
 """The rebinding checker: an independent look at spliced code against the seed's alias table.
 
-The pass decides, per call site and parameter, where a rebinding lands (`nanopto.passes.rebinding`).
+The pass decides, per call site and parameter, where a rebinding lands (`nanopto.passes.inlining.rebinding`).
 This module does not trust those decisions' *effects*: it compares the caller before and after
 inlining and checks invariants any correct splice must keep (seed 000, "Rebinding a parameter" and
 "Edge cases"):
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from nanopto.ir_terms.nodes import (
     AssignStmt,
@@ -33,6 +33,7 @@ from nanopto.ir_terms.nodes import (
     Node,
     Program,
     ScopeStmt,
+    Span,
     Submit,
     Var,
     WhileStmt,
@@ -41,8 +42,43 @@ from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import nodes_of, walk, walk_stmts
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
-if TYPE_CHECKING:
-    from nanopto.passes.call_sites import CallSite
+
+class RowLike(Protocol):
+    """The rebinding-table row a binding was given (`passes.inlining.rebinding.RebindingRow`)."""
+
+    @property
+    def value(self) -> str: ...
+    @property
+    def rebinds_caller_var(self) -> bool: ...
+
+
+class BindingLike(Protocol):
+    """What the checker reads of one parameter binding: the pass's decision, as data."""
+
+    @property
+    def param(self) -> Var: ...
+    @property
+    def actual(self) -> Node: ...
+    @property
+    def row(self) -> RowLike: ...
+    @property
+    def bind_local(self) -> bool: ...
+
+
+class SiteLike(Protocol):
+    """What the checker reads of one call site (`passes.inlining.call_sites.SiteLike`)."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def helper(self) -> str: ...
+    @property
+    def caller(self) -> str: ...
+    @property
+    def span(self) -> Span | None: ...
+    @property
+    def bindings(self) -> Sequence[BindingLike]: ...
+
 
 RULE = "RebindingTable"
 
@@ -89,13 +125,13 @@ def _computed(nodes: Iterable[Node], ops: set[str]) -> Counter[_Key]:
     )
 
 
-def _site_label(site: CallSite) -> str:
+def _site_label(site: SiteLike) -> str:
     where = f" at {site.span}" if site.span is not None else ""
     return f"call site #{site.number} of '{site.helper}' in '{site.caller}'{where}"
 
 
 def check_function(
-    before: Function, after: Function, sites: Sequence[CallSite], copies: Mapping[tuple[int, int], str]
+    before: Function, after: Function, sites: Sequence[SiteLike], copies: Mapping[tuple[int, int], str]
 ) -> list[Diagnostic]:
     """Check one caller against the decisions taken at its own top-level sites.
 
@@ -174,20 +210,15 @@ def check_function(
 def check_rebinding(
     before: Program,
     after: Program,
-    sites: Sequence[CallSite] | None = None,
+    sites: Sequence[SiteLike],
     copies: Mapping[tuple[int, int], str] | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics for every violation of the rebinding table in `after` (empty when it is right).
 
-    `sites` are the pass's per-site decisions and `copies` which (Var, site) pairs got a fresh
-    local; without them the decisions are re-derived from `before` the way the pass classifies
-    (the decisions, not the rewriting, are recomputed) and check 2 needs no copies to pass: it
-    then only sees locals named after the parameter.
+    `sites` are the pass's per-site decisions, taken as data (the checker never runs the pass),
+    and `copies` which (Var, site) pairs got a fresh local; without `copies`, check 2 sees only
+    locals named after the parameter.
     """
-    if sites is None:
-        from nanopto.passes.inline_functions import inline_program
-
-        sites = inline_program(before).sites
     if copies is None:
         copies = _copies_by_name(sites, after)
     problems: list[Diagnostic] = []
@@ -200,7 +231,7 @@ def check_rebinding(
     return problems
 
 
-def _copies_by_name(sites: Sequence[CallSite], after: Program) -> dict[tuple[int, int], str]:
+def _copies_by_name(sites: Sequence[SiteLike], after: Program) -> dict[tuple[int, int], str]:
     """Without the decoder's record: a local named `<param>_inline<k>` counts as the param's copy."""
     names = {
         node.name

@@ -26,6 +26,11 @@ class IRProperty(enum.Enum):
     """No `FunctionType.Inline` function and no call or submit of one survives (seed 000,
     "Verification"). Verified."""
 
+    NestedCallsHoisted = "NestedCallsHoisted"
+    """Every Inline call that can be spliced is the whole value of its statement (docs/
+    specification.md, "Nested call sites"). Produced by `hoist-nested-calls`, required by
+    `inline-functions`; its verifier is registered by the pass that produces it."""
+
     TypeChecked = "TypeChecked"
     """The program passed type checking. Declaration only: nanopto has no verifier for it yet."""
 

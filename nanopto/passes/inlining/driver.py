@@ -1,11 +1,11 @@
 """InlineFunctions: eliminate `FunctionType.Inline` functions by splicing at every call site.
 
-Seed 000 is the specification. Python classifies (call graph, cycles, sites, the rebinding table)
-and egglog rewrites: each stage loads the functions being expanded plus the already-expanded
-helpers they call into one e-graph, runs the `splice`/`subst`/`project`/`discard`/`writeback`
-rulesets to saturation and extracts the spliced bodies. Stages go callee-first (helpers of depth 1,
-then 2, ..., then the remaining functions), so every helper a stage splices is itself fully
-expanded — the seed's "expanded analysis copy".
+`docs/specification.md` states the pass. Python classifies (call graph, cycles, sites, the
+rebinding table) and egglog rewrites: each stage loads the functions being expanded plus the
+already-expanded helpers they call into one e-graph, runs the `splice`/`subst`/`project`/
+`discard`/`writeback` rulesets to saturation and extracts the spliced bodies. Stages go
+callee-first (helpers of depth 1, then 2, ..., then the remaining functions), so every helper a
+stage splices is itself fully expanded (docs/specification.md, "Callee-first order").
 """
 
 from __future__ import annotations
@@ -15,22 +15,28 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from nanopto.egraph import SaturationLimits, StageReport
 from nanopto.gc_pause import gc_paused
 from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program, Var
 from nanopto.ir_terms.schema import remembered_walks
-from nanopto.passes.call_graph import check_acyclic, depth_of, inline_callees, inline_functions_of
-from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites, make_template
 from nanopto.passes.context import PassContext
-from nanopto.passes.dump_tags import carry_helper_tags, site_templates
-from nanopto.passes.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_expansion_size
-from nanopto.passes.hoist_nested_calls import hoist_nested_calls
+from nanopto.passes.inlining.call_graph import (
+    check_acyclic,
+    depth_of,
+    inline_callees,
+    inline_functions_of,
+)
+from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, find_sites, make_template
+from nanopto.passes.inlining.dump_tags import carry_helper_tags, site_templates
+from nanopto.passes.inlining.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_expansion_size
+from nanopto.passes.inlining.spliced_types import derive_types
+from nanopto.passes.inlining.stage import Stage, StageObserver
 from nanopto.passes.pass_base import Pass
+from nanopto.passes.pass_manager import PropertyRequirementError
 from nanopto.passes.registry import register_pass
-from nanopto.passes.spliced_types import derive_types
 from nanopto.rules import INLINE_RULESETS, Ruleset
-from nanopto.rules.engine import BodyCopies, SaturationLimits, Stage, StageObserver, StageReport
 from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
-from nanopto.verify.properties import IRProperty
+from nanopto.verify.properties import IRProperty, verify_properties
 
 
 @dataclass
@@ -45,12 +51,9 @@ class InlineResult:
     copies: dict[tuple[int, int], str] = field(default_factory=dict)
     """(callee Var id, site number) -> the name of the fresh local made for it."""
     before: Program | None = None
-    """The input program, for before/after views (`_repr_html_`)."""
-
-    def _repr_html_(self) -> str:
-        from nanopto.tools.html_page import inline_result_html
-
-        return inline_result_html(self)
+    """The input program, for before/after views."""
+    rulesets: tuple[str, ...] = ()
+    """The names of the rulesets that ran, in schedule order."""
 
 
 Work = tuple[list[Function], dict[str, HelperTemplate]]
@@ -61,8 +64,8 @@ def callee_first_stages(program: Program, inline: dict[str, Function]) -> Genera
 
     Yields (functions, templates) to expand — the Inline helpers of depth 1, 2, ... (each batch's
     callees already expanded), then every other function — and is sent back the expanded functions.
-    Nested calls are hoisted first; templates are made from expanded helpers, with their own
-    `pl.dump_tag` marks moved onto carriers. Returns the expanded non-Inline functions.
+    Templates are made from expanded helpers, with their own `pl.dump_tag` marks moved onto
+    carriers. Returns the expanded non-Inline functions.
     """
     depth = depth_of(inline)
     expanded: dict[str, Function] = {}
@@ -73,7 +76,7 @@ def callee_first_stages(program: Program, inline: dict[str, Function]) -> Genera
             for name in inline_callees(fn, inline):
                 if name not in templates:
                     templates[name] = carry_helper_tags(make_template(expanded[name]))
-        return [hoist_nested_calls(fn, inline) for fn in functions]
+        return functions
 
     for level in range(max(depth.values()) + 1):
         batch = prepare([inline[name] for name in inline if depth[name] == level])
@@ -90,22 +93,22 @@ def inline_program(
     limits: SaturationLimits | None = None,
     observer: StageObserver | None = None,
     max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS,
-    body_copies: BodyCopies = "instance",
 ) -> InlineResult:
-    """Run InlineFunctions and keep the details (`--trace`, the checker and the tests read them).
+    """Run InlineFunctions and keep the details (`--trace`, the views, the checker and the tests
+    read them). The program must have its nested Inline calls hoisted (`hoist-nested-calls`).
 
     `observer` sees each stage's e-graph at saturation (`--egraph` and `--html` draw it).
-    `body_copies="rules"` makes the subst rules copy every body inside the e-graph instead of
-    the decoder (`Stage.body_copies`): slower, and what the e-graph pictures are meant to show.
     """
-    _check_body_copies(body_copies)
+    unhoisted = [d for d in verify_properties(program, [IRProperty.NestedCallsHoisted]) if d.is_error]
+    if unhoisted:
+        raise PropertyRequirementError(
+            "inline-functions",
+            IRProperty.NestedCallsHoisted,
+            "the program has nested Inline calls; run hoist-nested-calls first (the default pipeline does):",
+            unhoisted,
+        )
     with gc_paused(), remembered_walks():
-        return _inline_program(program, rulesets, limits, observer, max_output_statements, body_copies)
-
-
-def _check_body_copies(value: str) -> None:
-    if value not in ("instance", "rules"):
-        raise ValueError(f"inline-functions: body_copies must be 'instance' or 'rules', not {value!r}")
+        return _inline_program(program, tuple(rulesets), limits, observer, max_output_statements)
 
 
 def _inline_program(
@@ -114,7 +117,6 @@ def _inline_program(
     limits: SaturationLimits | None,
     observer: StageObserver | None,
     max_output_statements: int,
-    body_copies: BodyCopies,
 ) -> InlineResult:
     started = time.perf_counter()
     inline = inline_functions_of(program)
@@ -122,7 +124,7 @@ def _inline_program(
         return InlineResult(program, before=program)
     check_acyclic(inline)
     check_expansion_size(program, inline, max_output_statements)  # before any splicing
-    result = InlineResult(program, before=program)
+    result = InlineResult(program, before=program, rulesets=tuple(r.name for r in rulesets))
     times = result.report.times
 
     def clock(phase: str, since: float) -> float:
@@ -156,7 +158,6 @@ def _inline_program(
             site_template=chosen,
             origins=origins,
             observer=observer,
-            body_copies=body_copies,
         )
         rewritten, decoder, report = stage.run(counter)
         counter = decoder.counter
@@ -169,7 +170,7 @@ def _inline_program(
     started = time.perf_counter()
     work = next(stages)
     while True:
-        clock("hoist", started)  # the driver's own work: hoisting nested calls, making templates
+        clock("templates", started)  # the driver's own work: making templates
         expanded = expand(*work)
         started = time.perf_counter()
         try:
@@ -177,7 +178,7 @@ def _inline_program(
         except StopIteration as done:
             expanded_callers: list[Function] = done.value
             break
-    started = clock("hoist", started)
+    started = clock("templates", started)
     result.copies = {key: var.name for key, var in fresh.items()}
     result.provenance = {var.id: site_number for (_, site_number), var in fresh.items()}
     # The Vars whose types are derived, by caller: its sites' receivers and the fresh locals.
@@ -204,25 +205,25 @@ class InlineFunctions(Pass):
     """Splice every Inline function at its call sites and drop the Inline functions."""
 
     name: ClassVar[str] = "inline-functions"
+    required: ClassVar[frozenset[IRProperty]] = frozenset({IRProperty.NestedCallsHoisted})
     produced: ClassVar[frozenset[IRProperty]] = frozenset({IRProperty.InlineFunctionsEliminated})
 
     trace: bool = False
-    """Record the InlineResult (sites, rows, rule matches) in the active PassContext's `traces`."""
+    """Record the InlineResult (sites, rows, rule matches) in the current PassContext's `traces`
+    (`PassContext.root()` outside any `with`), and show each stage's e-graph to the context's
+    `egraph_observer`."""
     max_iterations: int = SaturationLimits.max_iterations
     max_rows: int = SaturationLimits.max_rows
     timeout: float = SaturationLimits.timeout
     max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS
     """Refuse (ExpansionTooLargeError) when the estimated output is larger (`expansion_size`)."""
-    body_copies: BodyCopies = "instance"
-    """"instance" (the decoder copies bodies) or "rules" (the subst rules do, in the e-graph)."""
-
-    def __post_init__(self) -> None:
-        _check_body_copies(self.body_copies)
 
     def run(self, program: Program) -> Program:
         limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)
+        context = PassContext.current()
+        observer = context.egraph_observer if self.trace else None
         result = inline_program(
-            program, limits=limits, max_output_statements=self.max_output_statements, body_copies=self.body_copies
+            program, limits=limits, observer=observer, max_output_statements=self.max_output_statements
         )
         if self.trace:
             PassContext.current().traces.append((self.name, result))

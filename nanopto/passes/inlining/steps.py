@@ -17,29 +17,22 @@ through a splice the e-graph holds only helper terms (`SubSL`, `WireAssign`, ...
 
 from __future__ import annotations
 
-import dataclasses
-import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-import egglog.bindings as eb
-
+from nanopto import egraph
+from nanopto.egraph import SaturationLimits, StageReport
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import DecodeError, Decoder, Encoder, extract_roots
-from nanopto.ir_terms.term_rows import SPAN, load_rows, run_text
-from nanopto.passes.call_graph import check_acyclic, inline_functions_of
-from nanopto.passes.call_sites import CallSite, HelperTemplate, find_sites
-from nanopto.passes.dump_tags import site_templates
-from nanopto.passes.inline_functions import callee_first_stages
-from nanopto.passes.spliced_types import derive_types
+from nanopto.passes.hoist_nested_calls import hoist_program
+from nanopto.passes.inlining.call_graph import check_acyclic, inline_functions_of
+from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, find_sites
+from nanopto.passes.inlining.driver import callee_first_stages
+from nanopto.passes.inlining.dump_tags import site_templates
+from nanopto.passes.inlining.spliced_types import derive_types
+from nanopto.passes.inlining.stage import Snapshot, Stage
 from nanopto.rules import INLINE_RULESETS, Ruleset
-from nanopto.rules.engine import (
-    SaturationError,
-    SaturationLimitError,
-    SaturationLimits,
-    Stage,
-    StageReport,
-)
+
+HOIST_STEP = "hoist nested Inline calls onto their own bindings (hoist-nested-calls)"
 
 
 @dataclass
@@ -52,6 +45,11 @@ class Iteration:
     function: n.Function | None
     """The function being rewritten as extraction sees it now; None while only helper terms remain."""
 
+    @classmethod
+    def seen(cls, iteration: egraph.Iteration, snapshot: Snapshot) -> Iteration:
+        functions = snapshot() if iteration.updated else None
+        return cls(iteration.ruleset, iteration.matches, iteration.updated, functions[0] if functions else None)
+
 
 @dataclass
 class Step:
@@ -62,9 +60,13 @@ class Step:
     report: StageReport
     program: n.Program
     iterations: list[Iteration] = field(default_factory=list)
+    title: str | None = None
+    """Overrides the description of a step that is not a splice (the hoisting step)."""
 
     @property
     def description(self) -> str:
+        if self.title is not None:
+            return self.title
         if self.site is None:
             return "drop the Inline helpers (every call site is spliced) and type the receivers"
         span = self.site.span
@@ -89,8 +91,13 @@ def inline_steps(
         return
     check_acyclic(inline)
     limits = limits or SaturationLimits()
-    current: dict[str, n.Function] = {f.name: f for f in program.function_list}
     state = _State()
+    hoisted = hoist_program(program)
+    if hoisted is not program:
+        state.steps += 1
+        yield Step(state.steps, None, StageReport(), hoisted, title=HOIST_STEP)
+        program = hoisted
+    current: dict[str, n.Function] = {f.name: f for f in program.function_list}
 
     def snapshot() -> n.Program:
         return n.Program(program.name, tuple(current[f.name] for f in program.function_list), span=program.span)
@@ -105,17 +112,25 @@ def inline_steps(
             state.sites += 1
             state.all_sites.append(site)
             chosen = site_templates([fn], [site], templates)
-            stage = Stage(
-                [fn], templates, [site], rulesets, limits, site_template=chosen, origins=state.origins, body_copies="rules"
-            )
             iterations: list[Iteration] = []
-            if rule_by_rule:
-                fn, report = _run_iterating(stage, state, iterations)
-            else:
-                rewritten, decoder, report = stage.run(state.counter)
-                state.counter = decoder.counter
-                state.fresh.update(decoder.provenance)
-                fn = rewritten[0]
+
+            def record(iteration: egraph.Iteration, snapshot: Snapshot, seen: list[Iteration] = iterations) -> None:
+                seen.append(Iteration.seen(iteration, snapshot))
+
+            stage = Stage(
+                [fn],
+                templates,
+                [site],
+                rulesets,
+                limits,
+                site_template=chosen,
+                origins=state.origins,
+                each_iteration=record if rule_by_rule else None,
+            )
+            rewritten, decoder, report = stage.run(state.counter)
+            state.counter = decoder.counter
+            state.fresh.update(var.id for var in decoder.renamed.values())
+            fn = rewritten[0]
             current[fn.name] = fn
             state.steps += 1
             yield Step(state.steps, site, report, snapshot(), iterations)
@@ -155,76 +170,4 @@ def _receivers(site: CallSite) -> set[int]:
     return {site.stmt.var.id} if isinstance(site.stmt, n.AssignStmt) else set()
 
 
-def _run_iterating(stage: Stage, state: _State, iterations: list[Iteration]) -> tuple[n.Function, StageReport]:
-    """`stage.run`, one ruleset iteration at a time, extracting after each iteration that changed
-    the e-graph. The schedule is `engine.saturate`'s: each round runs the first ruleset once and
-    every other one until it stops changing the e-graph, until a round changes nothing."""
-    (_,) = stage.sites  # a step is one site
-    report = StageReport(sites=1)
-    encoder = Encoder(site_of=stage.site_marks())
-    stage.encode(encoder, by_instance=False)
-    egraph = eb.EGraph()
-    fn = stage.functions[0]
-    try:
-        run_text(egraph, stage.rules_text(stage.rulesets))
-        load_rows(egraph, encoder.rows)
-        first = stage.rulesets[0]
-        while True:
-            changed = False
-            for ruleset in stage.rulesets:
-                while True:
-                    out = egraph.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(ruleset.name))))[0]
-                    assert isinstance(out, eb.RunScheduleOutput)
-                    run = out.report
-                    report.iterations += 1
-                    matches = {rule: count for rule, count in run.num_matches_per_rule.items() if count}
-                    for rule, count in matches.items():
-                        report.matches[rule] = report.matches.get(rule, 0) + count
-                    if run.updated or matches:
-                        snapshot = _try_extract(egraph, encoder, state.counter, fn) if run.updated else None
-                        iterations.append(Iteration(ruleset.name, matches, run.updated, snapshot))
-                    changed = changed or run.updated
-                    if report.iterations >= stage.limits.max_iterations:
-                        raise SaturationLimitError(
-                            "iteration", stage.limits.max_iterations, [ruleset.name], "max_iterations="
-                        )
-                    if not run.updated or ruleset is first:
-                        break
-            if not changed:
-                break
-        (best,) = extract_roots(egraph, 1)
-    except eb.EggSmolError as exc:
-        raise SaturationError(f"egglog failed while inlining: {exc}") from None
-    decoder = Decoder(
-        vars=dict(encoder.vars), counter=state.counter, site_calls=encoder.site_calls, origins=state.origins
-    )
-    body = decoder.decode(best.termdag, best.term)
-    state.counter = decoder.counter
-    state.fresh.update(decoder.provenance)
-    return dataclasses.replace(fn, body=body), report
-
-
-def _try_extract(egraph: eb.EGraph, encoder: Encoder, counter: int, fn: n.Function) -> n.Function | None:
-    """The function as extraction sees it now, or None while its body has only helper terms.
-
-    A failed extraction is the expected answer mid-splice, so egglog's error log about the
-    unextractable root (logger `egglog.extract`) is silenced for the attempt.
-    """
-    logger = logging.getLogger("egglog.extract")
-    disabled = logger.disabled
-    logger.disabled = True
-    try:
-        (best,) = extract_roots(egraph, 1)
-        body = Decoder(
-            vars=dict(encoder.vars), counter=counter, site_calls=encoder.site_calls
-        ).decode(
-            best.termdag, best.term
-        )
-    except (eb.EggSmolError, DecodeError):
-        return None
-    finally:
-        logger.disabled = disabled
-    return dataclasses.replace(fn, body=body)
-
-
-__all__ = ["Iteration", "Step", "inline_steps"]
+__all__ = ["HOIST_STEP", "Iteration", "Step", "inline_steps"]

@@ -14,7 +14,7 @@ from nanopto.ir_terms.nodes import Expr, Var
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.types import TensorType, TileType, Type, UnknownType
-from nanopto.passes.call_sites import CallSite, HelperTemplate
+from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate
 
 
 def _actual_type(expr: Expr) -> Type:

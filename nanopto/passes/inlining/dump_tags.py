@@ -33,7 +33,7 @@ from nanopto.ir_terms.nodes import (
     Var,
 )
 from nanopto.ir_terms.schema import Mutator, walk, walk_stmts
-from nanopto.passes.call_sites import CallSite, HelperTemplate
+from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate
 
 CARRIERS = frozenset({"cluster", "graph", "at"})
 """Scopes a helper's own tags land on."""

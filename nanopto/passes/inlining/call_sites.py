@@ -39,9 +39,9 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.printer import print_type, python_print
-from nanopto.ir_terms.schema import iter_children, nodes_of, walk
+from nanopto.ir_terms.schema import iter_children, nodes_of, walk, whole_value
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
-from nanopto.passes.rebinding import RebindingRow, classify_params
+from nanopto.passes.inlining.rebinding import RebindingRow, classify_params
 
 
 class SiteForm(enum.Enum):
@@ -186,18 +186,6 @@ def find_sites(fn: Function, templates: dict[str, HelperTemplate], first_number:
             template = templates[call.op]
             sites.append(_make_site(fn, stmt, call, template, first_number + len(sites), whole_uses))
     return sites
-
-
-def whole_value(stmt: Stmt) -> Expr | None:
-    """The expression that is a statement's whole value, where a call is a site (seed: "a site is
-    recognised only when the call is the whole statement value"); None for other statements."""
-    if isinstance(stmt, AssignStmt):
-        return stmt.value
-    if isinstance(stmt, EvalStmt):
-        return stmt.expr
-    if isinstance(stmt, ReturnStmt) and len(stmt.values) == 1:
-        return stmt.values[0]
-    return None
 
 
 def _site_call(stmt: Stmt) -> Call | None:

@@ -29,7 +29,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.schema import Mutator, type_exprs, walk, walk_stmts
 from nanopto.ir_terms.types import Type, UnknownType
-from nanopto.passes.call_sites import InlineError
+from nanopto.passes.inlining.call_sites import InlineError
 
 
 class _Typer:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from nanopto.ir_terms.nodes import Call, Function, FunctionType, Program, SeqStmts, Stmt
 from nanopto.ir_terms.schema import nodes_of
-from nanopto.passes.call_graph import depth_of
+from nanopto.passes.inlining.call_graph import depth_of
 
 DEFAULT_MAX_OUTPUT_STATEMENTS = 200_000
 """Far above any hand-written program (the benchmarks splice 1,000 sites into ~5,000 statements)

@@ -1,0 +1,255 @@
+"""The one e-graph pipeline: load term rows, saturate rulesets, extract each root, decode.
+
+Every user of egglog in nanopto goes through `EGraphRun.rewrite`: InlineFunctions' stages, user
+rewrite passes, the stepper (with a per-iteration callback) and the lossless round trip (with no
+rules). The engine is handed its declarations and rulesets; it knows nothing of inlining.
+
+The schedule is
+
+    (saturate (seq (run r0) (saturate (run r1)) ... (saturate (run rN))))
+
+run one ruleset iteration at a time so that the limits are checked in between and a callback can
+watch each iteration: each round runs the first ruleset once and every other ruleset until it stops
+changing the e-graph, and rounds repeat until a whole round changes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import egglog.bindings as eb
+
+from nanopto.ir_terms import nodes as n
+from nanopto.ir_terms.encoding import Decoder
+from nanopto.ir_terms.term_rows import SPAN, TermRows, load_rows, run_text
+from nanopto.rules.ruleset import Ruleset
+
+
+class SaturationError(RuntimeError):
+    """egglog rejected the rules or extraction failed: a bug in a rule, not in the user's input."""
+
+
+@dataclass(frozen=True)
+class SaturationLimits:
+    """Bounds on one saturation run, so a pathological program or a looping rule cannot hang.
+
+    `max_iterations` counts ruleset iterations (one `run` of one ruleset); `max_rows` is the total
+    number of e-graph rows; `timeout` is wall-clock seconds. The defaults are far above what the
+    inlining rules need (about 10 iterations per nesting level) and low enough to stop quickly.
+    """
+
+    max_iterations: int = 10_000
+    max_rows: int = 20_000_000
+    timeout: float = 300.0
+
+
+class SaturationLimitError(RuntimeError):
+    """A saturation run hit one of its limits before reaching a fixpoint."""
+
+    def __init__(self, limit: str, value: float, still_matching: Sequence[str], option: str) -> None:
+        self.limit = limit
+        self.still_matching = tuple(still_matching)
+        matching = ", ".join(still_matching) or "none"
+        super().__init__(
+            f"saturation stopped at the {limit} limit ({value:g}) before reaching a fixpoint; "
+            f"rulesets still matching: {matching}. If the rules are meant to terminate, raise the "
+            f"limit ({option}); a ruleset that rewrites forever (e.g. commutativity with a growing "
+            "term) never will."
+        )
+
+
+@dataclass
+class StageReport:
+    """What saturation did: rule matches, iterations, sizes and phase times (seconds)."""
+
+    matches: dict[str, int] = field(default_factory=dict)
+    iterations: int = 0
+    sites: int = 0
+    egraph_rows: int = 0
+    times: dict[str, float] = field(default_factory=dict)
+
+    def add(self, other: StageReport) -> None:
+        for rule, count in other.matches.items():
+            self.matches[rule] = self.matches.get(rule, 0) + count
+        self.iterations += other.iterations
+        self.sites += other.sites
+        self.egraph_rows += other.egraph_rows
+        for phase, seconds in other.times.items():
+            self.times[phase] = self.times.get(phase, 0.0) + seconds
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One egglog iteration of one ruleset: the rules that matched and whether anything changed."""
+
+    ruleset: str
+    matches: dict[str, int]
+    updated: bool
+
+
+IterationObserver = Callable[[eb.EGraph, Iteration], None]
+"""Called after every ruleset iteration; it may extract (`extract_roots`) but must not change the e-graph."""
+SaturationObserver = Callable[[eb.EGraph, StageReport], None]
+"""Called once at saturation, before extraction; it must only read the e-graph."""
+
+
+def schedule(rulesets: Sequence[Ruleset]) -> str:
+    """The schedule `saturate` runs, written as the egglog command it is equivalent to."""
+    first, *rest = rulesets
+    inner = " ".join(f"(saturate (run {r.name}))" for r in rest)
+    return f"(run-schedule (saturate (seq (run {first.name}) {inner})))"
+
+
+def egraph_rows(egraph: eb.EGraph) -> int:
+    sizes = egraph.run_program(eb.PrintSize(SPAN, None))[0]
+    assert isinstance(sizes, eb.PrintAllFunctionsSize)
+    return sum(size for _, size in sizes.sizes)
+
+
+def saturate(
+    egraph: eb.EGraph,
+    rulesets: Sequence[Ruleset],
+    limits: SaturationLimits,
+    report: StageReport,
+    each_iteration: IterationObserver | None = None,
+) -> None:
+    """Run `schedule(rulesets)` one ruleset iteration at a time, checking the limits in between."""
+    if not rulesets:
+        return
+    started = time.perf_counter()
+    first = rulesets[0]
+    still_matching: dict[str, bool] = {}
+    """Whether each ruleset's latest iteration changed the e-graph: what a limit error names."""
+    while True:
+        changed = False
+        for ruleset in rulesets:
+            while True:
+                out = egraph.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(ruleset.name))))[0]
+                assert isinstance(out, eb.RunScheduleOutput)
+                run = out.report
+                report.iterations += 1
+                matches = {rule: count for rule, count in run.num_matches_per_rule.items() if count}
+                for rule, count in matches.items():
+                    report.matches[rule] = report.matches.get(rule, 0) + count
+                if each_iteration is not None:
+                    each_iteration(egraph, Iteration(ruleset.name, matches, run.updated))
+                changed = changed or run.updated
+                still_matching[ruleset.name] = run.updated
+                # The ruleset that keeps changing the e-graph is the one to name; a ruleset that
+                # only ran earlier in the round has already had its say.
+                culprits = [ruleset.name] if run.updated else [k for k, on in still_matching.items() if on]
+                _check(egraph, limits, report, started, culprits)
+                if not run.updated or ruleset is first:
+                    break
+        if not changed:
+            return
+
+
+def _check(egraph: eb.EGraph, limits: SaturationLimits, report: StageReport, started: float, matching: list[str]) -> None:
+    if report.iterations >= limits.max_iterations:
+        raise SaturationLimitError("iteration", limits.max_iterations, matching, "max_iterations=")
+    elapsed = time.perf_counter() - started
+    if elapsed > limits.timeout:
+        raise SaturationLimitError("time", limits.timeout, matching, "timeout= (seconds)")
+    if report.iterations % 8 == 0:
+        rows = egraph_rows(egraph)
+        if rows > limits.max_rows:
+            raise SaturationLimitError("e-graph size", limits.max_rows, matching, "max_rows=")
+
+
+def extract_roots(egraph: eb.EGraph, count: int) -> list[eb.ExtractBest]:
+    """Extract `(Root 0)` ... `(Root count-1)`: the cheapest term of each root's e-class."""
+    commands = [
+        eb.Extract(SPAN, eb.Call(SPAN, "Root", [eb.Lit(SPAN, eb.Int(i))]), eb.Lit(SPAN, eb.Int(0)))
+        for i in range(count)
+    ]
+    outputs = egraph.run_program(*commands)
+    return [o for o in outputs if isinstance(o, eb.ExtractBest)]
+
+
+class PreparedEGraphs:
+    """E-graphs with declarations and rules compiled, one per distinct rules text.
+
+    Compiling the ~70 inlining rules costs 0.1-0.2 s; a run happens between `push` and `pop`, so
+    the next run (the next stage, or the next pass run in a hypothesis loop) starts from the
+    compiled rules with an empty e-graph. This is the one piece of process-wide state the engine
+    keeps, on purpose: it is a cache of pure compilation results, bounded to `capacity` entries.
+    """
+
+    def __init__(self, capacity: int = 8) -> None:
+        self.capacity = capacity
+        self._egraphs: dict[str, eb.EGraph] = {}
+
+    def get(self, rules: str) -> eb.EGraph:
+        egraph = self._egraphs.get(rules)
+        if egraph is None:
+            egraph = eb.EGraph()
+            try:
+                run_text(egraph, rules)
+            except eb.EggSmolError as exc:
+                raise SaturationError(f"egglog rejected the rules: {' '.join(str(exc).split())}") from None
+            if len(self._egraphs) >= self.capacity:
+                self._egraphs.pop(next(iter(self._egraphs)))
+            self._egraphs[rules] = egraph
+        return egraph
+
+
+PREPARED = PreparedEGraphs()
+
+
+@dataclass
+class EGraphRun:
+    """One configured pipeline: `declarations` (sorts, constructors, load tables) plus `rulesets`,
+    run under `limits`; `label` says what for in an egglog error ("inlining", "ruleset(s) x")."""
+
+    declarations: str
+    rulesets: Sequence[Ruleset]
+    limits: SaturationLimits = field(default_factory=SaturationLimits)
+    label: str = "rewriting"
+    at_saturation: SaturationObserver | None = None
+    each_iteration: IterationObserver | None = None
+
+    def rules_text(self) -> str:
+        return "\n".join([self.declarations, *(r.commands() for r in self.rulesets)])
+
+    def rewrite(
+        self, functions: Sequence[n.Function], rows: TermRows, decoder: Decoder, report: StageReport
+    ) -> list[n.Function]:
+        """Load `rows` (which hold each function's body as `(Root i)`), saturate, extract every root
+        and decode it: each function with its body replaced, params and attributes untouched."""
+        started = time.perf_counter()
+        egraph = PREPARED.get(self.rules_text())
+        egraph.run_program(eb.Push(1))
+        try:
+            load_rows(egraph, rows)
+            started = _lap(report, "load", started)
+            saturate(egraph, self.rulesets, self.limits, report, self.each_iteration)
+            started = _lap(report, "saturate", started)
+            report.egraph_rows += egraph_rows(egraph)
+            if self.at_saturation is not None:
+                self.at_saturation(egraph, report)
+                started = time.perf_counter()
+            extracted = extract_roots(egraph, len(functions))
+            started = _lap(report, "extract", started)
+        except eb.EggSmolError as exc:
+            raise SaturationError(f"egglog failed while {self.label}: {' '.join(str(exc).split())}") from None
+        finally:
+            egraph.run_program(eb.Pop(SPAN, 1))
+        result = [
+            dataclasses.replace(fn, body=decoder.decode(out.termdag, out.term))
+            for fn, out in zip(functions, extracted, strict=True)
+        ]
+        for fn in result:
+            if not isinstance(fn.body, n.Stmt):
+                raise SaturationError(f"{self.label} turned the body of {fn.name!r} into a non-statement")
+        _lap(report, "decode", started)
+        return result
+
+
+def _lap(report: StageReport, phase: str, since: float) -> float:
+    now = time.perf_counter()
+    report.times[phase] = report.times.get(phase, 0.0) + now - since
+    return now

@@ -1,0 +1,121 @@
+"""The terms inlining adds to the IR encoding: call sites and renamed copies of callee variables.
+
+An inline call site is written `(At site template bindings)` (`rules.helpers.INLINE_TERMS`): the
+template is the helper body Python chose for that site, `bindings` the statements that bind
+arguments to fresh locals before the body. The call itself stays in Python, so an unspliced site
+decodes back to its own call and `decode(encode(p))` is `p` when no rule fires.
+
+The subst rules rename a callee local `y` for site `s` as `(RVar "y" type id s)`; the decoder turns
+each distinct copy into one fresh `Var`, named by `names.inline_name` in the order it meets them
+(program order), so names are deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from nanopto.ir_terms import nodes as n
+from nanopto.ir_terms import types as t
+from nanopto.ir_terms.encoding import DecodeError, Decoder, Encoder
+from nanopto.ir_terms.names import inline_name
+from nanopto.ir_terms.term_rows import TermRows
+
+
+class InlineEncoder(Encoder):
+    """The IR encoder that writes the chosen calls as `(At site template bindings)`.
+
+    `site_of` maps a call (by identity) to its site number and template; `site_bindings` holds
+    each site's bindings handle, set before the bodies are encoded (`(Skip)` when absent).
+    """
+
+    def __init__(
+        self, site_of: dict[int, tuple[int, str]], opaque: set[int] | None = None, rows: TermRows | None = None
+    ) -> None:
+        super().__init__(opaque=opaque, rows=rows)
+        self.site_of = site_of
+        self.site_calls: dict[int, n.Node] = {}
+        self.site_bindings: dict[int, int] = {}
+
+    def _expr(self, node: n.Node) -> int:
+        site = self.site_of.get(id(node))
+        if site is None:
+            return super()._expr(node)
+        number, template = site
+        self.site_calls[number] = node
+        bindings = self.site_bindings.get(number)
+        return self.rows.term("At", number, template, self.rows.term("Skip") if bindings is None else bindings)
+
+
+@dataclass
+class InlineDecoder(Decoder):
+    """The decoder that reads call sites back as their calls and renamed copies as fresh Vars."""
+
+    counter: int = 0
+    site_calls: dict[int, n.Node] = field(default_factory=dict)
+    """Site number -> its call, for a site that comes back unspliced."""
+    taken: set[str] = field(default_factory=set)
+    """Names already used where the copies land: a fresh name skips them, so the printed program
+    never makes two Vars one name (the counter still numbers every copy uniquely)."""
+    origins: dict[int, str] = field(default_factory=dict)
+    """Fresh Var id -> the name it was derived from. Shared across the stages of one pass run, so
+    a local copied through nested helpers is named once from its original (`y_inline7`, not
+    `y_inline0_inline7`); the counter keeps every name unique."""
+    renamed: dict[tuple[int, int], n.Var] = field(default_factory=dict)
+    """(callee Var id, site number) -> the fresh Var made for it."""
+
+    def _at(self, args: list[int]) -> n.Node:
+        site = self.lit(args[0])
+        if site not in self.site_calls:
+            raise DecodeError(f"extraction produced call site {site}, whose call the decoder was not given")
+        return self.site_calls[site]
+
+    def _rvar(self, args: list[int]) -> n.Var:
+        return self.fresh_copy(
+            self.lit(args[2]), self.lit(args[3]), self.lit(args[0]), lambda: self.term(args[1]), None
+        )
+
+    def _riterarg(self, args: list[int]) -> n.Var:
+        return self.fresh_copy(
+            self.lit(args[2]),
+            self.lit(args[3]),
+            self.lit(args[0]),
+            lambda: self.term(args[1]),
+            lambda: self.term(args[4]),
+        )
+
+    def fresh_copy(
+        self,
+        var_id: int,
+        site: int,
+        name: str,
+        make_type: Callable[[], t.Type],
+        make_init: Callable[[], n.Expr] | None,
+    ) -> n.Var:
+        """The one fresh Var (an IterArg when `make_init` is given) standing for callee variable
+        `var_id` at `site`, named when first met; the type and init are built after the name, so
+        the names they contain are numbered after it."""
+        existing = self.renamed.get((var_id, site))
+        if existing is not None:
+            return existing
+        base = self.origins.get(var_id, name)
+        fresh_name = inline_name(base, self.counter)
+        self.counter += 1
+        while fresh_name in self.taken:
+            fresh_name = inline_name(base, self.counter)
+            self.counter += 1
+        self.taken.add(fresh_name)
+        ty = make_type()
+        var = n.Var(fresh_name, ty) if make_init is None else n.IterArg(fresh_name, ty, init_value=make_init())
+        self.renamed[(var_id, site)] = var
+        self.origins[var.id] = base
+        return var
+
+
+_INLINE_SPECIAL: dict[str, Callable[[Any, list[int]], Any]] = {
+    "At": InlineDecoder._at,
+    "RVar": InlineDecoder._rvar,
+    "RIterArg": InlineDecoder._riterarg,
+}
+InlineDecoder.SPECIAL = {**Decoder.SPECIAL, **_INLINE_SPECIAL}

@@ -1,0 +1,98 @@
+"""One InlineFunctions run as plain data and as text: the call sites with each parameter's
+rebinding row, and the rules that fired. The `--trace` and `--json` output, the demo and the HTML
+page all read the same records."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from nanopto.ir_terms.nodes import Var
+from nanopto.ir_terms.printer import python_print
+from nanopto.passes.inlining import InlineResult
+from nanopto.passes.inlining.call_sites import CallSite
+from nanopto.rules import INLINE_RULESETS
+
+
+def _fresh_local(result: InlineResult, site: CallSite, param: Var) -> str | None:
+    """The name of the fresh local a parameter was bound to at `site` (the decoder's record)."""
+    return result.copies.get((param.id, site.number))
+
+
+def _site_line(site: CallSite) -> str:
+    span = site.span
+    return f"line {span.line}" if span is not None else "line ?"
+
+
+def site_record(result: InlineResult, site: CallSite, source: str | None = None) -> dict[str, Any]:
+    """One call site as plain data (the `--json` trace and the text explanation both use it).
+
+    `statement` is the site's line as the user wrote it when `source` is given (the parser
+    desugars `q, r = f(x)` into a temporary), else the printed IR statement.
+    """
+    span = site.span
+    statement = python_print(site.stmt).strip()
+    lines = source.splitlines() if source is not None else []
+    if span is not None and 0 < span.line <= len(lines):
+        statement = lines[span.line - 1].strip()
+    bindings = []
+    for b in site.bindings:
+        bindings.append(
+            {
+                "param": b.param.name,
+                "actual": python_print(b.actual),
+                "row": b.row.name,
+                "row_text": b.row.value,
+                "bind_local": b.bind_local,
+                "local": _fresh_local(result, site, b.param) if b.bind_local else None,
+                "reason": b.reason,
+            }
+        )
+    return {
+        "number": site.number,
+        "caller": site.caller,
+        "helper": site.helper,
+        "file": span.file if span is not None else None,
+        "line": span.line if span is not None else None,
+        "col": span.col + 1 if span is not None else None,
+        "statement": statement,
+        "form": site.form.name,
+        "form_text": site.form.value,
+        "bindings": bindings,
+    }
+
+
+def explain_sites(result: InlineResult, out: TextIO, source: str | None = None) -> None:
+    if not result.sites:
+        out.write("no Inline call sites: the program is unchanged\n")
+    for site in result.sites:
+        record = site_record(result, site, source)
+        out.write(
+            f"site {site.number}: {site.caller} {_site_line(site)}: `{record['statement']}`"
+            f" splices helper '{site.helper}'  [{site.form.value}]\n"
+        )
+        for b in record["bindings"]:
+            if b["bind_local"]:
+                local = b["local"] or "a fresh local"
+                binding = f"bound to local {local} = {b['actual']}  ({b['reason']})"
+            else:
+                binding = f"replaced by {b['actual']}  ({b['reason']})"
+            out.write(f'    {b["param"]}: row "{b["row_text"]}"; {binding}\n')
+
+
+def rule_counts(result: InlineResult) -> dict[str, int]:
+    """Matches per rule, in ruleset order, fired rules only."""
+    counts = result.report.matches
+    ordered = {r.name: counts[r.name] for rs in INLINE_RULESETS for r in rs.rules if counts.get(r.name)}
+    ordered.update({k: v for k, v in sorted(counts.items()) if k not in ordered and v})
+    return ordered
+
+
+def explain_rules(result: InlineResult, out: TextIO) -> None:
+    counts = rule_counts(result)
+    ruleset_of = {r.name: rs.name for rs in INLINE_RULESETS for r in rs.rules}
+    out.write(f"rules fired ({sum(counts.values())} matches, {result.report.iterations} iterations):\n")
+    width = max((len(name) for name in counts), default=0)
+    for name, count in counts.items():
+        out.write(f"    {ruleset_of.get(name, '?'):>9} {name:<{width}}  {count}\n")
+    times = ", ".join(f"{phase} {seconds * 1000:.1f} ms" for phase, seconds in result.report.times.items())
+    out.write(f"phase times: {times or 'none (no sites)'}\n")

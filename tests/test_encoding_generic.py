@@ -1,0 +1,16 @@
+"""The term codec in `ir_terms` is generic: it knows the IR and nothing of inlining."""
+
+from __future__ import annotations
+
+import inspect
+
+from nanopto.ir_terms import encoding
+from nanopto.ir_terms.encoding import Decoder, ir_constructors
+
+
+def test_the_ir_encoding_has_no_inlining_terms() -> None:
+    names = {c.name for c in ir_constructors()}
+    assert not names & {"At", "Inst", "RVar", "RIterArg", "Arg", "Body", "Ret"}
+    assert not {"At", "RVar", "RIterArg"} & set(Decoder.SPECIAL)
+    source = inspect.getsource(encoding)
+    assert "fresh_copy" not in source and "site_of" not in source
