@@ -3,6 +3,7 @@ interpreter, the oracles a pass is checked against. This package imports only th
 
 from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
 from nanopto.verify.diagnostics import Diagnostic, Severity
+from nanopto.verify.interpreter import InterpreterError, interpret, values_equal
 from nanopto.verify.properties import (
     IRProperty,
     PropertyVerifier,
@@ -13,7 +14,6 @@ from nanopto.verify.properties import (
     verify_inline_functions_eliminated,
     verify_properties,
 )
-from nanopto.verify.interpreter import InterpreterError, interpret, values_equal
 
 __all__ = [
     "Diagnostic",
@@ -28,7 +28,7 @@ __all__ = [
     "has_verifier",
     "interpret",
     "register_verifier",
-    "verify_inline_functions_eliminated",
     "values_equal",
+    "verify_inline_functions_eliminated",
     "verify_properties",
 ]
