@@ -26,7 +26,7 @@ PAGES = [*sorted(DOCS.glob("*.md")), ROOT / "README.md"]
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(?P<text>.*?)(?:[ \t]+#+)?[ \t]*$")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _LINK = re.compile(r"!?\[(?P<text>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<target>[^)\s]+)(?:[ \t]+\"[^\"]*\")?\)")
 _REF_DEF = re.compile(r"^[ ]{0,3}\[[^\]]+\]:[ \t]*(?P<target>\S+)")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -95,15 +95,34 @@ def anchors(page: Path) -> list[str]:
     return out
 
 
+def _paragraphs(page: Path) -> list[tuple[int, str]]:
+    """(first line number, text) of each run of consecutive non-blank prose lines: a link's text
+    and a code span may continue on the next line."""
+    out: list[tuple[int, str]] = []
+    previous = -1
+    for number, line in _prose_lines(page):
+        if not line.strip():
+            continue
+        if number == previous + 1 and out:
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + line)
+        else:
+            out.append((number, line))
+        previous = number
+    return out
+
+
 def links(page: Path) -> list[Link]:
     """Every link target written in `page`'s prose (inline code spans are not prose)."""
     out: list[Link] = []
-    for number, line in _prose_lines(page):
-        line = _CODE_SPAN.sub("", line)
-        out += [Link(page, number, m.group("target").strip("<>")) for m in _LINK.finditer(line)]
-        definition = _REF_DEF.match(line)
-        if definition:
-            out.append(Link(page, number, definition.group("target")))
+    for first, paragraph in _paragraphs(page):
+        # Blank a code span out character for character (newlines kept) so line numbers stay right.
+        text = _CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), paragraph)
+        for m in _LINK.finditer(text):
+            out.append(Link(page, first + text.count("\n", 0, m.start()), m.group("target").strip("<>")))
+        for offset, line in enumerate(text.split("\n")):
+            definition = _REF_DEF.match(line)
+            if definition:
+                out.append(Link(page, first + offset, definition.group("target")))
     return out
 
 
