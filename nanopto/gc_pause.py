@@ -9,6 +9,9 @@ On the way out the objects made meanwhile are moved, unscanned, to the oldest ge
 generation, they would all be scanned by the very next collection (0.3 s after a 10,000-site
 pass); in the oldest they wait for a full collection, which reclaims any cyclic garbage among them
 as it would have anyway.
+
+The collector is one per interpreter, so this is process-wide state by nature: the pause is
+scoped to a `with` block, and re-entrant.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 000, "Rebinding a parameter": the `k + m` trap (the table's last row).
+"""docs/specification.md, "Rebinding a parameter": the `k + m` trap (the table's last row).
 
 `bump` rebinds a plain scalar parameter, so its argument is bound to a fresh local
 `n_inline0 = k` and the caller's `k` is still the original afterwards: `k + m` is 2k + 1.

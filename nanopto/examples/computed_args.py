@@ -1,4 +1,4 @@
-"""Seed 000, "Edge cases": computed tensor arguments, `f(a[r], c[r], r)`.
+"""docs/specification.md, "Argument binding": computed tensor arguments, `f(a[r], c[r], r)`.
 
 Each computed argument is bound once at the call site (`x_inline0 = a[r]`, `c_inline1 = c[r]`),
 then the callee's write `c[0:4, j] = v` (which the parser desugars to

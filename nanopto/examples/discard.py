@@ -1,4 +1,4 @@
-"""Seed 000, "Discarding a return value": the value is dropped, its evaluation is not.
+"""docs/specification.md, "Discarding a return value": the value is dropped, its evaluation is not.
 
 `writeout`'s return expression is the store itself, so the discarded call site re-emits it as an
 EvalStmt: the store survives in `kernel`.

@@ -1,4 +1,4 @@
-"""Seed 000, "Multi-return inline": `q, ready = self.helper(x, q)` is wired by projection.
+"""docs/specification.md, "Tuple returns and projection": `q, ready = self.helper(x, q)` is wired by projection.
 
 No tuple is built: each use of a component is replaced by the helper's returned value, and the
 identity write-back `q = q` is omitted because both sides are the same Var.

@@ -1,4 +1,4 @@
-"""Seed 000, "Multiple call sites": each site gets its own fresh names, so locals never collide."""
+"""docs/specification.md, "Alpha-renaming", multiple call sites: each site gets its own fresh names, so locals never collide."""
 
 import nanopto.language as pl
 

@@ -1,4 +1,4 @@
-"""Seed 000, "Inline calls Inline (transitive)": callees are expanded first.
+"""docs/specification.md, "Callee-first order": callees are expanded first.
 
 `quad` calls `square` twice; it is expanded before `main`'s site is spliced, so `main` receives
 the fully expanded body with every local renamed per site.

@@ -1,4 +1,4 @@
-"""Seed 000, "Inline body containing `pl.at`": the scope is spliced verbatim.
+"""docs/specification.md, "Statement forms": the scope is spliced verbatim.
 
 A later pass (OutlineIncoreScopes in PyPTO) outlines it exactly as if it had been written at the
 call site.

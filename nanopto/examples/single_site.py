@@ -1,4 +1,4 @@
-"""Seed 000, "Single call site": one helper, one call; the helper's local is alpha-renamed."""
+"""docs/specification.md, "Purpose", a single call site: one helper, one call; the helper's local is alpha-renamed."""
 
 import nanopto.language as pl
 

@@ -1,4 +1,4 @@
-"""Seed 000, "Rebinding a parameter": the 3A trap.
+"""docs/specification.md, "Rebinding a parameter": the 3A trap.
 
 `twice` rebinds its tensor parameter with a value that does not alias it (`t = pl.add(t, t)`), so
 the call site binds a fresh local `t_inline0 = a` first. Substituting the caller's `a` at the

@@ -379,6 +379,9 @@ class Decoder:
         self._dag = termdag
         self._memo: dict[int, Any] = {}
         self._spans: dict[str, n.Span | None] = {}
+        # The decoder recurses once per term level; statement lists are balanced trees, so the
+        # depth is that of the deepest expression. The interpreter's recursion limit is
+        # process-wide: it is raised for this call only and restored on the way out.
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 20000))
         try:

@@ -1,6 +1,6 @@
 """Variable naming: the auto-name grammar and the fresh names inlining gives to spliced locals.
 
-Seed 000, "naming rules": a name with an auto-name role or version (`base__qualifier_role_vN`) gets
+docs/specification.md, "Alpha-renaming": a name with an auto-name role or version (`base__qualifier_role_vN`) gets
 the qualifier `inline<k>` inserted so the role and version survive repeated inlining; any other
 name gets the suffix `_inline<k>`, joined so that a trailing `_` never fuses into the reserved
 `__` delimiter.
@@ -71,11 +71,6 @@ def inline_name(name: str, counter: int) -> str:
     if auto is not None:
         return str(add_qualifier(auto, qualifier))
     return join_name_suffix(name, qualifier)
-
-
-def temp_name(role: str, version: int, base: str = "t") -> str:
-    """An auto-named temporary such as `t__inline_arg_v0`... see `hoist`; here `t__arg_v0`."""
-    return f"{base}__{role}_v{version}"
 
 
 def validate_base_name(name: str) -> None:

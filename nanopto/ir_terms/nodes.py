@@ -382,7 +382,7 @@ class ScopeStmt(Stmt):
 
 
 def scope_kind(scope: ScopeStmt) -> ScopeKind:
-    """The IR scope kind a `pl` scope constructor lowers to (seed 004, "Scope Context Managers")."""
+    """The IR scope kind a `pl` scope constructor lowers to (docs/specification.md, "Statement forms")."""
     match scope.constructor:
         case "at":
             level = next((k.value for k in scope.kwargs if k.name == "level"), None)

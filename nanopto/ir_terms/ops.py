@@ -46,8 +46,8 @@ class OpDef:
 
     `aliases_arg`: the index of the argument whose storage the result *is* (so `t = op(t, ...)` is
     a proven self-update); `None` for ops that make a new value. `writes`: the arguments written
-    in place. `effectful`: the op matters even when its result is unused (documentation only: the
-    inliner keeps every discarded call, see seed "Discarding a return value").
+    in place. (Every discarded call is kept, whatever the op: docs/specification.md, "Discarding a
+    return value".)
     """
 
     name: str
@@ -56,7 +56,6 @@ class OpDef:
     semantics: Semantics
     aliases_arg: int | None = None
     writes: tuple[int, ...] = ()
-    effectful: bool = False
     doc: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -293,7 +292,6 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _assemble,
         aliases_arg=0,
         writes=(0,),
-        effectful=True,
         doc="write `source` into `target` at `offsets`; the result is `target`",
     ),
     OpDef(
@@ -312,7 +310,6 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _store,
         aliases_arg=2,
         writes=(2,),
-        effectful=True,
         doc="write a tile into a tensor window; the result is the tensor",
     ),
     OpDef("create_tensor", ("create_tensor", "tensor.create"), _create_tensor_type, _create_tensor, doc="a new zeroed tensor"),
@@ -324,7 +321,6 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _update_element,
         aliases_arg=0,
         writes=(0,),
-        effectful=True,
         doc="`arr[i] = v`: write element i in place; the result is the array",
     ),
     OpDef(
@@ -332,7 +328,6 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         ("system.set_ffts",),
         _const(UnknownType()),
         _nothing,
-        effectful=True,
         doc="hand the FFTS unit its workspace (hardware set-up; writes no argument)",
     ),
     OpDef(
@@ -347,7 +342,6 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         ("dump_tag",),
         _const(UnknownType()),
         _nothing,
-        effectful=True,
         doc="`pl.dump_tag(t)`: mark a tensor for selective runtime dump (no effect on values)",
     ),
 )

@@ -13,8 +13,6 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-StaticValue = int | float | bool | str | list[Any] | tuple[Any, ...] | None
-
 
 class NotStatic(Exception):
     """Raised with the offending node when an expression is not a compile-time constant."""

@@ -1,7 +1,7 @@
 """IR -> `pl` source text that the parser reads back into the same IR.
 
 Printed programs are how people (and tests) read the result of a pass, so the printer writes the
-style the seeds use rather than a dump format, and it is the parser's inverse: `parse(print(p))`
+style PyPTO programs are written in rather than a dump format, and it is the parser's inverse: `parse(print(p))`
 is structurally equal to `p`. That is why it re-sugars exactly what the parser desugars (a tuple
 unpack through a `*__tmp_v*` temporary), prints yield targets from the enclosing statement's
 `return_vars`, declares free symbolic dimensions as `N = pl.dynamic("N")`, and never re-sugars a

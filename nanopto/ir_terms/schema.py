@@ -11,6 +11,7 @@ import dataclasses
 import enum
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -230,19 +231,21 @@ def walk(node: n.Node) -> Iterator[n.Node]:
     return _preorder(node, children_of)
 
 
-_WALKS: list[dict[int, tuple[n.Node, tuple[n.Node, ...]]]] = []
-"""The open `remembered_walks` scopes, innermost last."""
+_Memo = dict[int, tuple[n.Node, tuple[n.Node, ...]]]
+_WALKS: ContextVar[tuple[_Memo, ...]] = ContextVar("nanopto_remembered_walks", default=())
+"""The open `remembered_walks` scopes, innermost last; a ContextVar, so each thread or task that
+runs a pass has its own."""
 
 
 @contextmanager
 def remembered_walks() -> Iterator[None]:
     """Within the block, `nodes_of` walks each root once. A pass run opens one, so a caller asked
     about its calls, sites, tags, size and names is walked once, and nothing outlives the run."""
-    _WALKS.append({})
+    token = _WALKS.set((*_WALKS.get(), {}))
     try:
         yield
     finally:
-        _WALKS.pop()
+        _WALKS.reset(token)
 
 
 def nodes_of(node: n.Node) -> tuple[n.Node, ...]:
@@ -250,9 +253,10 @@ def nodes_of(node: n.Node) -> tuple[n.Node, ...]:
 
     An entry holds the root itself, so its id cannot be reused while the entry lives.
     """
-    if not _WALKS:
+    scopes = _WALKS.get()
+    if not scopes:
         return tuple(walk(node))
-    memo = _WALKS[-1]
+    memo = scopes[-1]
     entry = memo.get(id(node))
     if entry is not None and entry[0] is node:
         return entry[1]

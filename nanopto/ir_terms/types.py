@@ -50,5 +50,3 @@ class UnknownType:
 
 
 Type = ScalarType | TensorType | TileType | ArrayType | TupleType | UnknownType
-
-SHAPED_TYPES = (TensorType, TileType)

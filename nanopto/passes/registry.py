@@ -35,9 +35,6 @@ class PassRegistry:
         self._factories[name] = factory
         return factory
 
-    def unregister(self, name: str) -> None:
-        self._factories.pop(name, None)
-
     def get(self, name: str, **options: object) -> Pass:
         """Build the pass `name` with `options`; unknown names and options are readable errors."""
         factory = self._factories.get(name)

@@ -1,7 +1,7 @@
 """The inlining rulesets: splice, project, discard, writeback.
 
-Seed 000 ("Algorithm", "Edge cases", "Discarding a return value") is the source of every rule
-here; each rule's comment is its before/after shape. A call site is
+docs/specification.md ("Steps at one call site", "Call-site forms", "Discarding a return value")
+states every rule here; each rule's comment is its before/after shape. A call site is
 `(At site template pre)`: Python has already decided, per site, what each formal stands for
 (an `Arg` fact per formal) and which arguments are bound to fresh locals first (`pre`); the rules
 splice, substitute, rename and wire.

@@ -1,8 +1,8 @@
-"""The rebinding checker: an independent look at spliced code against the seed's alias table.
+"""The rebinding checker: an independent look at spliced code against the alias/rebinding table.
 
 The pass decides, per call site and parameter, where a rebinding lands (`nanopto.passes.inlining.rebinding`).
 This module does not trust those decisions' *effects*: it compares the caller before and after
-inlining and checks invariants any correct splice must keep (seed 000, "Rebinding a parameter" and
+inlining and checks invariants any correct splice must keep (docs/specification.md, "Rebinding a parameter" and
 "Edge cases"):
 
 1. A caller Var gains new definitions only if it was passed, and substituted, for a parameter
@@ -40,6 +40,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import nodes_of, walk, walk_stmts
+from nanopto.ir_terms.structural import structural_hash
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
 
@@ -107,13 +108,13 @@ def definitions(fn: Function) -> Counter[int]:
     return defs
 
 
-_Key = tuple[str, tuple[int, ...], object]
+_Key = tuple[int, tuple[int, ...], object]
 
 
 def _identity_key(node: Node) -> _Key:
     """The same expression over the same Vars written at the same place (spans survive inlining,
     so a copy of a helper's own `pl.add(t, t)` is not mistaken for the caller's argument)."""
-    return python_print(node), tuple(v.id for v in walk(node) if isinstance(v, Var)), node.span
+    return structural_hash(node), tuple(v.id for v in walk(node) if isinstance(v, Var)), node.span
 
 
 def _computed(nodes: Iterable[Node], ops: set[str]) -> Counter[_Key]:

@@ -11,11 +11,11 @@ fast, and it models exactly the `pl` semantics that inlining can get wrong:
   writes nothing). Ops that make a value (`pl.add`) return a new array; ops that declare `writes`
   (`tensor.assemble`, `tile.store`, `array.update_element`) write into their destination and
   return it; a subscript `a[i, 0:4]` is a numpy *view*, so a write through it reaches `a`. This is
-  what separates the seed's `twice` example computing 3A from a wrong inlining computing 4A.
+  what separates the `twice` example computing 3A from a wrong inlining computing 4A.
 * **Calls bind, never copy.** A call of any function (Inline ones included) binds each parameter
   to the argument object, so `pl.Out` / `pl.InOut` buffers the caller passes are mutated in place
   and the caller sees the writes; a rebinding of a parameter (`n = n + 1`) stays local to the
-  callee (the seed's `bump` example). A `pl.Out` / `pl.InOut` scalar is the caller's variable:
+  callee (the `bump` example of docs/specification.md, "Rebinding a parameter"). A `pl.Out` / `pl.InOut` scalar is the caller's variable:
   its final value is copied back, and two such parameters given the same Var are one variable.
 * **Op semantics come only from the op registry** (`OpDef.semantics`), so declaring an op is
   all it takes to make it executable here.

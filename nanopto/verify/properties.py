@@ -23,8 +23,8 @@ class IRProperty(enum.Enum):
     """A verifiable fact about a program (the names follow PyPTO's `IRProperty`)."""
 
     InlineFunctionsEliminated = "InlineFunctionsEliminated"
-    """No `FunctionType.Inline` function and no call or submit of one survives (seed 000,
-    "Verification"). Verified."""
+    """No `FunctionType.Inline` function and no call or submit of one survives (docs/
+    specification.md, "Produced property"). Verified."""
 
     NestedCallsHoisted = "NestedCallsHoisted"
     """Every Inline call that can be spliced is the whole value of its statement (docs/
@@ -110,7 +110,7 @@ def _enum_order(prop: IRProperty) -> int:
 
 
 def verify_inline_functions_eliminated(program: Program, context: VerifyContext) -> list[Diagnostic]:
-    """Seed 000, "Verification": no Inline function, and no Call whose callee resolves to one.
+    """docs/specification.md, "Produced property": no Inline function, and no Call whose callee resolves to one.
 
     A call or submit is dangling when its callee is an Inline function of the program, one the
     pass removed, or no function of the program at all. Each finding sits at the node's own span,

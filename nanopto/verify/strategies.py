@@ -17,7 +17,7 @@ What `programs()` draws (every tensor is `pl.Tensor[[4], pl.FP32]`, every scalar
   call graph is acyclic. Parameters are tensors (In, Out or InOut), plain scalars and arrays.
   Each helper returns one value or a (tensor, scalar) pair.
 
-Statements exercise every row of the rebinding table (seed 000, "Rebinding a parameter"):
+Statements exercise every row of the rebinding table (docs/specification.md, "Rebinding a parameter"):
 read-only parameters; tensor self-updates `t = pl.tensor.assemble(t, x, [0])` (a full `[4]` window
 at `[0]`); other tensor rebindings `t = pl.add(t, t)` and `t = other`; scalar rebindings
 `n = n + 1`; array element writes `arr[i] = v` (parsed to `array.update_element`). Any of them may
@@ -27,7 +27,7 @@ Call sites take every top-level form: `y = self.h(...)`, `y, m = self.h2(...)`,
 arguments (`pl.add(a, b)`, `k + 1`). A helper's returned value is a Var, a scalar expression
 without calls, or a single Call (sometimes a writing one, `return pl.tensor.assemble(...)`,
 whose evaluation a discarding call site must keep) — never a value that wraps a call, which the
-seed ("Discarding a return value") rejects at a discarding site. Nested calls inside expressions
+specification (docs/specification.md, "Discarding a return value") rejects at a discarding site. Nested calls inside expressions
 are not drawn (hoisting them is a separate pass step).
 
 Names first bound inside a loop or branch body are used only inside that body, so every read is
@@ -417,7 +417,7 @@ _MAIN_PARAMS = (
 
 
 # Make the final values of main's own names observable, so that a pass which wrongly rebinds a
-# caller's name (the `bump` example of seed 000) changes an argument buffer.
+# caller's name (the `bump` example of docs/specification.md) changes an argument buffer.
 _OBSERVE = (
     Line("arr[0] = k"),
     Line("arr[1] = j"),

@@ -1,6 +1,6 @@
 """The Inline -> Inline call graph: cycle detection and callee-first stages.
 
-Seed 000, "Algorithm" steps 1-2: collect the Inline functions, reject a cycle before any splicing
+docs/specification.md, "Call graph and cycles": collect the Inline functions, reject a cycle before any splicing
 (naming it, `a -> b -> a`), and visit callees before callers. Stages group helpers by depth so that
 each stage's callees are already fully expanded.
 """

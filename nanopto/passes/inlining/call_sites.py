@@ -1,6 +1,6 @@
 """Call sites of Inline helpers and what Python decides about each before the rules run.
 
-Seed 000, "Algorithm": a call site is recognised only when the Call is the whole statement value
+docs/specification.md, "Call-site forms": a call site is recognised only when the Call is the whole statement value
 (`lhs = f(...)`, `f(...)`, `return f(...)`). For each site this module decides, per parameter,
 whether the formal is replaced by the actual or bound to a fresh local first (the rebinding table in
 `rebinding.py`, plus the argument kinds), how a multi-value result is wired, and whether a discarded
@@ -14,14 +14,10 @@ import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.nodes import (
     AssignStmt,
-    BinaryExpr,
-    BinOp,
     Call,
-    ConstBool,
-    ConstFloat,
     ConstInt,
     EvalStmt,
     Expr,
@@ -34,10 +30,8 @@ from nanopto.ir_terms.nodes import (
     Stmt,
     Submit,
     TupleGetItemExpr,
-    UnaryExpr,
     Var,
 )
-from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.printer import print_type, python_print
 from nanopto.ir_terms.schema import iter_children, nodes_of, walk, whole_value
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
@@ -144,7 +138,7 @@ def _defined_vars(node: object) -> Iterator[int]:
 
 
 def _project_returned_tuple(stmts: tuple[Stmt, ...], returns: tuple[Expr, ...]) -> tuple[tuple[Stmt, ...], tuple[Expr, ...]]:
-    """`tmp = (a, b); return tmp` returns the same as `return a, b` (seed: "works the same")."""
+    """`tmp = (a, b); return tmp` returns the same as `return a, b` (nanopto's choice: docs/specification.md, "Tuple returns and projection")."""
     if len(returns) != 1 or not isinstance(returns[0], Var):
         return stmts, returns
     tmp = returns[0]
@@ -162,7 +156,7 @@ def _is_call_like(expr: Expr) -> bool:
 
 
 def bind_argument(param: Var, row: RebindingRow, actual: Expr) -> tuple[bool, str]:
-    """Whether the actual is bound to a fresh local first, and why (seed 000, "Algorithm")."""
+    """Whether the actual is bound to a fresh local first, and why (docs/specification.md, "Argument binding")."""
     if _is_call_like(actual):
         return True, "computed argument: evaluated once at the call site"
     if row.binds_local:
@@ -248,14 +242,14 @@ def _make_site(
 def validate_argument(fn: Function, call: Call, helper: Function, index: int, actual: Expr) -> None:
     """Reject an argument whose type contradicts the formal's, before anything is substituted.
 
-    Issue 5, "Tile arguments are validated before substitution": splicing a Tile of the wrong
+    docs/specification.md, "Argument validation": splicing a Tile of the wrong
     dtype, rank, shape or memory space would produce a program that parses and prints but is
     wrong, so the error is raised here, at the call site. Only types that are both known are
     compared, and a dimension only when both sides are constants (a `pl.dynamic` formal matches
     any extent).
     """
     param = helper.params[index].var
-    formal, got = param.type, actual_type(actual)
+    formal, got = param.type, type_of(actual)
     if isinstance(formal, UnknownType) or isinstance(got, UnknownType):
         return
     problem = type_mismatch(formal, got)
@@ -305,40 +299,6 @@ def _kind(ty: Type) -> str:
     )
 
 
-def actual_type(expr: Expr) -> Type:
-    """An argument's type as far as the IR itself says: a Var's annotation, a constant's dtype,
-    a builtin op's result by the op registry; `UnknownType` for anything else."""
-    match expr:
-        case Var():
-            return expr.type
-        case ConstInt(dtype=dtype) | ConstFloat(dtype=dtype):
-            return ScalarType(dtype)
-        case ConstBool():
-            return ScalarType(DataType.BOOL)
-        case Call(op=op, args=args, kwargs=kwargs, function=False):
-            opdef = OPS.lookup(op)
-            if opdef is None:
-                return UnknownType()
-            try:
-                return opdef.infer([actual_type(a) for a in args], args, {k.name: k.value for k in kwargs})
-            except Exception:  # a type rule that cannot handle these arguments means "unknown"
-                return UnknownType()
-        case BinaryExpr(op=op, lhs=lhs, rhs=rhs) if op not in _COMPARISONS:
-            left = actual_type(lhs)
-            return left if not isinstance(left, UnknownType) else actual_type(rhs)
-        case UnaryExpr(operand=operand):
-            operand_type = actual_type(operand)
-            return operand_type if isinstance(operand_type, ScalarType) else UnknownType()
-        case TupleGetItemExpr(tuple=base, index=index):
-            base_type = actual_type(base)
-            if isinstance(base_type, TupleType) and 0 <= index < len(base_type.types):
-                return base_type.types[index]
-    return UnknownType()
-
-
-_COMPARISONS = (BinOp.Eq, BinOp.Ne, BinOp.Lt, BinOp.Le, BinOp.Gt, BinOp.Ge, BinOp.And, BinOp.Or)
-
-
 def _form_of(fn: Function, stmt: Stmt, template: HelperTemplate, whole_uses: _WholeUses) -> SiteForm:
     if isinstance(stmt, ReturnStmt):
         return SiteForm.RETURN
@@ -357,7 +317,7 @@ def _form_of(fn: Function, stmt: Stmt, template: HelperTemplate, whole_uses: _Wh
 
 
 def _check_discardable(fn: Function, stmt: EvalStmt, template: HelperTemplate) -> None:
-    """Seed 000, "Discarding a return value": a value that wraps a call cannot be discarded."""
+    """docs/specification.md, "Discarding a return value": a value that wraps a call cannot be discarded."""
     for value in template.returns:
         if _is_call_like(value):
             continue

@@ -60,7 +60,8 @@ Work = tuple[list[Function], dict[str, HelperTemplate]]
 
 
 def callee_first_stages(program: Program, inline: dict[str, Function]) -> Generator[Work, list[Function], list[Function]]:
-    """The seed's callee-first order, shared by the pass and the stepper.
+    """The callee-first order (docs/specification.md, "Callee-first order"), shared by the pass and
+    the stepper.
 
     Yields (functions, templates) to expand — the Inline helpers of depth 1, 2, ... (each batch's
     callees already expanded), then every other function — and is sent back the expanded functions.

@@ -1,4 +1,4 @@
-"""`pl.dump_tag` selections through inlining (seed 000, "Call-site pl.dump_tag selections ...").
+"""`pl.dump_tag` selections through inlining (docs/specification.md, "Dump tags").
 
 Two transfers, both prepared in Python on the helper *template* so that the ordinary `subst` rules
 rename the marks exactly like every other use of a variable — a mark therefore always names a Var

@@ -1,6 +1,6 @@
 """Bind a helper's symbolic dimensions to the caller's extents, per call site.
 
-Seed 000, "Bind dynamic symbols in callee parameter types to the actual argument shapes": a helper
+docs/specification.md, "Dynamic dimensions and types", binding dynamic symbols to the argument shapes: a helper
 written over `pl.Tensor[[N, 4], ...]` (with `N = pl.dynamic("N")`) is spliced with `N` replaced by
 the extent of the argument actually passed, so a callee local of shape `[N, 4]` becomes `[8, 4]` in
 the caller. Bindings are read per argument and never equate a shared placeholder across parameters:
@@ -10,28 +10,26 @@ symbolic rather than choosing one global binding.
 
 from __future__ import annotations
 
+from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.nodes import Expr, Var
-from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import walk
-from nanopto.ir_terms.types import TensorType, TileType, Type, UnknownType
+from nanopto.ir_terms.structural import structural_equal
+from nanopto.ir_terms.types import TensorType, TileType
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate
 
 
-def _actual_type(expr: Expr) -> Type:
-    return expr.type if isinstance(expr, Var) else UnknownType()
-
-
 def _same(a: Expr, b: Expr) -> bool:
+    """The same expression over the very same Vars (not merely printed alike)."""
     ids_a = [v.id for v in walk(a) if isinstance(v, Var)]
     ids_b = [v.id for v in walk(b) if isinstance(v, Var)]
-    return ids_a == ids_b and python_print(a) == python_print(b)
+    return ids_a == ids_b and structural_equal(a, b)
 
 
 def dimension_bindings(template: HelperTemplate, site: CallSite) -> dict[int, Expr]:
     """Symbol id -> the caller's extent, for each symbol every argument agrees on."""
     candidates: dict[int, list[Expr]] = {}
     for binding in site.bindings:
-        formal, actual = binding.param.type, _actual_type(binding.actual)
+        formal, actual = binding.param.type, type_of(binding.actual)
         if not isinstance(formal, TensorType | TileType) or not isinstance(actual, TensorType | TileType):
             continue
         if len(formal.shape) != len(actual.shape):

@@ -46,11 +46,6 @@ def _suggest(estimate: int) -> int:
     return estimate + estimate // 10 + 1
 
 
-def own_statements(fn: Function) -> int:
-    """Statements of `fn` as written (every statement node except the sequences holding them)."""
-    return sum(1 for node in nodes_of(fn.body) if isinstance(node, Stmt) and not isinstance(node, SeqStmts))
-
-
 def expanded_sizes(program: Program, inline: Mapping[str, Function]) -> dict[str, int]:
     """The estimated statement count of every function after full expansion.
 

@@ -1,4 +1,4 @@
-"""The alias/rebinding table: where a parameter's rebinding lands (seed 000, "Rebinding a parameter").
+"""The alias/rebinding table: where a parameter's rebinding lands (docs/specification.md, "Rebinding a parameter").
 
 A definition/use walk over the (expanded) helper body records every definition of each parameter;
 the table then says whether the formal may be replaced by the caller's Var at its def-sites, or
@@ -40,7 +40,7 @@ from nanopto.ir_terms.types import ArrayType, ScalarType, Type
 
 
 class RebindingRow(enum.Enum):
-    """A row of the seed's table; the value is how `--trace` and the checker name it."""
+    """A row of the table; the value is how `--trace` and the checker name it."""
 
     READ_ONLY = "read-only: substituted directly"
     SELF_UPDATED_SHAPED = "Tensor/Tile with only proven self-updates: the caller's Var"

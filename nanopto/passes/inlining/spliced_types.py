@@ -1,6 +1,6 @@
 """Types for the Vars inlining creates, derived from what defines them.
 
-Seed 000: "Derive locals from their first assignment ...; derive For/While tensor carries from
+docs/specification.md, "Dynamic dimensions and types": "Derive locals from their first assignment ...; derive For/While tensor carries from
 their actual initializer, and merge results from the corresponding values. Propagate returned types
 to receivers and downstream uses." A helper written without annotations is spliced with fresh
 locals whose formal type is unknown; once the actuals are in place, the caller's types tell what
@@ -129,7 +129,7 @@ def derive_types(fn: Function, targets: set[int], target_vars: Iterable[Var] | N
 
     A spliced local whose type names a callee-only symbol (`[N, 4]` where the arguments gave `N`
     different extents) is re-derived from its operands; if that cannot resolve it, the program is
-    rejected naming the dimension (seed: "Reject any callee-only dimension still unresolved").
+    rejected naming the dimension (docs/specification.md, "Dynamic dimensions and types").
     """
     if not targets:
         return fn
