@@ -342,6 +342,7 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
             "pipeline": manager.pass_names,
             "sites": sites,
             "rules": rules,
+            "rulesets": list(traces[0].rulesets) if traces else [],
             "iterations": sum(r.report.iterations for r in traces),
             "times": times,
             "seconds": elapsed,

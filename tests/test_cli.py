@@ -170,7 +170,8 @@ def test_inline_trace() -> None:
     trace = out.split("# ===== trace: inline-functions =====", 1)[1]
     assert "site 0: main line 20: `m: pl.Scalar[pl.INDEX] = self.bump(k)` splices helper 'bump'" in trace
     assert 'n: row "plain scalar that is rebound: a fresh local"; bound to local n_inline0 = k' in trace
-    assert "splice-assign" in trace and "subst-formal" in trace
+    assert "splice-assign" in trace and "subst-formal" in trace and "subst-AssignStmt" in trace
+    assert "rulesets run to saturation: splice, subst, project, discard, writeback" in trace
     phases = trace.split("phase times: ", 1)[1].splitlines()[0]
     assert [p.split()[0] for p in phases.split(", ")] == [
         "classify", "templates", "encode", "load", "saturate", "extract", "decode", "types", "rebinding-check"
@@ -183,6 +184,7 @@ def test_inline_json() -> None:
     data = json.loads(proc.stdout)
     assert {"sites", "rules", "program", "iterations", "times", "pipeline"} <= data.keys()
     assert data["pipeline"] == ["hoist-nested-calls", "inline-functions"]
+    assert data["rulesets"] == ["splice", "subst", "project", "discard", "writeback"]
     (site,) = data["sites"]
     assert (site["caller"], site["helper"], site["line"], site["form"]) == ("main", "twice", 20, "ASSIGN")
     (binding,) = site["bindings"]

@@ -90,6 +90,8 @@ def rule_counts(result: InlineResult) -> dict[str, int]:
 def explain_rules(result: InlineResult, out: TextIO) -> None:
     counts = rule_counts(result)
     ruleset_of = {r.name: rs.name for rs in INLINE_RULESETS for r in rs.rules}
+    if result.rulesets:
+        out.write(f"rulesets run to saturation: {', '.join(result.rulesets)} (the subst rules copy the bodies)\n")
     out.write(f"rules fired ({sum(counts.values())} matches, {result.report.iterations} iterations):\n")
     width = max((len(name) for name in counts), default=0)
     for name, count in counts.items():
