@@ -16,6 +16,7 @@ verifier failure) is one message on stderr, `nanopto: error: <where>: <what>`, a
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
 import re
@@ -28,7 +29,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from nanopto import __version__
 from nanopto.egraph import SaturationLimitError, SaturationLimits, schedule
+from nanopto.ir_terms.encoding import EGGLOG_VERSION
 from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.parser import ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
@@ -43,6 +46,8 @@ from nanopto.passes import (
     PipelineSpecError,
     UnknownPassError,
     VerificationError,
+    get_pass,
+    list_passes,
 )
 from nanopto.passes.hoist_nested_calls import hoist_program
 from nanopto.passes.inlining import InlineFunctions, InlineResult, inline_program
@@ -50,15 +55,20 @@ from nanopto.passes.inlining.call_graph import InlineCycleError
 from nanopto.passes.inlining.call_sites import InlineError
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.pass_manager import PropertyRequirementError
+from nanopto.passes.rewrite import RewriteResult, RewriteRules
 from nanopto.rules import INLINE_RULESETS, Ruleset
+from nanopto.tools.check import check_equivalence, default_entries, show
 from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
-from nanopto.tools.inline_report import explain_rules, explain_sites, rule_counts, site_record
+from nanopto.tools.inline_report import explain_rules, explain_sites, site_record
 from nanopto.tools.rules_file import describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
+from nanopto.verify.inputs import UnsupportedParameter
 from nanopto.verify.interpreter import interpret, values_equal
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
+EXIT_DIFFERS = 1
+"""`nanopto check` found an input on which the pipeline changed what the program computes."""
 EXIT_USAGE = 2
 """Exit codes: 2 for anything the user can fix (argparse uses 2 for usage errors too)."""
 
@@ -295,11 +305,56 @@ def _with_options(manager: PassManager, args: argparse.Namespace, trace: bool) -
     for name, value in given.items():
         if value <= 0:
             raise UserError(f"--{name.replace('_', '-')} must be positive, got {value:g}")
-    if trace:
-        given["trace"] = True
-    if not given:
-        return manager
-    return PassManager(replace(p, **given) if isinstance(p, InlineFunctions) else p for p in manager.passes)
+    inline_options = {**given, "trace": True} if trace else given
+
+    def configure(pass_: Pass) -> Pass:
+        if isinstance(pass_, InlineFunctions):
+            return replace(pass_, **inline_options) if inline_options else pass_
+        if isinstance(pass_, RewriteRules):  # always traced: an unmatched rule is worth a warning
+            return replace(pass_, **given, trace=True)
+        return pass_
+
+    return PassManager(configure(p) for p in manager.passes)
+
+
+@dataclass(frozen=True)
+class PassTrace:
+    """What one traced pass of the run did, as `--trace` and `--json` show it."""
+
+    name: str
+    rules: dict[str, int]
+    """Every rule of the pass's rulesets with its match count (zero included), in ruleset order."""
+    iterations: int
+
+    @property
+    def never_fired(self) -> list[str]:
+        return [rule for rule, count in self.rules.items() if count == 0]
+
+
+def pass_traces(manager: PassManager, traces: Sequence[tuple[str, object]]) -> list[PassTrace]:
+    """One PassTrace per traced run of a pass, in pipeline order."""
+    by_name = {p.name: p for p in manager.passes}
+    found: list[PassTrace] = []
+    for name, trace in traces:
+        pass_ = by_name.get(name)
+        if isinstance(trace, InlineResult):
+            counts = trace.report.matches
+            rules = {r.name: counts.get(r.name, 0) for rs in INLINE_RULESETS for r in rs.rules}
+            found.append(PassTrace(name, rules, trace.report.iterations))
+        elif isinstance(trace, RewriteResult) and isinstance(pass_, RewriteRules):
+            counts = trace.report.matches
+            rules = {r.name: counts.get(r.name, 0) for rs in pass_.rulesets for r in rs.rules}
+            found.append(PassTrace(name, rules, trace.report.iterations))
+    return found
+
+
+def _warn_unfired(traces: Sequence[PassTrace], manager: PassManager) -> None:
+    """A rule of the user's that never matched is usually a pattern that does not say what was meant."""
+    user = {p.name for p in manager.passes if isinstance(p, RewriteRules)}
+    for trace in traces:
+        if trace.name in user:
+            for rule in trace.never_fired:
+                sys.stderr.write(f"nanopto: warning: rule '{rule}' of pass '{trace.name}' never matched\n")
 
 
 def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
@@ -323,6 +378,8 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
         after = manager.run(before)
     elapsed = time.perf_counter() - started
     traces = [trace for _, trace in context.traces if isinstance(trace, InlineResult)]
+    per_pass = pass_traces(manager, context.traces)
+    _warn_unfired(per_pass, manager)
     if views is not None:
         views.write(args, source, before, after, traces)
     after_text = python_print(after)
@@ -332,9 +389,11 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
         sites = [site_record(r, s, source) for r in traces for s in r.sites]
         rules: dict[str, int] = {}
         times: dict[str, float] = {}
+        for t in per_pass:
+            for name, count in t.rules.items():
+                if count:
+                    rules[name] = rules.get(name, 0) + count
         for r in traces:
-            for name, count in rule_counts(r).items():
-                rules[name] = rules.get(name, 0) + count
             for phase, seconds in r.report.times.items():
                 times[phase] = times.get(phase, 0.0) + seconds
         payload: dict[str, Any] = {
@@ -344,6 +403,10 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
             "rules": rules,
             "rulesets": list(traces[0].rulesets) if traces else [],
             "iterations": sum(r.report.iterations for r in traces),
+            "passes": [
+                {"pass": t.name, "rules": t.rules, "iterations": t.iterations, "never_fired": t.never_fired}
+                for t in per_pass
+            ],
             "times": times,
             "seconds": elapsed,
             "program": after_text,
@@ -370,10 +433,20 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
         out.write(diff if diff else "# no change\n")
     if not args.print_after_all and diff is None:
         out.write(after_text)
-    for r in traces if args.trace else []:
-        out.write("\n# ===== trace: inline-functions =====\n")
-        explain_sites(r, out, source)
-        explain_rules(r, out)
+    if args.trace:  # on stderr, so that stdout stays a `pl` program
+        inline_results = iter(traces)
+        for t in per_pass:
+            sys.stderr.write(f"\n# ===== trace: {t.name} =====\n")
+            if t.name == InlineFunctions.name:
+                result = next(inline_results)
+                explain_sites(result, sys.stderr, source)
+                explain_rules(result, sys.stderr)
+                continue
+            fired = {rule: count for rule, count in t.rules.items() if count}
+            sys.stderr.write(f"rules fired ({sum(fired.values())} matches, {t.iterations} iterations):\n")
+            width = max((len(rule) for rule in t.rules), default=0)
+            for rule, count in t.rules.items():
+                sys.stderr.write(f"    {rule:<{width}}  {count}{'   (never matched)' if not count else ''}\n")
     return EXIT_OK
 
 
@@ -455,6 +528,66 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# nanopto check
+# ---------------------------------------------------------------------------------------------
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    if args.examples < 1:
+        raise UserError(f"--examples must be at least 1, got {args.examples}")
+    user_passes = load_rules_files(args.rules)
+    pipeline = args.pipeline if args.pipeline is not None else ",".join([DEFAULT_PIPELINE, *(p.name for p in user_passes)])
+    manager = PassManager.from_pipeline(pipeline)
+    _, before = read_program(args.file)
+    after = manager.run(before)
+    entries = args.entry or default_entries(before, after)
+    for entry in entries:
+        if entry not in before.functions or entry not in after.functions:
+            raise UserError(f"{args.file}: no function '{entry}' before and after the pipeline to run")
+    try:
+        report = check_equivalence(before, after, entries, args.examples)
+    except UnsupportedParameter as exc:
+        raise UserError(f"{args.file}: cannot draw inputs: {exc}") from None
+    found = report.counterexample
+    if found is None:
+        for entry, runs in report.runs.items():
+            out.write(f"{entry}: equivalent on {runs} inputs before and after {pipeline}\n")
+        return EXIT_OK
+    out.write(f"{found.entry}: NOT equivalent after {pipeline}\n")
+    out.write("  inputs:\n")
+    for name, value in zip(found.params, found.args, strict=True):
+        out.write(f"    {name} = {show(value)}\n")
+    out.write(f"  before: {show(found.before)}\n  after:  {show(found.after)}\n")
+    for name, was, now in zip(found.params, found.buffers_before, found.buffers_after, strict=True):
+        if not (values_equal(was, now) if not isinstance(was, str) else was == now):
+            out.write(f"  argument {name} afterwards: before {show(was)}, after {show(now)}\n")
+    return EXIT_DIFFERS
+
+
+# ---------------------------------------------------------------------------------------------
+# nanopto passes
+# ---------------------------------------------------------------------------------------------
+
+
+def cmd_passes(args: argparse.Namespace, out: TextIO) -> int:
+    load_rules_files(args.rules)  # registers the files' passes, listed with the built-in ones
+    for name in list_passes():
+        pass_ = get_pass(name)
+        doc = (type(pass_).__doc__ or "").strip().splitlines()
+        out.write(f"{name}: {doc[0] if doc else type(pass_).__name__}\n")
+        if pass_.required:
+            out.write(f"    requires: {', '.join(sorted(p.name for p in pass_.required))}\n")
+        if pass_.produced:
+            out.write(f"    produces: {', '.join(sorted(p.name for p in pass_.produced))}\n")
+        options = [f for f in dataclasses.fields(pass_) if f.init]
+        if options:
+            shown = ", ".join(f"{f.name}={getattr(pass_, f.name)!r}" for f in options)
+            out.write(f"    options: {shown}\n")
+    out.write(f"\ndefault pipeline: {DEFAULT_PIPELINE}\n")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
 # nanopto step
 # ---------------------------------------------------------------------------------------------
 
@@ -483,6 +616,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inlining for the pl IR by egglog rewrite rules. Program files are parsed, never run; "
         "a --rules file is your own Python and is imported.",
     )
+    parser.add_argument("--version", action="version", version=f"nanopto {__version__} (egglog {EGGLOG_VERSION})")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="run a shipped worked example (before, after, explanation)")
@@ -533,6 +667,24 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list every ruleset and rule with its before/after shape")
     rules.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
     rules.set_defaults(handler=cmd_rules)
+
+    check = sub.add_parser(
+        "check", help="run a program before and after a pipeline on drawn inputs: is it the same?"
+    )
+    check.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed)")
+    check.add_argument(
+        "--pipeline", default=None, metavar="SPEC", help=f"the pipeline to check (default: {DEFAULT_PIPELINE})"
+    )
+    check.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
+    check.add_argument("--examples", type=int, default=100, metavar="N", help="inputs per function (default: 100)")
+    check.add_argument(
+        "--entry", action="append", metavar="NAME", help="function to run (repeatable; default: every non-Inline one)"
+    )
+    check.set_defaults(handler=cmd_check)
+
+    passes_cmd = sub.add_parser("passes", help="list the registered passes with their options and properties")
+    passes_cmd.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
+    passes_cmd.set_defaults(handler=cmd_passes)
 
     step = sub.add_parser("step", help="inline one call site at a time, printing the rules fired and the program")
     step.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -165,9 +166,8 @@ def test_inline_diff_without_change(tmp_path: Path) -> None:
 def test_inline_trace() -> None:
     proc = run("inline", str(EXAMPLES / "bump.py"), "--trace")
     assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
-    assert "n_inline0 = n_inline0 + 1" in out  # the program comes first
-    trace = out.split("# ===== trace: inline-functions =====", 1)[1]
+    assert proc.stdout == run("inline", str(EXAMPLES / "bump.py")).stdout  # stdout stays the program
+    trace = proc.stderr.split("# ===== trace: inline-functions =====", 1)[1]
     assert "site 0: main line 20: `m: pl.Scalar[pl.INDEX] = self.bump(k)` splices helper 'bump'" in trace
     assert 'n: row "plain scalar that is rebound: a fresh local"; bound to local n_inline0 = k' in trace
     assert "splice-assign" in trace and "subst-formal" in trace and "subst-AssignStmt" in trace
@@ -250,6 +250,34 @@ def test_rules_lists_every_rule() -> None:
             assert f"    {rule.name} " in proc.stdout
     assert "lhs = f(args)  (f returns one value r)  =>  Pre(site); Sub(body(f)); lhs = Sub(r)" in proc.stdout
     assert "schedule: (run-schedule (saturate (seq (run splice) (saturate (run subst))" in proc.stdout
+
+
+def test_user_passes_are_in_the_trace_and_json_and_an_unmatched_rule_is_a_warning(tmp_path: Path) -> None:
+    rules = str(EXAMPLES / "rules" / "fold_mul_one.py")
+    program = write(tmp_path, HELPER_PROGRAM.replace("z = self.helper(a)", "z = pl.mul(self.helper(a), 1)"))
+    traced = run("inline", str(program), "--rules", rules, "--trace")
+    assert traced.returncode == 0, traced.stderr
+    trace = traced.stderr.split("# ===== trace: fold-mul-one =====", 1)[1]
+    assert re.search(r"mul-x-one  [1-9]\d*\n", trace) and "mul-one-x  0   (never matched)" in trace
+    assert "nanopto: warning: rule 'mul-one-x' of pass 'fold-mul-one' never matched" in traced.stderr
+    payload = json.loads(run("inline", str(program), "--rules", rules, "--json").stdout)
+    assert [p["pass"] for p in payload["passes"]] == ["inline-functions", "fold-mul-one"]
+    fold = payload["passes"][1]
+    assert fold["pass"] == "fold-mul-one" and fold["never_fired"] == ["mul-one-x"]
+    assert list(fold["rules"]) == ["mul-x-one", "mul-one-x"] and fold["rules"]["mul-x-one"] >= 1
+    assert payload["rules"]["mul-x-one"] == fold["rules"]["mul-x-one"] and payload["rules"]["splice-assign"] >= 1
+
+
+def test_version_and_passes() -> None:
+    version = run("--version")
+    assert version.returncode == 0 and version.stdout.startswith("nanopto 0.") and "egglog 13.2.0" in version.stdout
+    listing = run("passes", "--rules", str(EXAMPLES / "rules" / "fold_mul_one.py"))
+    assert listing.returncode == 0, listing.stderr
+    out = listing.stdout
+    assert "hoist-nested-calls: " in out and "    produces: NestedCallsHoisted" in out
+    assert "inline-functions: " in out and "    requires: NestedCallsHoisted" in out
+    assert "max_iterations=10000" in out and "fold-mul-one: " in out
+    assert out.endswith("default pipeline: hoist-nested-calls,inline-functions\n")
 
 
 @pytest.mark.parametrize("example", ["twice", "multiple_sites", "nested", "multi_return"])

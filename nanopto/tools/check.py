@@ -1,0 +1,129 @@
+"""`nanopto check`: does a pipeline keep what a program computes? Run it before and after in the
+reference interpreter on drawn inputs, and show the first input on which the two differ.
+
+Each entry function is run on fresh copies of the same arguments before and after the pipeline;
+the results *and* the argument buffers (an `Out`/`InOut` tensor is written in place) must agree
+(`values_equal`). Inputs come from hypothesis (`verify.inputs.arguments_for`), derandomized, so
+the same file gives the same verdict, and a counterexample is shrunk to a small one.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, settings
+
+from nanopto.ir_terms.nodes import FunctionType, Program
+from nanopto.verify.inputs import arguments_for
+from nanopto.verify.interpreter import interpret, values_equal
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """The first input (after shrinking) on which `entry` computes differently."""
+
+    entry: str
+    params: tuple[str, ...]
+    args: tuple[Any, ...]
+    before: Any
+    after: Any
+    buffers_before: tuple[Any, ...]
+    buffers_after: tuple[Any, ...]
+
+
+@dataclass
+class CheckReport:
+    """The verdict per entry: how many inputs agreed, or the counterexample."""
+
+    runs: dict[str, int] = field(default_factory=dict)
+    counterexample: Counterexample | None = None
+
+    @property
+    def equivalent(self) -> bool:
+        return self.counterexample is None
+
+
+class _Differs(Exception):
+    def __init__(self, found: Counterexample) -> None:
+        super().__init__(found.entry)
+        self.found = found
+
+
+def _run(program: Program, entry: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """The result, and the arguments as the run left them; an error is a result too."""
+    fresh = copy.deepcopy(args)
+    try:
+        result: Any = interpret(program, entry, *fresh)
+    except Exception as exc:  # a program that fails must fail the same way after the pass
+        result = f"error: {type(exc).__name__}: {exc}"
+    return result, fresh
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return bool(a == b)
+    return values_equal(a, b)
+
+
+def default_entries(before: Program, after: Program) -> list[str]:
+    """Every function that is not Inline and exists on both sides."""
+    return [
+        fn.name
+        for fn in after.function_list
+        if fn.func_type is not FunctionType.Inline and fn.name in before.functions
+    ]
+
+
+def check_equivalence(before: Program, after: Program, entries: Sequence[str], examples: int) -> CheckReport:
+    """Run each entry on up to `examples` drawn inputs; stop at the first difference."""
+    report = CheckReport()
+    for entry in entries:
+        runs = _check_entry(before, after, entry, examples)
+        if isinstance(runs, Counterexample):
+            report.counterexample = runs
+            return report
+        report.runs[entry] = runs
+    return report
+
+
+def _check_entry(before: Program, after: Program, entry: str, examples: int) -> int | Counterexample:
+    """How many inputs agreed, or the (shrunk) first one that did not."""
+    fn = before.functions[entry]
+    params = tuple(p.var.name for p in fn.params)
+    runs = 0
+
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate, Phase.shrink],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(arguments_for(fn))
+    def agree(args: tuple[Any, ...]) -> None:
+        nonlocal runs
+        runs += 1
+        result_before, buffers_before = _run(before, entry, args)
+        result_after, buffers_after = _run(after, entry, args)
+        if not (_same(result_before, result_after) and _same(buffers_before, buffers_after)):
+            raise _Differs(Counterexample(entry, params, args, result_before, result_after, buffers_before, buffers_after))
+
+    try:
+        agree()
+    except _Differs as differs:
+        return differs.found
+    return runs
+
+
+def show(value: Any) -> str:
+    """A value as a user reads it: arrays as lists."""
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, separator=", ")
+    if isinstance(value, tuple):
+        return "(" + ", ".join(show(v) for v in value) + ")"
+    return repr(value) if isinstance(value, str) else str(value)
