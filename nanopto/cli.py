@@ -374,9 +374,12 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
     with PassContext(
         instruments=[CallbackInstrument(before=recorder.before, after=recorder.after)],
         egraph_observer=views.collector if views is not None else None,
+        transcript=[] if args.emit_egglog is not None else None,
     ) as context:
         after = manager.run(before)
     elapsed = time.perf_counter() - started
+    if args.emit_egglog is not None:
+        _write_egglog(args.emit_egglog, context.transcript or [])
     traces = [trace for _, trace in context.traces if isinstance(trace, InlineResult)]
     per_pass = pass_traces(manager, context.traces)
     _warn_unfired(per_pass, manager)
@@ -488,6 +491,22 @@ def _views(args: argparse.Namespace) -> _Views | None:
         except EGraphOutputError as exc:
             raise UserError(str(exc)) from None
     return _Views(EGraphCollector())
+
+
+def _write_egglog(path: str, programs: Sequence[str]) -> None:
+    """Every e-graph run of the pipeline as one egglog program; each run between `(push)` and
+    `(pop)`, so the file replays run after run in one e-graph (`egglog FILE.egg`)."""
+    header = (
+        ";; Written by `nanopto inline --emit-egglog`: every e-graph run of the pipeline, replayable by egglog.\n"
+        if programs
+        else ";; Written by `nanopto inline --emit-egglog`: the pipeline ran no e-graph (nothing to inline or rewrite).\n"
+    )
+    body = "".join(f"(push)\n{text}(pop)\n" for text in programs)
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(header + body)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write the egglog program: {exc.strerror or exc}") from None
 
 
 def _diff(path: str, before: Program, after_text: str, pipeline: str) -> str:
@@ -656,6 +675,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=300,
         metavar="N",
         help="draw at most N e-nodes per stage; a cut picture says so (default: 300)",
+    )
+    inline.add_argument(
+        "--emit-egglog",
+        metavar="FILE.egg",
+        help="write every e-graph run (declarations, rules, terms, schedule, extract) as an egglog program",
     )
     inline.add_argument(
         "--html", metavar="FILE.html", help="write one self-contained page: before/after, sites, rules, e-graph"

@@ -409,3 +409,23 @@ def test_input_file_is_never_executed(tmp_path: Path) -> None:
     ):
         run(*args, cwd=tmp_path)
         assert not marker.exists(), f"nanopto {' '.join(args)} executed the input file"
+
+
+def test_emit_egglog_writes_a_program_egglog_replays_without_nanopto(tmp_path: Path) -> None:
+    import egglog.bindings as eb
+
+    from nanopto.ir_terms.term_rows import run_text
+
+    target = tmp_path / "run.egg"
+    proc = run(
+        "inline", str(EXAMPLES / "nested.py"), "--emit-egglog", str(target),
+        "--rules", str(EXAMPLES / "rules" / "fold_mul_one.py"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = target.read_text()
+    assert text.count("(push)") == 3  # two inlining stages, one user pass
+    outputs = run_text(eb.EGraph(), text)
+    extracted = [o for o in outputs if isinstance(o, eb.ExtractBest)]
+    assert len(extracted) == text.count("(extract (Root")
+    spliced = extracted[1].termdag.to_string(extracted[1].term)
+    assert '(RVar "y_inline0"' in spliced and "(At " not in spliced  # the rules, replayed, spliced the sites

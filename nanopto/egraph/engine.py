@@ -24,7 +24,7 @@ import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.encoding import Decoder
-from nanopto.ir_terms.term_rows import SPAN, TermRows, load_rows, run_text
+from nanopto.ir_terms.term_rows import SPAN, TermRows, load_commands, load_rows, run_text
 from nanopto.rules.ruleset import Ruleset
 
 
@@ -211,9 +211,26 @@ class EGraphRun:
     label: str = "rewriting"
     at_saturation: SaturationObserver | None = None
     each_iteration: IterationObserver | None = None
+    transcript: list[str] | None = None
+    """When a list, each run appends the egglog program that replays it (`replay_text`)."""
 
     def rules_text(self) -> str:
         return "\n".join([self.declarations, *(r.commands() for r in self.rulesets)])
+
+    def replay_text(self, rows: TermRows, roots: int) -> str:
+        """One run as an egglog program of its own: the declarations and rules, the terms and
+        facts, the schedule, and an `extract` per root. `egglog FILE.egg` (or
+        `EGraph.parse_program`) replays it without nanopto."""
+        parts = [
+            f";; {self.label}: {sum(len(t) for t in rows.tables.values())} rows, {roots} root(s)",
+            self.rules_text(),
+            rows.as_actions(),
+            load_commands(),
+        ]
+        if self.rulesets:
+            parts.append(schedule(self.rulesets))
+        parts += [f"(extract (Root {i}))" for i in range(roots)]
+        return "\n".join(parts) + "\n"
 
     def rewrite(
         self, functions: Sequence[n.Function], rows: TermRows, decoder: Decoder, report: StageReport
@@ -221,6 +238,8 @@ class EGraphRun:
         """Load `rows` (which hold each function's body as `(Root i)`), saturate, extract every root
         and decode it: each function with its body replaced, params and attributes untouched."""
         started = time.perf_counter()
+        if self.transcript is not None:
+            self.transcript.append(self.replay_text(rows, len(functions)))
         egraph = PREPARED.get(self.rules_text())
         egraph.run_program(eb.Push(1))
         try:

@@ -125,6 +125,23 @@ class TermRows:
     def fact(self, table: str, *cells: Cell) -> None:
         self.tables.setdefault(table, []).append(cells)
 
+    def as_actions(self) -> str:
+        """The rows as egglog actions on the load tables, `(Load_C 17 3 "x")`: what `load_rows`
+        reads with `input`, written out so that a program text replays the load by itself."""
+        lines = []
+        for table, cells in self.tables.items():
+            name = load_table(table)
+            lines += [f"({name} {' '.join(_literal(c) for c in row)})" for row in cells]
+        return "\n".join(lines)
+
+
+def _literal(cell: Cell) -> str:
+    """A cell as an egglog literal: the String holds exactly what `input` would have read."""
+    if isinstance(cell, int):
+        return str(cell)
+    text = _cell(cell).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
 
 _NEEDS_ESCAPE = re.compile(r"[\\\t\n\r\ud800-\udfff]|^\s|\s$")
 _ESCAPED = re.compile(r"\\(\\|u\{([0-9a-f]+)\})")
@@ -180,6 +197,11 @@ def _table_text(cells: list[tuple[Cell, ...]]) -> str:
         line = "\t".join(["%d"] * len(cells[0])) + "\n"
         return "".join([line % row for row in cells])
     return "".join(["\t".join(map(_cell, row)) + "\n" for row in cells])
+
+
+def load_commands() -> str:
+    """The commands that rebuild the terms once the load tables hold their rows."""
+    return f"(run {LOAD_RULESET} 1)\n(run {CLEANUP_RULESET} 1)"
 
 
 def load_rows(egraph: eb.EGraph, rows: TermRows) -> None:

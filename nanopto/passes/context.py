@@ -71,6 +71,7 @@ class PassContext:
         verification_level: VerificationLevel = VerificationLevel.BASIC,
         instruments: Iterable[PassInstrument] = (),
         egraph_observer: Callable[..., None] | None = None,
+        transcript: list[str] | None = None,
     ) -> None:
         self.verification_level = verification_level
         self.instruments: tuple[PassInstrument, ...] = tuple(instruments)
@@ -78,6 +79,8 @@ class PassContext:
         """What passes run with `trace=true` recorded here: (pass name, its trace object)."""
         self.egraph_observer = egraph_observer
         """Shown each e-graph at saturation by the passes that saturate one (the CLI's pictures)."""
+        self.transcript = transcript
+        """When a list, every e-graph run appends the egglog program that replays it (`--emit-egglog`)."""
         self._tokens: list[Token[tuple[PassContext, ...]]] = []
 
     def __enter__(self) -> PassContext:

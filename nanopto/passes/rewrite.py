@@ -38,7 +38,10 @@ class RewriteResult:
 
 
 def rewrite_program(
-    program: n.Program, rulesets: Sequence[Ruleset], limits: SaturationLimits | None = None
+    program: n.Program,
+    rulesets: Sequence[Ruleset],
+    limits: SaturationLimits | None = None,
+    transcript: list[str] | None = None,
 ) -> RewriteResult:
     """Run `rulesets` to saturation over every function body of `program` and extract the result.
 
@@ -57,6 +60,7 @@ def rewrite_program(
         rulesets,
         limits or SaturationLimits(),
         label=f"running ruleset(s) {names}",
+        transcript=transcript,
     )
     functions = run.rewrite(program.function_list, encoder.rows, Decoder(vars=dict(encoder.vars)), report)
     return RewriteResult(n.Program(program.name, tuple(functions), span=program.span), report)
@@ -79,7 +83,7 @@ class RewriteRules(Pass):
 
     def run(self, program: n.Program) -> n.Program:
         limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)
-        result = rewrite_program(program, self.rulesets, limits)
+        result = rewrite_program(program, self.rulesets, limits, PassContext.current().transcript)
         if self.trace:
             PassContext.current().traces.append((self.name, result))
         return result.program

@@ -94,6 +94,7 @@ def inline_program(
     limits: SaturationLimits | None = None,
     observer: StageObserver | None = None,
     max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS,
+    transcript: list[str] | None = None,
 ) -> InlineResult:
     """Run InlineFunctions and keep the details (`--trace`, the views, the checker and the tests
     read them). The program must have its nested Inline calls hoisted (`hoist-nested-calls`).
@@ -109,7 +110,7 @@ def inline_program(
             unhoisted,
         )
     with gc_paused(), remembered_walks():
-        return _inline_program(program, tuple(rulesets), limits, observer, max_output_statements)
+        return _inline_program(program, tuple(rulesets), limits, observer, max_output_statements, transcript)
 
 
 def _inline_program(
@@ -118,6 +119,7 @@ def _inline_program(
     limits: SaturationLimits | None,
     observer: StageObserver | None,
     max_output_statements: int,
+    transcript: list[str] | None = None,
 ) -> InlineResult:
     started = time.perf_counter()
     inline = inline_functions_of(program)
@@ -159,6 +161,7 @@ def _inline_program(
             site_template=chosen,
             origins=origins,
             observer=observer,
+            transcript=transcript,
         )
         rewritten, decoder, report = stage.run(counter)
         counter = decoder.counter
@@ -224,7 +227,11 @@ class InlineFunctions(Pass):
         context = PassContext.current()
         observer = context.egraph_observer if self.trace else None
         result = inline_program(
-            program, limits=limits, observer=observer, max_output_statements=self.max_output_statements
+            program,
+            limits=limits,
+            observer=observer,
+            max_output_statements=self.max_output_statements,
+            transcript=context.transcript,
         )
         if self.trace:
             PassContext.current().traces.append((self.name, result))

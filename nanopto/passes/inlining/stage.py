@@ -80,6 +80,8 @@ class Stage:
     """Called after every ruleset iteration (the stepper's rule-by-rule mode)."""
     origins: dict[int, str] = field(default_factory=dict)
     """Shared by the stages of one pass run: see `InlineDecoder.origins`."""
+    transcript: list[str] | None = None
+    """When a list, the run appends the egglog program that replays it."""
 
     def opaque_statements(self) -> set[int]:
         """Caller statements the rules never need to see: no site inside, no tuple receiver used.
@@ -228,6 +230,7 @@ class Stage:
             label="inlining",
             at_saturation=observe if self.observer is not None else None,
             each_iteration=each_iteration if self.each_iteration is not None else None,
+            transcript=self.transcript,
         )
         functions = run.rewrite(self.functions, encoder.rows, decoder, report)
         return functions, decoder, report
