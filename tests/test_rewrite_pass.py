@@ -311,3 +311,29 @@ def test_cli_looping_rules_stop_with_one_error(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "nanopto: error:" in done.stderr and "iteration limit (25)" in done.stderr
     assert "rulesets still matching: grow" in done.stderr
+
+
+def test_scalar_arithmetic_and_comparisons_have_builders() -> None:
+    """`x * 1` is the BinaryExpr a program's `n * 1` parses to, not the call `pl.mul(n, 1)`."""
+    from nanopto.rules import binary
+
+    x = var("x")
+    ruleset = Ruleset(
+        "scalar-folds",
+        "n * 1 is n; 0 + n is n; n < n is False.",
+        (
+            rewrite_rule("mul-one", x * 1, x),
+            rewrite_rule("zero-add", 0 + x, x),
+            rewrite_rule("lt-self", binary("<", x, x), False),
+        ),
+    )
+    assert [r.before for r in ruleset.rules] == ["(x * 1)", "(0 + x)", "(x < x)"]
+    program = ir.parse_program(
+        "import nanopto.language as pl\n\n@pl.program\nclass P:\n    @pl.function\n"
+        "    def main(self, n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n"
+        "        m = 0 + n * 1\n        b = m < m\n        return m\n"
+    )
+    main = ir.python_print(passes.rewrite(ruleset, name="scalar-folds")(program).functions["main"])
+    assert "m = n\n" in main and "b = False\n" in main
+    with pytest.raises(ValueError, match="no operator '<>'"):
+        binary("<>", x, x)

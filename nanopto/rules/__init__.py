@@ -4,7 +4,7 @@ from nanopto.rules.helpers import HELPER_CONSTRUCTORS, HELPER_FACT_TABLES, INLIN
 from nanopto.rules.inlining import DISCARD, PROJECT, SPLICE, WRITEBACK
 from nanopto.rules.ruleset import Rule, Ruleset
 from nanopto.rules.subst import subst_ruleset
-from nanopto.rules.user_rules import Pattern, UserRuleError, call, const, rewrite_rule, var
+from nanopto.rules.user_rules import Pattern, UserRuleError, binary, call, const, rewrite_rule, var
 
 SUBST = subst_ruleset()
 
@@ -26,6 +26,7 @@ __all__ = [
     "Rule",
     "Ruleset",
     "UserRuleError",
+    "binary",
     "call",
     "const",
     "helper_declarations",

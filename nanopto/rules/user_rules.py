@@ -37,6 +37,7 @@ from nanopto.ir_terms.encoding import (
     ir_constructors,
     ir_declarations,
 )
+from nanopto.ir_terms.nodes import BinOp
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.schema import fields_of
 from nanopto.ir_terms.term_rows import CLEANUP_RULESET, LOAD_RULESET
@@ -72,6 +73,38 @@ class Pattern:
     build: str
     shown: str
     variables: frozenset[str] = frozenset()
+
+    # Scalar arithmetic reads as itself: `x * 1` is `binary("*", x, 1)`, the BinaryExpr a program's
+    # `n * 1` parses to (a `pl.mul(n, 1)` call is a different term: see `call`).
+    def __add__(self, other: PatternLike) -> Pattern:
+        return binary("+", self, other)
+
+    def __radd__(self, other: PatternLike) -> Pattern:
+        return binary("+", other, self)
+
+    def __sub__(self, other: PatternLike) -> Pattern:
+        return binary("-", self, other)
+
+    def __rsub__(self, other: PatternLike) -> Pattern:
+        return binary("-", other, self)
+
+    def __mul__(self, other: PatternLike) -> Pattern:
+        return binary("*", self, other)
+
+    def __rmul__(self, other: PatternLike) -> Pattern:
+        return binary("*", other, self)
+
+    def __floordiv__(self, other: PatternLike) -> Pattern:
+        return binary("//", self, other)
+
+    def __rfloordiv__(self, other: PatternLike) -> Pattern:
+        return binary("//", other, self)
+
+    def __mod__(self, other: PatternLike) -> Pattern:
+        return binary("%", self, other)
+
+    def __truediv__(self, other: PatternLike) -> Pattern:
+        return binary("/", self, other)
 
 
 PatternLike = Pattern | int | float | bool
@@ -150,6 +183,25 @@ def call(op: str, *args: PatternLike) -> Pattern:
     build = f"(Call {name} {_cons([p.build for p in parts])} (ExNil) \"False\" \"\")"
     shown = f"pl.{op}({', '.join(p.shown for p in parts)})"
     return Pattern(match, build, shown, frozenset().union(*(p.variables for p in parts)))
+
+
+def binary(op: str, lhs: PatternLike, rhs: PatternLike) -> Pattern:
+    """A scalar operator as the program writes it: `binary("*", x, 1)` matches `n * 1`,
+    `binary("<", x, y)` a comparison. `op` is the Python spelling (`+`, `//`, `==`, `and`, ...)
+    or the IR's name (`Mul`, `FloorDiv`, `Eq`, ...)."""
+    by_symbol = {o.value: o for o in BinOp}
+    found = by_symbol.get(op) or BinOp.__members__.get(op)
+    if found is None:
+        known = ", ".join(o.value for o in BinOp)
+        raise ValueError(f"binary(): no operator {op!r} (known: {known})")
+    left, right = _pattern(lhs), _pattern(rhs)
+    name = json.dumps(found.name)
+    return Pattern(
+        f"(BinaryExpr {name} {left.match} {right.match})",
+        f"(BinaryExpr {name} {left.build} {right.build})",
+        f"({left.shown} {found.value} {right.shown})",
+        left.variables | right.variables,
+    )
 
 
 def rewrite_rule(
