@@ -270,6 +270,7 @@ def test_docs_block(block: Block, monkeypatch: pytest.MonkeyPatch) -> None:
 # --- The book's shape -------------------------------------------------------------------------
 
 CHAPTERS = (
+    "00-primer.md",
     "01-splice-and-renaming.md",
     "02-substitution.md",
     "03-rebinding-table.md",
@@ -277,6 +278,7 @@ CHAPTERS = (
     "05-discarding-a-return-value.md",
     "06-nested-call-sites.md",
     "07-writing-your-own-rule.md",
+    "10-the-rest-of-the-specification.md",
 )
 
 
