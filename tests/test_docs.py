@@ -279,6 +279,7 @@ CHAPTERS = (
     "06-nested-call-sites.md",
     "07-writing-your-own-rule.md",
     "10-the-rest-of-the-specification.md",
+    "lab.md",
 )
 
 
