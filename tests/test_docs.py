@@ -26,6 +26,7 @@ import difflib
 import io
 import os
 import re
+import subprocess
 import sys
 import traceback
 from collections.abc import Iterator
@@ -270,6 +271,7 @@ def test_docs_block(block: Block, monkeypatch: pytest.MonkeyPatch) -> None:
 # --- The book's shape -------------------------------------------------------------------------
 
 CHAPTERS = (
+    "00-primer.md",
     "01-splice-and-renaming.md",
     "02-substitution.md",
     "03-rebinding-table.md",
@@ -277,6 +279,8 @@ CHAPTERS = (
     "05-discarding-a-return-value.md",
     "06-nested-call-sites.md",
     "07-writing-your-own-rule.md",
+    "10-the-rest-of-the-specification.md",
+    "lab.md",
 )
 
 
@@ -296,6 +300,84 @@ def test_every_chapter_runs_code_and_checks_some_output() -> None:
         blocks = collect_blocks(DOCS / chapter)
         assert blocks, f"docs/{chapter} has no ```python block"
         assert any(b.expected is not None for b in blocks), f"docs/{chapter} checks no printed output"
+
+
+EXERCISE_HEADING = re.compile(r"^### Exercise\b(?P<title>.*)$")
+ANSWER_OPEN = '<details markdown="1">'
+ANSWER_SUMMARY = "<summary>Answer</summary>"
+
+
+def exercises(path: Path) -> list[tuple[int, str, bool]]:
+    """(line, title, has an answer) for each `### Exercise ...` heading of a page.
+
+    The book's convention: an exercise is a `### Exercise N.M: title` heading; its answer is a
+    `<details markdown="1">` block whose first line is `<summary>Answer</summary>`, before the next
+    heading of level 1 to 3. Headings inside code blocks do not count.
+    """
+    lines = path.read_text(encoding="utf-8").splitlines()
+    prose = {item[0] for item in _fenced_blocks(path, lines) if isinstance(item, tuple)}
+    headings = [i for i, line in enumerate(lines) if i + 1 in prose and re.match(r"^#{1,3} ", line)]
+    found: list[tuple[int, str, bool]] = []
+    for k, i in enumerate(headings):
+        match = EXERCISE_HEADING.match(lines[i])
+        if match is None:
+            continue
+        end = headings[k + 1] if k + 1 < len(headings) else len(lines)
+        section = [line.strip() for line in lines[i + 1 : end]]
+        answered = any(
+            line == ANSWER_OPEN and j + 1 < len(section) and section[j + 1] == ANSWER_SUMMARY
+            for j, line in enumerate(section)
+        )
+        found.append((i + 1, match["title"].strip(" :"), answered))
+    return found
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_chapter_has_two_answered_exercises_one_of_them_find_the_bug(chapter: str) -> None:
+    found = exercises(DOCS / chapter)
+    unanswered = [f"line {line}: {title}" for line, title, answered in found if not answered]
+    assert not unanswered, (
+        f"docs/{chapter}: exercises without a `{ANSWER_OPEN}` + `{ANSWER_SUMMARY}` answer: {unanswered}"
+    )
+    assert len(found) >= 2, (
+        f"docs/{chapter} has {len(found)} exercise(s) (`### Exercise ...`); every chapter needs two"
+    )
+    assert any("find the bug" in title.lower() for _, title, _ in found), (
+        f"docs/{chapter}: no exercise titled `find the bug`"
+    )
+
+
+def test_the_exercise_collector_sees_answers_and_their_absence(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        '# c\n\n### Exercise 1.1: find the bug\n\ntext\n\n<details markdown="1">\n<summary>Answer</summary>\n\n'
+        "yes\n\n</details>\n\n### Exercise 1.2: open\n\n```text\n### Exercise not a heading\n```\n\n## Next\n\n"
+        '<details markdown="1">\n<summary>Answer</summary>\n</details>\n',
+    )
+    assert exercises(path) == [(3, "1.1: find the bug", True), (14, "1.2: open", False)]
+
+
+def test_mkdocs_build_strict_passes(tmp_path: Path) -> None:
+    """`mkdocs build --strict` with every page in the nav (skipped where mkdocs is not installed:
+    it is not a dependency of nanopto)."""
+    pytest.importorskip("mkdocs")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--quiet",
+            "--site-dir",
+            str(tmp_path / "site"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
 
 
 def test_relative_links_between_pages_resolve() -> None:

@@ -159,3 +159,13 @@ def test_step_bad_input_is_one_error(tmp_path: Path) -> None:
     parsed = run("step", str(broken))
     assert parsed.returncode == 2
     assert "broken.py" in parsed.stderr and "Traceback" not in parsed.stderr
+
+
+def test_step_with_a_nested_call_compares_against_the_hoisted_run(tmp_path: Path) -> None:
+    """The closing comparison runs the whole pass on the hoisted program, as the pipeline does."""
+    path = tmp_path / "nested.py"
+    path.write_text(SCALE.replace("b = self.scale(a, 1)", "b = pl.add(self.scale(a, 1), a)"))
+    done = run("step", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "=== step 1: hoist nested Inline calls" in done.stdout
+    assert "stepping gave the same program (up to local names) as inline-functions" in done.stdout

@@ -19,6 +19,7 @@ from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.structural import structural_equal
 from nanopto.passes.context import PassContext
+from nanopto.passes.hoist_nested_calls import hoist_program
 from nanopto.passes.inlining import inline_program
 from nanopto.passes.inlining.steps import Step, inline_steps
 from nanopto.passes.pass_base import Pass
@@ -109,7 +110,7 @@ def run_steps(
     if number == 0:
         out.write("no Inline call sites: inline-functions has nothing to step through\n\n")
     else:
-        same = structural_equal(inlined, inline_program(program).program)
+        same = structural_equal(inlined, inline_program(hoist_program(program)).program)
         verdict = "the same program (up to local names)" if same else "a DIFFERENT program (a bug in nanopto)"
         out.write(f"# stepping gave {verdict} as inline-functions in one run\n\n")
     current = inlined
