@@ -667,7 +667,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--changed-only", action="store_true", help="with --print-after-all: hide passes that changed nothing"
     )
     inline.add_argument(
-        "--egraph", metavar="FILE.svg|FILE.dot", help="write the e-graph at saturation (SVG needs Graphviz dot)"
+        "--egraph",
+        metavar="FILE.html|FILE.svg|FILE.dot",
+        help="write the e-graph at saturation: .html is egglog's interactive viewer (no extra tools), "
+        ".svg needs Graphviz dot",
     )
     inline.add_argument(
         "--egraph-max-nodes",

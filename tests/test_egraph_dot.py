@@ -129,7 +129,7 @@ def test_max_nodes_must_be_positive() -> None:
 
 
 def test_egraph_paths_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(EGraphOutputError, match=r"must end in \.svg or \.dot"):
+    with pytest.raises(EGraphOutputError, match=r"must end in \.html, \.svg or \.dot"):
         ed.check_egraph_path(str(tmp_path / "graph.png"))
     ed.check_egraph_path(str(tmp_path / "graph.dot"))
     monkeypatch.setattr(shutil, "which", lambda name: None)

@@ -130,10 +130,9 @@ def test_the_page_is_self_contained_and_complete(nested_page: Path) -> None:
         assert f'id="b-L{line}"' in text
     assert "splice-assign" in text and "rename-local" in text  # the rule trace
     assert "read-only: substituted directly" in text  # the rebinding rows
-    if DOT is not None:
-        assert "<svg" in text and "stage 2: main" in html.unescape(text)
-    else:
-        assert "Graphviz &#x27;dot&#x27; is not installed" in text
+    # The e-graph is egglog's own viewer, with the module text inline: no Graphviz needed.
+    assert 'id="np-visualizer-js"' in text and "stage 2: main" in html.unescape(text)
+    assert "Graphviz" not in text.split('id="np-visualizer-js"')[0]
 
 
 @needs_dot
@@ -157,7 +156,7 @@ def test_egraph_svg_and_dot_files(tmp_path: Path) -> None:
 def test_egraph_option_errors_exit_2(tmp_path: Path) -> None:
     example = str(EXAMPLES / "twice.py")
     proc = run_nanopto("inline", example, "--egraph", "g.png", cwd=tmp_path)
-    assert proc.returncode == 2 and "--egraph g.png: the file name must end in .svg or .dot" in proc.stderr
+    assert proc.returncode == 2 and "--egraph g.png: the file name must end in .html, .svg or .dot" in proc.stderr
     proc = run_nanopto("inline", example, "--egraph", "g.dot", "--egraph-max-nodes", "0", cwd=tmp_path)
     assert proc.returncode == 2 and "--egraph-max-nodes must be at least 1" in proc.stderr
     # No Graphviz on PATH: .svg is refused up front with a pointer to .dot; .dot and --html still work.
@@ -166,9 +165,11 @@ def test_egraph_option_errors_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "'dot' is not installed" in proc.stderr and "--egraph out.dot" in proc.stderr
     assert not (tmp_path / "g.svg").exists()
-    proc = run_nanopto("inline", example, "--egraph", "g.dot", "--html", "p.html", cwd=tmp_path, env=env)
+    assert "--egraph out.html" in proc.stderr
+    proc = run_nanopto("inline", example, "--egraph", "g.html", "--html", "p.html", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "Graphviz &#x27;dot&#x27; is not installed" in (tmp_path / "p.html").read_text()
+    assert 'id="np-visualizer-js"' in (tmp_path / "p.html").read_text()
+    assert 'id="np-visualizer-js"' in (tmp_path / "g.html").read_text()
     proc = run_nanopto("inline", example, "--html", str(tmp_path / "missing-dir" / "p.html"), cwd=tmp_path)
     assert proc.returncode == 2 and "cannot write" in proc.stderr
 

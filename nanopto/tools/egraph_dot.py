@@ -333,7 +333,8 @@ def dot_executable() -> str:
     if exe is None:
         raise EGraphOutputError(
             "Graphviz 'dot' is not installed, so the e-graph cannot be rendered as SVG; "
-            "write FILE.dot instead (--egraph out.dot) or install Graphviz (apt-get install graphviz)"
+            "write FILE.html (egglog's interactive viewer, no Graphviz needed) or FILE.dot instead "
+            "(--egraph out.html, --egraph out.dot), or install Graphviz (apt-get install graphviz)"
         )
     return exe
 
@@ -355,8 +356,10 @@ def render_svg(dot_text: str, timeout: float = 120.0) -> str:
 def check_egraph_path(path: str) -> None:
     """Refuse an `--egraph` file that could not be written, before any work is done."""
     lower = path.lower()
+    if lower.endswith((".html", ".htm")):
+        return  # egglog's own viewer (tools.egraph_viewer): needs nothing beyond the pip install
     if not lower.endswith((".svg", ".dot", ".gv")):
-        raise EGraphOutputError(f"--egraph {path}: the file name must end in .svg or .dot")
+        raise EGraphOutputError(f"--egraph {path}: the file name must end in .html, .svg or .dot")
     if lower.endswith(".svg"):
         dot_executable()
 

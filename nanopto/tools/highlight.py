@@ -95,4 +95,7 @@ def highlight_lines(source: str) -> list[str]:
 def highlighted_block(source: str) -> str:
     """A `<pre>` of highlighted source, with its token colours (for notebooks)."""
     body = "\n".join(highlight_lines(source))
-    return f'<style>{TOKEN_CSS}</style><pre class="nanopto-code">{body}</pre>'
+    # A host page's CSS may set `white-space` on `pre`, `code` or `span` (JupyterLab does): the
+    # indentation is the program's structure, so it is kept whatever the host says.
+    keep = "pre.nanopto-code, pre.nanopto-code span { white-space: pre !important; }"
+    return f'<style>{TOKEN_CSS}{keep}</style><pre class="nanopto-code">{body}</pre>'

@@ -1,14 +1,14 @@
 """The `--html` page and the notebook views: inlining shown before/after, line by line.
 
-One self-contained HTML document (inline CSS, a few lines of inline JavaScript, the e-graph as an
-inline SVG; no network), for people learning how inlining by rewriting works:
+One self-contained HTML document (inline CSS and JavaScript, the e-graph viewer's module text
+included; no network), for people learning how inlining by rewriting works:
 
 * before and after side by side; every line inlining produced is coloured by its call site and
   links to the input line it came from (a helper statement, or the call-site line itself for a
   parameter binding or the receiver wiring); hovering it highlights that line;
 * the call sites with the rebinding-table row each parameter took;
 * the rule trace (matches per rule in schedule order, iterations, phase times);
-* the e-graph at saturation.
+* the e-graph at saturation, in egglog's own interactive viewer (`egraph_viewer`).
 
 The notebook views (`Program._repr_html_`, `InlineResult._repr_html_`) are fragments of the same
 page without script, so they work in untrusted notebooks too.
@@ -68,7 +68,8 @@ VIEW_CSS = """
        scroll-margin-top: 40vh; transition: background .15s; }
 .np .line .no { flex: none; width: 3.2em; text-align: right; padding-right: 12px; color: #a3adb8;
        user-select: none; text-decoration: none; }
-.np .line code { font: inherit; flex: 1; }
+.np .line code { font: inherit; flex: 1; white-space: pre !important; background: none; padding: 0; }
+.np .line code span, pre.nanopto-code, pre.nanopto-code span { white-space: pre !important; }
 .np .line .from { flex: none; margin-left: 14px; font-size: 11.5px; color: var(--muted); text-decoration: none;
        border-bottom: 1px dotted var(--muted); align-self: center; }
 .np .line .from:hover { color: var(--ink); }
@@ -141,16 +142,22 @@ class InlinePage:
     after_label: str
     result: InlineResult | None
     source: str | None
-    egraph_svg: str | None
+    egraph_html: str | None
+    """The e-graph picture as HTML (`egraph_viewer.viewer_fragment`), or None."""
     egraph_note: str | None
     line_of: Callable[[int], int | None] = lambda line: line
+    row_label: Callable[[int], str] = str
+    """The number shown beside a row of the before pane: the input-file line it shows, so the
+    notebook's printed input is numbered like the file the CLI reads (blank: no statement there)."""
     prefix: str = ""
+    head_css: str = ""
+    """CSS that must come before the page's own (the e-graph viewer's stylesheet styles `body`)."""
 
 
 def _shown_line(page: InlinePage, line: int | None) -> str:
-    """A source line as numbered in the before pane (the printed input, in a notebook)."""
-    row = page.line_of(line) if line is not None else None
-    return str(row) if row is not None else "?"
+    """A source line as every view numbers it: the line of the input file (as the CLI does), also
+    in a notebook, whose before pane is the printed input numbered with those lines."""
+    return str(line) if line is not None else "?"
 
 
 def _site_title(page: InlinePage, site: CallSite) -> str:
@@ -213,7 +220,7 @@ def _before_pane(page: InlinePage) -> str:
             classes.append("helper")
             attrs += ' title="an Inline function: its lines are copied into each call site"'
         out.append(
-            f'<div class="{" ".join(classes)}" {attrs}{style}><a class="no" href="#{p}b-L{row}">{row}</a>'
+            f'<div class="{" ".join(classes)}" {attrs}{style}><a class="no" href="#{p}b-L{row}">{page.row_label(row)}</a>'
             f"<code>{text}</code>{extra}</div>"
         )
     return "\n".join(out)
@@ -283,7 +290,7 @@ def _sites_table(page: InlinePage) -> str:
         bg, fg = site_colours(site.number)
         line = record["line"]
         target = page.line_of(line) if line is not None else None
-        where = f'<a href="#{page.prefix}b-L{target}">line {target}</a>' if target is not None else f"line {line}"
+        where = f'<a href="#{page.prefix}b-L{target}">line {line}</a>' if target is not None else f"line {line}"
         bindings = []
         for b in record["bindings"]:
             if b["bind_local"]:
@@ -355,7 +362,7 @@ def _summary(result: InlineResult | None) -> str:
 
 def _egraph_section(page: InlinePage) -> str:
     note = f'<p class="note">{escape(page.egraph_note)}</p>' if page.egraph_note else ""
-    picture = f'<div class="egraph">{page.egraph_svg}</div>' if page.egraph_svg else ""
+    picture = f'<div class="egraph">{page.egraph_html}</div>' if page.egraph_html else ""
     return note + picture
 
 
@@ -376,7 +383,7 @@ def render_page(page: InlinePage) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>nanopto inline · {escape(page.title)}</title>"
-        f"<style>{VIEW_CSS}{PAGE_CSS}{TOKEN_CSS}</style></head>\n"
+        f"<style>{page.head_css}{VIEW_CSS}{PAGE_CSS}{TOKEN_CSS}</style></head>\n"
         '<body class="nanopto-page np">'
         f'<header><h1>InlineFunctions<span class="file">{escape(page.title)}</span></h1>'
         f'<p class="summary">{escape(_summary(page.result))} · {escape(page.after_label)}</p></header>\n'
@@ -395,11 +402,14 @@ def page_for_file(
     after: n.Program,
     after_label: str,
     result: InlineResult | None,
-    egraph_svg: str | None,
+    egraph_html: str | None,
     egraph_note: str | None,
+    head_css: str = "",
 ) -> str:
     """The `--html` page for an input file: the before pane is the file itself, as written."""
-    page = InlinePage(path, source, before, after, after_label, result, source, egraph_svg, egraph_note)
+    page = InlinePage(
+        path, source, before, after, after_label, result, source, egraph_html, egraph_note, head_css=head_css
+    )
     return render_page(page)
 
 
@@ -415,6 +425,7 @@ def inline_result_html(result: InlineResult) -> str:
     before = result.before if result.before is not None else result.program
     before_text = python_print(before)
     rows = span_lines(before, before_text)
+    file_line = {row: line for line, row in rows.items()}
     page = InlinePage(
         title="input (printed)",
         before_text=before_text,
@@ -423,9 +434,10 @@ def inline_result_html(result: InlineResult) -> str:
         after_label="after inline-functions",
         result=result,
         source=None,
-        egraph_svg=None,
+        egraph_html=None,
         egraph_note=None,
         line_of=rows.get,
+        row_label=lambda row: str(file_line[row]) if row in file_line else "",
         prefix=f"np{next(_views)}-",
     )
     return f'<style>{VIEW_CSS}{TOKEN_CSS}</style><div class="np">{_body(page)}</div>'

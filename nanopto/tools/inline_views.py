@@ -1,4 +1,8 @@
-"""Write the files `nanopto inline --egraph FILE.svg|FILE.dot --html FILE.html` asks for.
+"""Write the files `nanopto inline --egraph FILE.html|FILE.svg|FILE.dot --html FILE.html` asks for.
+
+The e-graph picture of the page and of `--egraph FILE.html` is egglog's own viewer
+(`egraph_viewer`), which needs nothing beyond the pip install; `.svg` (Graphviz) and `.dot` stay
+for those who have Graphviz.
 
 Both views need the e-graph of every saturation stage, so the CLI re-runs InlineFunctions on the
 inputs the pipeline gave it with an `EGraphCollector` observing each stage (the pass is
@@ -19,13 +23,9 @@ from nanopto.tools.egraph_dot import (
     DEFAULT_MAX_NODES,
     EGraphOutputError,
     EGraphSnapshot,
-    cut_notes,
-    dot_available,
-    egraph_dot,
-    render_svg,
-    svg_body,
     write_egraph,
 )
+from nanopto.tools.egraph_viewer import viewer_css, viewer_fragment, viewer_page
 from nanopto.tools.html_page import page_for_file
 
 
@@ -61,25 +61,25 @@ def write_inline_views(
     snapshots: Sequence[EGraphSnapshot],
 ) -> None:
     """Write the e-graph picture and/or the HTML page; problems raise EGraphOutputError."""
-    if egraph_path is not None:
+    if egraph_path is not None and egraph_path.lower().endswith((".html", ".htm")):
+        _write(egraph_path, "--egraph", viewer_page(snapshots, file))
+    elif egraph_path is not None:
         write_egraph(egraph_path, snapshots, max_nodes)
     if html_path is None:
         return
-    svg: str | None = None
-    note: str | None = None
-    if dot_available():
-        svg = svg_body(render_svg(egraph_dot(snapshots, max_nodes)))
-        cut = cut_notes(snapshots, max_nodes)
-        note = "The picture is cut: " + "; ".join(cut) if cut else None
-    else:
-        note = "Graphviz 'dot' is not installed, so the e-graph picture is left out (apt-get install graphviz)."
+    note = None if snapshots else "No Inline call sites: nothing was saturated, so there is no e-graph to show."
+    picture = viewer_fragment(snapshots) if snapshots else None
     spliced = [r for r in results if r.sites]
     result = spliced[0] if spliced else (results[0] if results else None)
     if result is not None:
         result = replace(result, provenance=provenance_in(after, result))
-    page = page_for_file(file, source, before, after, f"after {pipeline}", result, svg, note)
+    page = page_for_file(file, source, before, after, f"after {pipeline}", result, picture, note, viewer_css())
+    _write(html_path, "--html", page)
+
+
+def _write(path: str, option: str, text: str) -> None:
     try:
-        with open(html_path, "w", encoding="utf-8") as handle:
-            handle.write(page)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
     except OSError as exc:
-        raise EGraphOutputError(f"--html {html_path}: cannot write: {exc.strerror or exc}") from None
+        raise EGraphOutputError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
