@@ -619,6 +619,27 @@ def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# nanopto serve
+# ---------------------------------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from nanopto.tools.serve import serve  # the playground: only when asked for
+
+    def say(line: str) -> None:
+        out.write(line + "\n")
+        out.flush()
+
+    if not 0 <= args.port <= 65535:
+        raise UserError(f"--port must be between 0 and 65535, got {args.port}")
+    try:
+        serve(args.port, open_browser=args.open, out=say)
+    except OSError as exc:
+        raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc} (try another --port)") from None
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
 # Entry point
 # ---------------------------------------------------------------------------------------------
 
@@ -721,6 +742,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     step.add_argument("--pause", action="store_true", help="wait for Enter after each step (q stops)")
     step.set_defaults(handler=cmd_step)
+
+    serve = sub.add_parser(
+        "serve", help="a local playground in your browser: edit a program and rules, run, see every view"
+    )
+    serve.add_argument("--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (default: 8765; 0 picks a free one)")
+    serve.add_argument("--open", action="store_true", help="open the page in your default browser")
+    serve.set_defaults(handler=cmd_serve)
     return parser
 
 

@@ -16,6 +16,7 @@ changing the e-graph, and rounds repeat until a whole round changes nothing.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -177,11 +178,20 @@ class PreparedEGraphs:
     the next run (the next stage, or the next pass run in a hypothesis loop) starts from the
     compiled rules with an empty e-graph. This is the one piece of process-wide state the engine
     keeps, on purpose: it is a cache of pure compilation results, bounded to `capacity` entries.
+    The cache is per thread: an egglog e-graph may only be used by the thread that made it (the
+    playground server runs passes on a worker thread while tests run them on the main one).
     """
 
     def __init__(self, capacity: int = 8) -> None:
         self.capacity = capacity
-        self._egraphs: dict[str, eb.EGraph] = {}
+        self._local = threading.local()
+
+    @property
+    def _egraphs(self) -> dict[str, eb.EGraph]:
+        egraphs: dict[str, eb.EGraph] | None = getattr(self._local, "egraphs", None)
+        if egraphs is None:
+            egraphs = self._local.egraphs = {}
+        return egraphs
 
     def get(self, rules: str) -> eb.EGraph:
         egraph = self._egraphs.get(rules)

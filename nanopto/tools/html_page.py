@@ -447,3 +447,24 @@ def program_html(program: n.Program) -> str:
     """`Program._repr_html_`: the program printed as `pl` source, highlighted."""
     return highlighted_block(python_print(program))
 
+
+
+# ---------------------------------------------------------------------------------------------
+# The playground
+# ---------------------------------------------------------------------------------------------
+
+
+def inline_sections(
+    path: str, source: str, before: n.Program, after: n.Program, after_label: str, result: InlineResult | None
+) -> dict[str, str]:
+    """The page's parts as fragments, for the playground: site chips, before/after panes, sites
+    table, the InlineFunctions rule trace, the summary line, and the CSS they need."""
+    page = InlinePage(path, source, before, after, after_label, result, source, None, None)
+    return {
+        "chips": "".join(_chip(page, s) for s in _outer_sites(page)),
+        "panes": _panes(page),
+        "sites": _sites_table(page),
+        "inline_rules": _rules_tables(result),
+        "summary": _summary(result),
+        "css": VIEW_CSS + TOKEN_CSS,
+    }

@@ -1,0 +1,479 @@
+"""`nanopto serve`: a local playground in the browser, served by the standard library alone.
+
+The page (static files in `nanopto/tools/playground/`, egglog's viewer from egglog's wheel; no
+network) lets a user edit a `pl` program and a rules file, pick a pipeline, run it and see
+before/after with line origins, the rebinding table, the rules each pass fired, the e-graph, and
+a step-through of saturation. The JSON API behind it:
+
+    GET  /api/examples        the shipped programs and rules files, with their summaries
+    GET  /api/example?name=N  one of them (`rules/NAME` for a rules file)
+    POST /api/run             {program, rules, pipeline} -> the run, as data and HTML fragments
+    POST /api/steps           {program} -> InlineFunctions one site and one iteration at a time
+
+Safety. The program is only parsed, never run; but a rules file is Python, and the server imports
+(runs) it, as `nanopto inline --rules` does. So, like Jupyter, the server listens on 127.0.0.1
+only, and every request must carry the random token printed in the URL (`?token=...`, or the
+`X-Nanopto-Token` header), compared in constant time: another local user cannot guess it, and a
+web page in the user's browser cannot read it. The Host header must name 127.0.0.1 or localhost
+(a DNS-rebinding page sends its own host name), and a POST whose Origin is another site is
+refused. Each run is bounded (`PlaygroundLimits`): input size, saturation time, iterations and
+e-graph rows, the number of steps.
+
+Runs happen one at a time on one worker thread: egglog's e-graphs may not move between threads
+(the engine keeps a loaded e-graph for reuse), and the pass registry is process-wide.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import secrets
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from html import escape
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from nanopto.egraph import SaturationLimitError, SaturationLimits
+from nanopto.ir_terms.nodes import Program
+from nanopto.ir_terms.parse_error import ParserError
+from nanopto.ir_terms.parser import parse_program
+from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.structural import structural_equal
+from nanopto.passes import (
+    STRATEGY_PIPELINES,
+    CallbackInstrument,
+    OptimizationStrategy,
+    PassContext,
+    PassManager,
+)
+from nanopto.passes.inlining import InlineResult
+from nanopto.passes.inlining.steps import inline_steps
+from nanopto.passes.pass_base import Pass
+from nanopto.passes.rewrite import RewriteResult, RewriteRules
+from nanopto.tools.egraph_dot import EGraphCollector
+from nanopto.tools.egraph_viewer import constructor_notes, viewer_stages
+from nanopto.tools.examples import (
+    example_names,
+    example_source,
+    rules_example_names,
+    rules_example_source,
+    summary,
+)
+from nanopto.tools.html_page import inline_sections
+from nanopto.tools.inline_report import rule_counts, site_record
+from nanopto.tools.inline_views import provenance_in
+from nanopto.tools.rules_file import RulesFileError, load_rules_file
+
+DEFAULT_PIPELINE = ",".join(STRATEGY_PIPELINES[OptimizationStrategy.Default])
+PROGRAM_FILE = "program.py"
+RULES_FILE = "rules.py"
+STATIC = "playground"
+TOKEN_HEADER = "X-Nanopto-Token"
+
+
+@dataclass(frozen=True)
+class PlaygroundLimits:
+    """Bounds on one request, so a pasted program or a looping rule cannot hold the machine."""
+
+    max_source_chars: int = 200_000
+    """Program text and rules text, each."""
+    max_body_bytes: int = 1_000_000
+    timeout: float = 20.0
+    """Seconds per saturation run."""
+    max_iterations: int = 2_000
+    max_rows: int = 2_000_000
+    max_steps: int = 400
+    """Steps (and egglog iterations within them) returned by /api/steps."""
+
+
+class RequestError(Exception):
+    """A request the playground answers with an error shown in the page: where, what, which line."""
+
+    def __init__(self, where: str, message: str, line: int | None = None, col: int | None = None) -> None:
+        super().__init__(message)
+        self.where = where
+        self.message = message
+        self.line = line
+        self.col = col
+
+    def as_json(self) -> dict[str, Any]:
+        return {"where": self.where, "message": self.message, "line": self.line, "col": self.col}
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a request (no HTTP here: the tests call these directly too)
+# ---------------------------------------------------------------------------------------------
+
+
+def _text(payload: dict[str, Any], key: str, limits: PlaygroundLimits) -> str:
+    value = payload.get(key) or ""
+    if not isinstance(value, str):
+        raise RequestError(key, f"'{key}' must be a string")
+    if len(value) > limits.max_source_chars:
+        raise RequestError(key, f"the {key} is {len(value)} characters; the playground takes at most {limits.max_source_chars}")
+    return value
+
+
+def parse(source: str) -> Program:
+    """Parse the edited program (never run); a ParserError becomes an error at its line."""
+    try:
+        return parse_program(source, PROGRAM_FILE)
+    except ParserError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        raise RequestError("program", f"{exc.message}{hint}", exc.line, exc.col + 1) from None
+
+
+def load_rules(text: str) -> tuple[Pass, ...]:
+    """Import the rules text as a rules file (it is Python the user runs) and return its passes."""
+    if not text.strip():
+        return ()
+    with tempfile.TemporaryDirectory(prefix="nanopto-playground-") as folder:
+        path = Path(folder) / RULES_FILE
+        path.write_text(text, encoding="utf-8")
+        try:
+            return load_rules_file(str(path))
+        except RulesFileError as exc:
+            message = str(exc).replace(str(path), RULES_FILE)
+            found = re.match(rf"{re.escape(RULES_FILE)}:(\d+): ", message)
+            line = int(found.group(1)) if found else None
+            raise RequestError("rules", message, line) from None
+
+
+def _bounded(manager: PassManager, limits: PlaygroundLimits) -> PassManager:
+    """Every saturating pass with the playground's limits and `trace=True` (its result is shown)."""
+    bounded = []
+    for pass_ in manager.passes:
+        names = {f.name for f in dataclasses.fields(pass_)} if dataclasses.is_dataclass(pass_) else set()
+        given: dict[str, Any] = {"trace": True} if "trace" in names else {}
+        for option in ("timeout", "max_iterations", "max_rows"):
+            if option in names:
+                given[option] = min(getattr(pass_, option), getattr(limits, option))
+        bounded.append(replace(pass_, **given) if given else pass_)  # type: ignore[type-var]
+    return PassManager(bounded)
+
+
+def _line_of(message: str) -> int | None:
+    found = re.search(rf"{re.escape(PROGRAM_FILE)}:(\d+)", message)
+    return int(found.group(1)) if found else None
+
+
+def _pass_rules(name: str, pass_: Pass, trace: object | None) -> list[dict[str, Any]]:
+    """Per rule of one pass: its matches (all of a user pass's rules, fired or not)."""
+    if isinstance(trace, InlineResult):
+        return [{"rule": rule, "matches": count} for rule, count in rule_counts(trace).items()]
+    if isinstance(pass_, RewriteRules):
+        matches = trace.report.matches if isinstance(trace, RewriteResult) else {}
+        return [
+            {"rule": rule.name, "ruleset": rs.name, "matches": matches.get(rule.name, 0), "shape": f"{rule.before} => {rule.after}"}
+            for rs in pass_.rulesets
+            for rule in rs.rules
+        ]
+    return []
+
+
+def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None) -> dict[str, Any]:
+    """POST /api/run: parse, load the rules, run the pipeline, and describe everything seen."""
+    limits = limits or PlaygroundLimits()
+    source = _text(payload, "program", limits)
+    rules_text = _text(payload, "rules", limits)
+    before = parse(source)
+    user_passes = load_rules(rules_text)
+    pipeline = (payload.get("pipeline") or "").strip() or ",".join([DEFAULT_PIPELINE, *(p.name for p in user_passes)])
+    try:
+        manager = _bounded(PassManager.from_pipeline(pipeline), limits)
+    except Exception as exc:  # a malformed spec, an unknown pass or option: the user's to fix
+        raise RequestError("pipeline", str(exc)) from None
+    history: list[tuple[str, bool]] = []
+    previous: list[Program] = []
+    collector = EGraphCollector()
+
+    def before_pass(pass_: Pass, program: Program) -> None:
+        previous[:] = [program]
+
+    def after_pass(pass_: Pass, program: Program) -> None:
+        history.append((pass_.name, not previous or not structural_equal(previous[0], program)))
+
+    started = time.perf_counter()
+    try:
+        with PassContext(
+            instruments=[CallbackInstrument(before=before_pass, after=after_pass)], egraph_observer=collector
+        ) as context:
+            after = manager.run(before)
+    except SaturationLimitError as exc:
+        raise RequestError("run", f"{exc} (the playground bounds each saturation run: {limits.timeout:g} s, "
+                           f"{limits.max_iterations} iterations, {limits.max_rows} rows)") from None
+    except (ValueError, RuntimeError) as exc:
+        message = " ".join(str(exc).split())
+        raise RequestError("run", message, _line_of(message)) from None
+    elapsed = time.perf_counter() - started
+    traces = list(context.traces)
+    inline_results = [t for _, t in traces if isinstance(t, InlineResult)]
+    spliced = [r for r in inline_results if r.sites]
+    result = spliced[0] if spliced else (inline_results[0] if inline_results else None)
+    if result is not None:
+        result = replace(result, provenance=provenance_in(after, result))
+    sections = inline_sections(PROGRAM_FILE, source, before, after, f"after {pipeline}", result)
+    passes = []
+    trace_of: dict[str, list[object]] = {}
+    for name, trace in traces:
+        trace_of.setdefault(name, []).append(trace)
+    for (name, changed), pass_ in zip(history, manager.passes, strict=False):
+        recorded = trace_of.get(name, [])
+        trace = recorded.pop(0) if recorded else None
+        rules = _pass_rules(name, pass_, trace)
+        user = name in {p.name for p in user_passes}
+        passes.append(
+            {
+                "name": name,
+                "changed": changed,
+                "user": user,
+                "rules": rules,
+                "never_fired": [r["rule"] for r in rules if user and not r["matches"]],
+            }
+        )
+    return {
+        "ok": True,
+        "pipeline": manager.pass_names,
+        "after": python_print(after),
+        "seconds": elapsed,
+        "sites": [site_record(r, s, source) for r in inline_results for s in r.sites],
+        "passes": passes,
+        "html": sections,
+        "egraphs": viewer_stages(collector.snapshots),
+        "legend": {op: list(note) for op, note in constructor_notes().items()},
+    }
+
+
+def steps_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None) -> dict[str, Any]:
+    """POST /api/steps: InlineFunctions one call site at a time, each egglog iteration recorded."""
+    limits = limits or PlaygroundLimits()
+    program = parse(_text(payload, "program", limits))
+    saturation = SaturationLimits(limits.max_iterations, limits.max_rows, limits.timeout)
+    steps = []
+    budget = limits.max_steps
+    truncated = False
+    try:
+        for step in inline_steps(program, limits=saturation, rule_by_rule=True):
+            iterations = []
+            for it in step.iterations:
+                iterations.append(
+                    {
+                        "ruleset": it.ruleset,
+                        "matches": {k: v for k, v in it.matches.items() if v},
+                        "updated": it.updated,
+                        "function": python_print(it.function) if it.function is not None else None,
+                    }
+                )
+            budget -= 1 + len(iterations)
+            steps.append(
+                {
+                    "number": step.number,
+                    "description": step.description,
+                    "site": step.site.number if step.site is not None else None,
+                    "matches": {k: v for k, v in step.report.matches.items() if v},
+                    "iterations": iterations,
+                    "program": python_print(step.program),
+                }
+            )
+            if budget <= 0:
+                truncated = True
+                break
+    except SaturationLimitError as exc:
+        raise RequestError("run", str(exc)) from None
+    except (ValueError, RuntimeError) as exc:
+        message = " ".join(str(exc).split())
+        raise RequestError("run", message, _line_of(message)) from None
+    return {"ok": True, "steps": steps, "truncated": truncated}
+
+
+def examples_listing() -> dict[str, Any]:
+    return {
+        "programs": [{"name": n, "summary": summary(example_source(n))} for n in example_names()],
+        "rules": [{"name": n, "summary": summary(rules_example_source(n))} for n in rules_example_names()],
+        "default_pipeline": DEFAULT_PIPELINE,
+    }
+
+
+def example_request(name: str) -> dict[str, Any]:
+    try:
+        if name.startswith("rules/"):
+            return {"name": name, "source": rules_example_source(name[len("rules/") :])}
+        return {"name": name, "source": example_source(name)}
+    except KeyError as exc:
+        raise RequestError("example", str(exc.args[0])) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP
+# ---------------------------------------------------------------------------------------------
+
+
+def static_file(name: str) -> tuple[bytes, str] | None:
+    """A file the page loads: ours from `tools/playground/`, the viewer from egglog's wheel."""
+    types = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+    if name in ("viewer.js", "viewer.css"):
+        folder = resources.files("egglog")
+        name = "visualizer" + name[len("viewer") :]
+    else:
+        folder = resources.files("nanopto.tools") / STATIC
+    if not re.fullmatch(r"[a-z_]+\.(html|js|css)", name):
+        return None
+    file = folder / name
+    if not file.is_file():
+        return None
+    return file.read_bytes(), types[name[name.rindex(".") :]] + "; charset=utf-8"
+
+
+class PlaygroundServer(ThreadingHTTPServer):
+    """The playground's HTTP server: 127.0.0.1 only, a token on every request."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int = 0, token: str | None = None, limits: PlaygroundLimits | None = None) -> None:
+        self.token = token or secrets.token_urlsafe(24)
+        self.limits = limits or PlaygroundLimits()
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nanopto-playground-run")
+        """Every run, on one thread (see the module doc)."""
+        super().__init__(("127.0.0.1", port), PlaygroundHandler)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.worker.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/?token={self.token}"
+
+    def host_allowed(self, host: str | None) -> bool:
+        return host in {f"127.0.0.1:{self.port}", f"localhost:{self.port}", "127.0.0.1", "localhost"}
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        return origin is None or origin in {f"http://127.0.0.1:{self.port}", f"http://localhost:{self.port}"}
+
+
+class PlaygroundHandler(BaseHTTPRequestHandler):
+    server: PlaygroundServer
+    server_version = "nanopto-playground"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # quiet: the terminal shows the URL and errors only
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")  # the token stays out of Referer headers
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, data: dict[str, Any]) -> None:
+        self._send(status, json.dumps(data).encode(), "application/json; charset=utf-8")
+
+    def _allowed(self) -> bool:
+        """Host, Origin and token checks; a refused request gets 403 and nothing else."""
+        query = parse_qs(urlsplit(self.path).query)
+        token = self.headers.get(TOKEN_HEADER) or (query.get("token") or [""])[0]
+        if not self.server.host_allowed(self.headers.get("Host")):
+            self._json(HTTPStatus.FORBIDDEN, {"ok": False, "error": {"where": "http", "message": "Host must be 127.0.0.1 or localhost"}})
+            return False
+        if not self.server.origin_allowed(self.headers.get("Origin")):
+            self._json(HTTPStatus.FORBIDDEN, {"ok": False, "error": {"where": "http", "message": "cross-origin request refused"}})
+            return False
+        if not secrets.compare_digest(token.encode(), self.server.token.encode()):
+            self._json(HTTPStatus.FORBIDDEN, {"ok": False, "error": {"where": "http", "message": "missing or wrong token: open the URL nanopto serve printed"}})
+            return False
+        return True
+
+    def do_GET(self) -> None:
+        if not self._allowed():
+            return
+        parts = urlsplit(self.path)
+        query = parse_qs(parts.query)
+        if parts.path == "/":
+            found = static_file("index.html")
+            assert found is not None
+            page = found[0].decode().replace("__TOKEN__", escape(self.server.token, quote=True))
+            self._send(HTTPStatus.OK, page.encode(), found[1])
+        elif parts.path.startswith("/static/"):
+            found = static_file(parts.path[len("/static/") :])
+            if found is None:
+                self._json(HTTPStatus.NOT_FOUND, {"ok": False, "error": {"where": "http", "message": "no such file"}})
+            else:
+                self._send(HTTPStatus.OK, *found)
+        elif parts.path == "/api/examples":
+            self._json(HTTPStatus.OK, examples_listing())
+        elif parts.path == "/api/example":
+            self._answer(lambda: example_request((query.get("name") or [""])[0]))
+        else:
+            self._json(HTTPStatus.NOT_FOUND, {"ok": False, "error": {"where": "http", "message": "not found"}})
+
+    def do_POST(self) -> None:
+        if not self._allowed():
+            return
+        path = urlsplit(self.path).path
+        handlers: dict[str, Callable[[dict[str, Any], PlaygroundLimits], dict[str, Any]]] = {
+            "/api/run": run_request,
+            "/api/steps": steps_request,
+        }
+        handler = handlers.get(path)
+        if handler is None:
+            self._json(HTTPStatus.NOT_FOUND, {"ok": False, "error": {"where": "http", "message": "not found"}})
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= self.server.limits.max_body_bytes:
+            self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"ok": False, "error": {"where": "http", "message": f"the request must be at most {self.server.limits.max_body_bytes} bytes"}})
+            return
+        try:
+            payload = json.loads(self.rfile.read(length) or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            self._json(HTTPStatus.BAD_REQUEST, {"ok": False, "error": {"where": "http", "message": "the body must be JSON"}})
+            return
+        if not isinstance(payload, dict):
+            self._json(HTTPStatus.BAD_REQUEST, {"ok": False, "error": {"where": "http", "message": "the body must be a JSON object"}})
+            return
+        limits = self.server.limits
+        self._answer(lambda: self.server.worker.submit(handler, payload, limits).result())
+
+    def _answer(self, compute: Callable[[], dict[str, Any]]) -> None:
+        try:
+            self._json(HTTPStatus.OK, compute())
+        except RequestError as exc:
+            self._json(HTTPStatus.OK, {"ok": False, "error": exc.as_json()})
+        except Exception as exc:  # a bug in nanopto: still an answer the page can show
+            message = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} (a bug in nanopto; please report it)"
+            self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"ok": False, "error": {"where": "internal", "message": message}})
+
+
+def serve(port: int = 8765, open_browser: bool = False, out: Callable[[str], None] = print) -> None:
+    """Run the playground until interrupted; prints the URL with its token."""
+    server = PlaygroundServer(port)
+    out(f"nanopto playground: {server.url}")
+    out("(listening on 127.0.0.1 only; the token in the URL is required; Ctrl-C stops)")
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
