@@ -216,9 +216,9 @@ function showStep(i) {
   for (const d of $('step-list').querySelectorAll('div[data-i]')) d.classList.toggle('on', Number(d.dataset.i) === current);
   $('step-label').textContent = `step ${current + 1} of ${steps.length}`;
   const matches = Object.entries(s.matches).map(([r, n]) => `<code>${esc(r)}</code> ${n}`).join(', ') || 'none';
-  const iterations = s.iterations.map((it, k) => `<tr><td class="num">${k + 1}</td><td>${esc(it.ruleset)}</td><td>${Object.entries(it.matches).map(([r, n]) => `<code>${esc(r)}</code> ${n}`).join(', ') || '<span class="muted">no match</span>'}</td><td>${it.updated ? 'yes' : ''}</td></tr>`).join('');
+  const iterations = s.iterations.map((it, k) => `<tr><td class="num">${k + 1}</td><td>${esc(it.ruleset)}</td><td>${Object.entries(it.matches).map(([r, n]) => `<code>${esc(r)}</code> ${n}`).join(', ') || '<span class="muted">no match</span>'}</td><td>${it.updated ? 'yes' : ''}</td><td>${it.function === null ? '<span class="muted">helper terms only</span>' : `<details><summary>function</summary><pre>${esc(it.function)}</pre></details>`}</td></tr>`).join('');
   $('step-detail').innerHTML = `<h4>${esc(s.description)}</h4><p>rules fired: ${matches}</p>` +
-    (iterations ? `<details><summary>${s.iterations.length} egglog iterations</summary><table><tr><th>#</th><th>ruleset</th><th>matches</th><th>e-graph changed</th></tr>${iterations}</table></details>` : '') +
+    (iterations ? `<details><summary>${s.iterations.length} egglog iterations</summary><table><tr><th>#</th><th>ruleset</th><th>matches</th><th>e-graph changed</th><th>as extraction sees it</th></tr>${iterations}</table></details>` : '') +
     `<p class="muted">the program after this step</p><pre>${esc(s.program)}</pre>`;
 }
 $('step-prev').addEventListener('click', () => showStep(current - 1));
