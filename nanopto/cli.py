@@ -24,7 +24,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from typing import Any, TextIO
 
 import numpy as np
@@ -57,8 +56,10 @@ from nanopto.passes.pass_base import Pass
 from nanopto.passes.pass_manager import PropertyRequirementError
 from nanopto.passes.rewrite import RewriteResult, RewriteRules
 from nanopto.rules import INLINE_RULESETS, Ruleset
+from nanopto.tools import examples
 from nanopto.tools.check import check_equivalence, default_entries, show
 from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
+from nanopto.tools.examples import EXAMPLE_ORDER, example_names, summary  # noqa: F401 (EXAMPLE_ORDER: re-exported)
 from nanopto.tools.inline_report import explain_rules, explain_sites, site_record
 from nanopto.tools.rules_file import describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
@@ -82,19 +83,6 @@ class UserError(Exception):
 # ---------------------------------------------------------------------------------------------
 # Shipped examples
 # ---------------------------------------------------------------------------------------------
-
-EXAMPLE_ORDER = (
-    "single_site",
-    "multiple_sites",
-    "twice",
-    "bump",
-    "multi_return",
-    "discard",
-    "scope",
-    "nested",
-    "computed_args",
-)
-"""The specification's worked examples, in the order docs/specification.md introduces them."""
 
 DEFAULT_DEMOS = ("twice", "bump")
 """What `nanopto demo` with no name runs in full: the two rebinding traps."""
@@ -156,28 +144,12 @@ class P:
 """The `twice` (3A) and `bump` (k + m) traps, run before and after in the reference interpreter."""
 
 
-def example_names() -> list[str]:
-    """Every shipped example, in `EXAMPLE_ORDER` first, then any others alphabetically."""
-    found = {p.name[:-3] for p in _examples_dir().iterdir() if p.name.endswith(".py")}
-    return [n for n in EXAMPLE_ORDER if n in found] + sorted(found - set(EXAMPLE_ORDER))
-
-
 def example_source(name: str) -> str:
-    path = _examples_dir() / f"{name}.py"
-    if name not in example_names():
-        raise UserError(f"no example named {name!r} (available: {', '.join(example_names())})")
-    text: str = path.read_text(encoding="utf-8")
-    return text
-
-
-def _examples_dir() -> Any:
-    return resources.files("nanopto") / "examples"
-
-
-def _summary(source: str) -> str:
-    """The first line of an example's docstring."""
-    match = re.match(r'\s*"""(.*)', source)
-    return match.group(1).strip().rstrip('"') if match else ""
+    """The text of a shipped example (`nanopto.tools.examples`); an unknown name is a UserError."""
+    try:
+        return examples.example_source(name)
+    except KeyError as exc:
+        raise UserError(str(exc.args[0])) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,7 +207,7 @@ def run_oracle(name: str, before: Program, after: Program, out: TextIO) -> None:
 
 def demo_one(name: str, out: TextIO) -> None:
     source = example_source(name)
-    out.write(f"=== demo {name}: {_summary(source)}\n")
+    out.write(f"=== demo {name}: {summary(source)}\n")
     before = parse_program(source, f"examples/{name}.py")
     result = inline_program(hoist_program(before))
     _rule(out, "before")
@@ -254,7 +226,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     if args.list:
         width = max(len(n) for n in names)
         for name in names:
-            out.write(f"{name:<{width}}  {_summary(example_source(name))}\n")
+            out.write(f"{name:<{width}}  {summary(example_source(name))}\n")
         return EXIT_OK
     if args.name is not None:
         demo_one(args.name, out)
