@@ -6,6 +6,7 @@ rules in `nanopto.rules` can be generated from the same table. Sorts:
 
     Ex   expressions (and keywords, params)      ExL  lists of Ex       (ExNil) (ExCons x xs)
     St   statements                              SL   statement lists   (SNil) (SOne s) (SCat a b)
+                                                                    (SL2 s1 s2) ... (SL8 s1 ... s8)
     Ty   types                                   TyL  lists of Ty
 
 Statement lists are balanced concatenation trees, not cons lists: a prototype showed cons lists
@@ -107,6 +108,14 @@ class Constructor:
         return f"(constructor {self.name} ({' '.join(self.args)}) {self.sort}{flags})"
 
 
+MAX_GROUP = 8
+"""The most statements one group term `(SL<k> s1 ... sk)` holds (see `Encoder.singles`)."""
+
+
+def group_constructor(k: int) -> str:
+    return f"SL{k}"
+
+
 def carries_span(cls: type[n.Node]) -> bool:
     """Statements and calls keep their source span as a last String field.
 
@@ -138,6 +147,15 @@ def ir_constructors() -> tuple[Constructor, ...]:
         ),
         Constructor("SOne", ("St",), "SL"),
         Constructor("SCat", ("SL", "SL"), "SL"),
+        *(
+            Constructor(
+                group_constructor(k),
+                ("St",) * k,
+                "SL",
+                doc=f"{k} statements in a row, no rule looks at one of them alone (one node, not {2 * k - 1})",
+            )
+            for k in range(2, MAX_GROUP + 1)
+        ),
         Constructor("TyNil", (), "TyL"),
         Constructor("TyCons", ("Ty", "TyL"), "TyL"),
         Constructor("TScalar", ("String",), "Ty"),
@@ -223,8 +241,15 @@ class Encoder:
     nodes as terms of its own overrides `_expr`.
     """
 
-    def __init__(self, opaque: set[int] | None = None, rows: TermRows | None = None) -> None:
+    def __init__(
+        self, opaque: set[int] | None = None, rows: TermRows | None = None, singles: set[int] | None = None
+    ) -> None:
         self.rows = rows if rows is not None else TermRows()
+        self.singles = singles
+        """When given, the statements (by identity) a rule matches one by one, as `(SOne st)` (call
+        site statements, projected reads); the other statements of a list are encoded in groups
+        `(SL<k> s1 ... sk)`, one node where a concatenation tree has 2k - 1, so a copied body costs
+        fewer rows to substitute, extract and decode. None: every statement is its own `(SOne st)`."""
         self.vars: dict[int, n.Var] = {}
         self.opaque_ids = opaque or set()
         """Statements (by identity) no rule looks inside: each run of them in a statement list is
@@ -291,17 +316,36 @@ class Encoder:
         """A balanced concatenation tree, so term depth is logarithmic in the statement count."""
         items: list[int] = []
         run: list[n.Stmt] = []
+        group: list[int] = []
+        singles = self.singles
         for stmt in values:
             if id(stmt) in self.opaque_ids:
+                if group:
+                    items.append(self._group(group))
                 run.append(stmt)
                 continue
             if run:
                 items.append(self._opaque_run(run))
                 run = []
-            items.append(self.rows.term("SOne", self.expr(stmt)))
+            if singles is None or id(stmt) in singles:
+                if group:
+                    items.append(self._group(group))
+                items.append(self.rows.term("SOne", self.expr(stmt)))
+                continue
+            group.append(self.expr(stmt))
+            if len(group) == MAX_GROUP:
+                items.append(self._group(group))
         if run:
             items.append(self._opaque_run(run))
+        if group:
+            items.append(self._group(group))
         return self.stmt_tree(items)
+
+    def _group(self, group: list[int]) -> int:
+        """One `(SOne s)` or `(SL<k> s1 ... sk)` for the statement handles in `group` (emptied)."""
+        handle = self.rows.term("SOne" if len(group) == 1 else group_constructor(len(group)), *group)
+        group.clear()
+        return handle
 
     def _opaque_run(self, run: list[n.Stmt]) -> int:
         self.opaque.append(tuple(run))
@@ -444,6 +488,9 @@ class Decoder:
     def _one(self, args: list[int]) -> tuple[Any, ...]:
         return (self._term(args[0]),)
 
+    def _group(self, args: list[int]) -> tuple[Any, ...]:
+        return tuple([self._term(arg) for arg in args])
+
     def _cat(self, args: list[int]) -> tuple[Any, ...]:
         left: tuple[Any, ...] = self._term(args[0])
         right: tuple[Any, ...] = self._term(args[1])
@@ -491,6 +538,7 @@ Decoder.SPECIAL = {
     "TyCons": Decoder._list,
     "SOne": Decoder._one,
     "SCat": Decoder._cat,
+    **{group_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
     "NoEx": Decoder._none,
     "NoSt": Decoder._none,
     "Opaque": Decoder._opaque,
