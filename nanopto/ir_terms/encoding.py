@@ -421,7 +421,10 @@ class Decoder:
 
     def decode(self, termdag: eb.TermDag, term: int) -> Any:
         self._dag = termdag
+        self._get = termdag.get
+        self._handlers = _handlers(type(self))
         self._memo: dict[int, Any] = {}
+        self._lits: dict[int, Any] = {}
         self._spans: dict[str, n.Span | None] = {}
         # The decoder recurses once per term level; statement lists are balanced trees, so the
         # depth is that of the deepest expression. The interpreter's recursion limit is
@@ -434,12 +437,18 @@ class Decoder:
             sys.setrecursionlimit(limit)
 
     def lit(self, term: int) -> Any:
-        """The value of a literal child (unescaped when a String)."""
-        node = self._dag.get(term)
+        """The value of a literal child (unescaped when a String), converted once: a literal is
+        shared by every term that mentions it (a span, a name, a site number), so most visits
+        are a dictionary hit."""
+        lits = self._lits
+        if term in lits:
+            return lits[term]
+        node = self._get(term)
         if not isinstance(node, eb.TermLit) or isinstance(node.value, eb.Unit):
             raise DecodeError(f"expected a literal, found {node}")
         value = node.value.value
-        return unescape(value) if isinstance(value, str) else value
+        value = lits[term] = unescape(value) if isinstance(value, str) else value
+        return value
 
     def term(self, term: int) -> Any:
         """The decoded value of a constructor child."""
@@ -449,32 +458,14 @@ class Decoder:
         cached = self._memo.get(term)
         if cached is not None:
             return cached
-        node = self._dag.get(term)
-        if not isinstance(node, eb.TermApp):
+        node = self._get(term)
+        if type(node) is not eb.TermApp:
             raise DecodeError(f"expected a constructor, found {node}")
-        result = self._app(node.name, node.args)
+        name = node.name
+        handler = self._handlers.get(name) or _handler(self._handlers, name)
+        result = handler(self, node.args)
         self._memo[term] = result
         return result
-
-    def _app(self, name: str, args: list[int]) -> Any:
-        special = self.SPECIAL.get(name)
-        if special is not None:
-            return special(self, args)
-        plan = _decode_plan(name)
-        if plan is None:
-            raise DecodeError(f"extraction produced the helper term '{name}', which has no IR meaning")
-        cls, fields, has_span = plan
-        values: dict[str, Any] = {}
-        for (field_name, convert), arg in zip(fields, args, strict=False):
-            values[field_name] = self._term(arg) if convert is None else convert(self.lit(arg))
-        span = None
-        if has_span:
-            text = self.lit(args[-1])
-            span = self._spans.get(text)
-            if span is None:
-                span = self._spans[text] = parse_span(text)
-        values["span"] = span
-        return n.build(cls, values)
 
     def _list(self, args: list[int]) -> tuple[Any, ...]:
         return (self._term(args[0]), *self._term(args[1]))
@@ -553,6 +544,49 @@ Decoder.SPECIAL = {
 
 _DecodePlan = tuple[type[n.Node], tuple[tuple[str, Callable[[Any], Any] | None], ...], bool]
 _DECODE_PLANS: dict[str, _DecodePlan | None] = {}
+_Handler = Callable[[Any, list[int]], Any]
+_HANDLERS: dict[type[Decoder], dict[str, _Handler]] = {}
+"""Decoder class -> constructor name -> how it builds that constructor: its `SPECIAL` entries,
+and one function per IR class made from the class's plan on first use. Looked up once per node."""
+
+
+def _handlers(cls: type[Decoder]) -> dict[str, _Handler]:
+    table = _HANDLERS.get(cls)
+    if table is None:
+        table = _HANDLERS[cls] = dict(cls.SPECIAL)
+    return table
+
+
+def _handler(table: dict[str, _Handler], name: str) -> _Handler:
+    """Add the decoding function of IR constructor `name` to `table` (one built from its plan)."""
+    plan = _decode_plan(name)
+    if plan is None:
+        raise DecodeError(f"extraction produced the helper term '{name}', which has no IR meaning")
+    handler = table[name] = _node_decoder(plan)
+    return handler
+
+
+def _node_decoder(plan: _DecodePlan) -> _Handler:
+    """Decodes an IR node field for field from its constructor's arguments, by the class's `plan`."""
+    cls, fields, has_span = plan
+    build = n.build
+
+    def decode(decoder: Decoder, args: list[int]) -> n.Node:
+        values: dict[str, Any] = {}
+        term, lit = decoder._term, decoder.lit
+        for (field_name, convert), arg in zip(fields, args, strict=False):
+            values[field_name] = term(arg) if convert is None else convert(lit(arg))
+        span = None
+        if has_span:
+            text = lit(args[-1])
+            spans = decoder._spans
+            span = spans.get(text)
+            if span is None:
+                span = spans[text] = parse_span(text)
+        values["span"] = span
+        return build(cls, values)
+
+    return decode
 
 
 def _decode_plan(name: str) -> _DecodePlan | None:
