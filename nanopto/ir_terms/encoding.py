@@ -5,6 +5,7 @@ One egglog constructor per IR node class, with the same name and the fields in d
 rules in `nanopto.rules` can be generated from the same table. Sorts:
 
     Ex   expressions (and keywords, params)      ExL  lists of Ex       (ExNil) (ExCons x xs)
+                                                                    (ExL2 x1 x2) ... (ExL8 x1 ... x8)
     St   statements                              SL   statement lists   (SNil) (SOne s) (SCat a b)
                                                                     (SL2 s1 s2) ... (SL8 s1 ... s8)
     Ty   types                                   TyL  lists of Ty
@@ -116,6 +117,10 @@ def group_constructor(k: int) -> str:
     return f"SL{k}"
 
 
+def args_constructor(k: int) -> str:
+    return f"ExL{k}"
+
+
 def carries_span(cls: type[n.Node]) -> bool:
     """Statements and calls keep their source span as a last String field.
 
@@ -138,6 +143,15 @@ def ir_constructors() -> tuple[Constructor, ...]:
     structural = (
         Constructor("ExNil", (), "ExL"),
         Constructor("ExCons", ("Ex", "ExL"), "ExL"),
+        *(
+            Constructor(
+                args_constructor(k),
+                ("Ex",) * k,
+                "ExL",
+                doc=f"the {k} arguments of a call, where no rule looks at the list (one node, not {k})",
+            )
+            for k in range(2, MAX_GROUP + 1)
+        ),
         Constructor("SNil", (), "SL"),
         Constructor(
             "Skip",
@@ -211,7 +225,10 @@ def parse_span(text: str) -> n.Span | None:
     return n.Span(file, int(line), int(col))
 
 
-_E_NODE, _E_OPT_EX, _E_OPT_ST, _E_STMTS, _E_EXPRS, _E_TYPE, _E_TYPES, _E_I64, _E_ATTR = range(9)
+_E_NODE, _E_OPT_EX, _E_OPT_ST, _E_STMTS, _E_EXPRS, _E_TYPE, _E_TYPES, _E_I64, _E_ATTR, _E_ARGS = range(10)
+_ARGS_FIELDS = {(n.Call, "args"), (n.Submit, "args")}
+"""The expression lists no stock rule looks into as a list: encoded as one `(ExL<k> ...)` term
+when the encoder groups (see `Encoder.singles`)."""
 _ENCODE_PLANS: dict[type, tuple[tuple[tuple[str, int], ...], bool]] = {}
 
 
@@ -225,7 +242,7 @@ def _encode_plan(cls: type[n.Node]) -> tuple[tuple[tuple[str, int], ...], bool]:
             how = {
                 FieldKind.NODE: _E_NODE,
                 FieldKind.OPT_NODE: _E_OPT_ST if sort == "St" else _E_OPT_EX,
-                FieldKind.NODES: _E_STMTS if sort == "SL" else _E_EXPRS,
+                FieldKind.NODES: _E_STMTS if sort == "SL" else _E_ARGS if (cls, spec.name) in _ARGS_FIELDS else _E_EXPRS,
                 FieldKind.TYPE: _E_TYPE,
                 FieldKind.TYPES: _E_TYPES,
                 FieldKind.ATTR: _E_I64 if sort == "i64" else _E_ATTR,
@@ -248,8 +265,9 @@ class Encoder:
         self.singles = singles
         """When given, the statements (by identity) a rule matches one by one, as `(SOne st)` (call
         site statements, projected reads); the other statements of a list are encoded in groups
-        `(SL<k> s1 ... sk)`, one node where a concatenation tree has 2k - 1, so a copied body costs
-        fewer rows to substitute, extract and decode. None: every statement is its own `(SOne st)`."""
+        `(SL<k> s1 ... sk)`, one node where a concatenation tree has 2k - 1, and a call's arguments
+        are one `(ExL<k> a1 ... ak)`, so a copied body costs fewer rows to substitute, extract and
+        decode. None: every statement is its own `(SOne st)`, every list a cons list."""
         self.vars: dict[int, n.Var] = {}
         self.opaque_ids = opaque or set()
         """Statements (by identity) no rule looks inside: each run of them in a statement list is
@@ -286,6 +304,11 @@ class Encoder:
                 args.append(self.stmts(value))
             elif how == _E_EXPRS:
                 args.append(self.exprs(value))
+            elif how == _E_ARGS:
+                if self.singles is not None and 2 <= len(value) <= MAX_GROUP:
+                    args.append(self.rows.term(args_constructor(len(value)), *[self.expr(v) for v in value]))
+                else:
+                    args.append(self.exprs(value))
             elif how == _E_TYPE:
                 args.append(self.type(value))
             elif how == _E_TYPES:
@@ -530,6 +553,7 @@ Decoder.SPECIAL = {
     "SOne": Decoder._one,
     "SCat": Decoder._cat,
     **{group_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
+    **{args_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
     "NoEx": Decoder._none,
     "NoSt": Decoder._none,
     "Opaque": Decoder._opaque,
