@@ -161,6 +161,7 @@ def ir_constructors() -> tuple[Constructor, ...]:
         ),
         Constructor("SOne", ("St",), "SL"),
         Constructor("SCat", ("SL", "SL"), "SL"),
+        Constructor("SCat3", ("SL", "SL", "SL"), "SL", doc="three lists in a row: a splice's bindings, body and result"),
         *(
             Constructor(
                 group_constructor(k),
@@ -505,6 +506,9 @@ class Decoder:
     def _group(self, args: list[int]) -> tuple[Any, ...]:
         return tuple([self._term(arg) for arg in args])
 
+    def _cat3(self, args: list[int]) -> tuple[Any, ...]:
+        return (*self._term(args[0]), *self._term(args[1]), *self._term(args[2]))
+
     def _cat(self, args: list[int]) -> tuple[Any, ...]:
         left: tuple[Any, ...] = self._term(args[0])
         right: tuple[Any, ...] = self._term(args[1])
@@ -552,6 +556,7 @@ Decoder.SPECIAL = {
     "TyCons": Decoder._list,
     "SOne": Decoder._one,
     "SCat": Decoder._cat,
+    "SCat3": Decoder._cat3,
     **{group_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
     **{args_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
     "NoEx": Decoder._none,
