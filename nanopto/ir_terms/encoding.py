@@ -121,6 +121,10 @@ def args_constructor(k: int) -> str:
     return f"ExL{k}"
 
 
+FUSED_ASSIGN_CALL = "AssignCall"
+"""An assignment of a call, `(AssignStmt lhs (Call ...))`, written as one term when grouped."""
+
+
 def carries_span(cls: type[n.Node]) -> bool:
     """Statements and calls keep their source span as a last String field.
 
@@ -140,7 +144,15 @@ def ir_constructors() -> tuple[Constructor, ...]:
         )
         for cls in _ENCODED_CLASSES
     )
+    call = next(c for c in generated if c.name == "Call")
     structural = (
+        Constructor(
+            FUSED_ASSIGN_CALL,
+            ("Ex", *call.args, "String", "String"),
+            "St",
+            doc="`lhs = op(args)` as one term (AssignCall lhs <the Call's fields> annotated span), for a "
+            "statement no rule matches alone",
+        ),
         Constructor("ExNil", (), "ExL"),
         Constructor("ExCons", ("Ex", "ExL"), "ExL"),
         *(
@@ -290,8 +302,11 @@ class Encoder:
     def _expr(self, node: n.Node) -> int:
         if isinstance(node, n.Var):
             self.vars.setdefault(node.id, node)
-        cls = type(node)
-        fields, has_span = _encode_plan(cls)
+        return self.rows.term(type(node).__name__, *self._cells(node))
+
+    def _cells(self, node: n.Node) -> list[int | str]:
+        """The row cells of `node`'s own term: its fields' handles and literals, then its span."""
+        fields, has_span = _encode_plan(type(node))
         args: list[int | str] = []
         for name, how in fields:
             value = getattr(node, name)
@@ -320,7 +335,16 @@ class Encoder:
                 args.append(self.rows.term("NoSt" if how == _E_OPT_ST else "NoEx"))
         if has_span:
             args.append(span_value(node.span))
-        return self.rows.term(cls.__name__, *args)
+        return args
+
+    def _grouped(self, stmt: n.Stmt) -> int:
+        """A statement of a group: `lhs = op(args)` as one `(AssignCall ...)` term (a call site is
+        never grouped: its statement is one of `singles`), anything else as itself."""
+        if type(stmt) is n.AssignStmt and type(stmt.value) is n.Call:
+            lhs = self.expr(stmt.var)
+            call = self._cells(stmt.value)
+            return self.rows.term(FUSED_ASSIGN_CALL, lhs, *call, attr_value(stmt.annotated), span_value(stmt.span))
+        return self.expr(stmt)
 
     def roots(self, functions: Sequence[n.Function]) -> None:
         """Each function's body as `(Root i)`, the name extraction starts from; its parameters are
@@ -356,7 +380,7 @@ class Encoder:
                     items.append(self._group(group))
                 items.append(self.rows.term("SOne", self.expr(stmt)))
                 continue
-            group.append(self.expr(stmt))
+            group.append(self._grouped(stmt))
             if len(group) == MAX_GROUP:
                 items.append(self._group(group))
         if run:
@@ -506,6 +530,16 @@ class Decoder:
     def _group(self, args: list[int]) -> tuple[Any, ...]:
         return tuple([self._term(arg) for arg in args])
 
+    def _assign_call(self, args: list[int]) -> n.AssignStmt:
+        var = self._term(args[0])
+        call = (self._handlers.get("Call") or _handler(self._handlers, "Call"))(self, args[1:-2])
+        text = self.lit(args[-1])
+        span = self._spans.get(text)
+        if span is None:
+            span = self._spans[text] = parse_span(text)
+        values = {"var": var, "value": call, "annotated": self.lit(args[-2]) == "True", "span": span}
+        return n.build(n.AssignStmt, values)
+
     def _cat3(self, args: list[int]) -> tuple[Any, ...]:
         return (*self._term(args[0]), *self._term(args[1]), *self._term(args[2]))
 
@@ -557,6 +591,7 @@ Decoder.SPECIAL = {
     "SOne": Decoder._one,
     "SCat": Decoder._cat,
     "SCat3": Decoder._cat3,
+    FUSED_ASSIGN_CALL: Decoder._assign_call,
     **{group_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
     **{args_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
     "NoEx": Decoder._none,
