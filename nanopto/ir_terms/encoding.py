@@ -5,7 +5,9 @@ One egglog constructor per IR node class, with the same name and the fields in d
 rules in `nanopto.rules` can be generated from the same table. Sorts:
 
     Ex   expressions (and keywords, params)      ExL  lists of Ex       (ExNil) (ExCons x xs)
+                                                                    (ExL2 x1 x2) ... (ExL8 x1 ... x8)
     St   statements                              SL   statement lists   (SNil) (SOne s) (SCat a b)
+                                                                    (SL2 s1 s2) ... (SL8 s1 ... s8)
     Ty   types                                   TyL  lists of Ty
 
 Statement lists are balanced concatenation trees, not cons lists: a prototype showed cons lists
@@ -107,6 +109,22 @@ class Constructor:
         return f"(constructor {self.name} ({' '.join(self.args)}) {self.sort}{flags})"
 
 
+MAX_GROUP = 8
+"""The most statements one group term `(SL<k> s1 ... sk)` holds (see `Encoder.singles`)."""
+
+
+def group_constructor(k: int) -> str:
+    return f"SL{k}"
+
+
+def args_constructor(k: int) -> str:
+    return f"ExL{k}"
+
+
+FUSED_ASSIGN_CALL = "AssignCall"
+"""An assignment of a call, `(AssignStmt lhs (Call ...))`, written as one term when grouped."""
+
+
 def carries_span(cls: type[n.Node]) -> bool:
     """Statements and calls keep their source span as a last String field.
 
@@ -126,9 +144,26 @@ def ir_constructors() -> tuple[Constructor, ...]:
         )
         for cls in _ENCODED_CLASSES
     )
+    call = next(c for c in generated if c.name == "Call")
     structural = (
+        Constructor(
+            FUSED_ASSIGN_CALL,
+            ("Ex", *call.args, "String", "String"),
+            "St",
+            doc="`lhs = op(args)` as one term (AssignCall lhs <the Call's fields> annotated span), for a "
+            "statement no rule matches alone",
+        ),
         Constructor("ExNil", (), "ExL"),
         Constructor("ExCons", ("Ex", "ExL"), "ExL"),
+        *(
+            Constructor(
+                args_constructor(k),
+                ("Ex",) * k,
+                "ExL",
+                doc=f"the {k} arguments of a call, where no rule looks at the list (one node, not {k})",
+            )
+            for k in range(2, MAX_GROUP + 1)
+        ),
         Constructor("SNil", (), "SL"),
         Constructor(
             "Skip",
@@ -138,6 +173,16 @@ def ir_constructors() -> tuple[Constructor, ...]:
         ),
         Constructor("SOne", ("St",), "SL"),
         Constructor("SCat", ("SL", "SL"), "SL"),
+        Constructor("SCat3", ("SL", "SL", "SL"), "SL", doc="three lists in a row: a splice's bindings, body and result"),
+        *(
+            Constructor(
+                group_constructor(k),
+                ("St",) * k,
+                "SL",
+                doc=f"{k} statements in a row, no rule looks at one of them alone (one node, not {2 * k - 1})",
+            )
+            for k in range(2, MAX_GROUP + 1)
+        ),
         Constructor("TyNil", (), "TyL"),
         Constructor("TyCons", ("Ty", "TyL"), "TyL"),
         Constructor("TScalar", ("String",), "Ty"),
@@ -193,7 +238,10 @@ def parse_span(text: str) -> n.Span | None:
     return n.Span(file, int(line), int(col))
 
 
-_E_NODE, _E_OPT_EX, _E_OPT_ST, _E_STMTS, _E_EXPRS, _E_TYPE, _E_TYPES, _E_I64, _E_ATTR = range(9)
+_E_NODE, _E_OPT_EX, _E_OPT_ST, _E_STMTS, _E_EXPRS, _E_TYPE, _E_TYPES, _E_I64, _E_ATTR, _E_ARGS = range(10)
+_ARGS_FIELDS = {(n.Call, "args"), (n.Submit, "args")}
+"""The expression lists no stock rule looks into as a list: encoded as one `(ExL<k> ...)` term
+when the encoder groups (see `Encoder.singles`)."""
 _ENCODE_PLANS: dict[type, tuple[tuple[tuple[str, int], ...], bool]] = {}
 
 
@@ -207,7 +255,7 @@ def _encode_plan(cls: type[n.Node]) -> tuple[tuple[tuple[str, int], ...], bool]:
             how = {
                 FieldKind.NODE: _E_NODE,
                 FieldKind.OPT_NODE: _E_OPT_ST if sort == "St" else _E_OPT_EX,
-                FieldKind.NODES: _E_STMTS if sort == "SL" else _E_EXPRS,
+                FieldKind.NODES: _E_STMTS if sort == "SL" else _E_ARGS if (cls, spec.name) in _ARGS_FIELDS else _E_EXPRS,
                 FieldKind.TYPE: _E_TYPE,
                 FieldKind.TYPES: _E_TYPES,
                 FieldKind.ATTR: _E_I64 if sort == "i64" else _E_ATTR,
@@ -223,8 +271,16 @@ class Encoder:
     nodes as terms of its own overrides `_expr`.
     """
 
-    def __init__(self, opaque: set[int] | None = None, rows: TermRows | None = None) -> None:
+    def __init__(
+        self, opaque: set[int] | None = None, rows: TermRows | None = None, singles: set[int] | None = None
+    ) -> None:
         self.rows = rows if rows is not None else TermRows()
+        self.singles = singles
+        """When given, the statements (by identity) a rule matches one by one, as `(SOne st)` (call
+        site statements, projected reads); the other statements of a list are encoded in groups
+        `(SL<k> s1 ... sk)`, one node where a concatenation tree has 2k - 1, and a call's arguments
+        are one `(ExL<k> a1 ... ak)`, so a copied body costs fewer rows to substitute, extract and
+        decode. None: every statement is its own `(SOne st)`, every list a cons list."""
         self.vars: dict[int, n.Var] = {}
         self.opaque_ids = opaque or set()
         """Statements (by identity) no rule looks inside: each run of them in a statement list is
@@ -246,8 +302,11 @@ class Encoder:
     def _expr(self, node: n.Node) -> int:
         if isinstance(node, n.Var):
             self.vars.setdefault(node.id, node)
-        cls = type(node)
-        fields, has_span = _encode_plan(cls)
+        return self.rows.term(type(node).__name__, *self._cells(node))
+
+    def _cells(self, node: n.Node) -> list[int | str]:
+        """The row cells of `node`'s own term: its fields' handles and literals, then its span."""
+        fields, has_span = _encode_plan(type(node))
         args: list[int | str] = []
         for name, how in fields:
             value = getattr(node, name)
@@ -261,6 +320,11 @@ class Encoder:
                 args.append(self.stmts(value))
             elif how == _E_EXPRS:
                 args.append(self.exprs(value))
+            elif how == _E_ARGS:
+                if self.singles is not None and 2 <= len(value) <= MAX_GROUP:
+                    args.append(self.rows.term(args_constructor(len(value)), *[self.expr(v) for v in value]))
+                else:
+                    args.append(self.exprs(value))
             elif how == _E_TYPE:
                 args.append(self.type(value))
             elif how == _E_TYPES:
@@ -271,7 +335,16 @@ class Encoder:
                 args.append(self.rows.term("NoSt" if how == _E_OPT_ST else "NoEx"))
         if has_span:
             args.append(span_value(node.span))
-        return self.rows.term(cls.__name__, *args)
+        return args
+
+    def _grouped(self, stmt: n.Stmt) -> int:
+        """A statement of a group: `lhs = op(args)` as one `(AssignCall ...)` term (a call site is
+        never grouped: its statement is one of `singles`), anything else as itself."""
+        if type(stmt) is n.AssignStmt and type(stmt.value) is n.Call:
+            lhs = self.expr(stmt.var)
+            call = self._cells(stmt.value)
+            return self.rows.term(FUSED_ASSIGN_CALL, lhs, *call, attr_value(stmt.annotated), span_value(stmt.span))
+        return self.expr(stmt)
 
     def roots(self, functions: Sequence[n.Function]) -> None:
         """Each function's body as `(Root i)`, the name extraction starts from; its parameters are
@@ -291,17 +364,36 @@ class Encoder:
         """A balanced concatenation tree, so term depth is logarithmic in the statement count."""
         items: list[int] = []
         run: list[n.Stmt] = []
+        group: list[int] = []
+        singles = self.singles
         for stmt in values:
             if id(stmt) in self.opaque_ids:
+                if group:
+                    items.append(self._group(group))
                 run.append(stmt)
                 continue
             if run:
                 items.append(self._opaque_run(run))
                 run = []
-            items.append(self.rows.term("SOne", self.expr(stmt)))
+            if singles is None or id(stmt) in singles:
+                if group:
+                    items.append(self._group(group))
+                items.append(self.rows.term("SOne", self.expr(stmt)))
+                continue
+            group.append(self._grouped(stmt))
+            if len(group) == MAX_GROUP:
+                items.append(self._group(group))
         if run:
             items.append(self._opaque_run(run))
+        if group:
+            items.append(self._group(group))
         return self.stmt_tree(items)
+
+    def _group(self, group: list[int]) -> int:
+        """One `(SOne s)` or `(SL<k> s1 ... sk)` for the statement handles in `group` (emptied)."""
+        handle = self.rows.term("SOne" if len(group) == 1 else group_constructor(len(group)), *group)
+        group.clear()
+        return handle
 
     def _opaque_run(self, run: list[n.Stmt]) -> int:
         self.opaque.append(tuple(run))
@@ -377,7 +469,10 @@ class Decoder:
 
     def decode(self, termdag: eb.TermDag, term: int) -> Any:
         self._dag = termdag
+        self._get = termdag.get
+        self._handlers = _handlers(type(self))
         self._memo: dict[int, Any] = {}
+        self._lits: dict[int, Any] = {}
         self._spans: dict[str, n.Span | None] = {}
         # The decoder recurses once per term level; statement lists are balanced trees, so the
         # depth is that of the deepest expression. The interpreter's recursion limit is
@@ -390,12 +485,18 @@ class Decoder:
             sys.setrecursionlimit(limit)
 
     def lit(self, term: int) -> Any:
-        """The value of a literal child (unescaped when a String)."""
-        node = self._dag.get(term)
+        """The value of a literal child (unescaped when a String), converted once: a literal is
+        shared by every term that mentions it (a span, a name, a site number), so most visits
+        are a dictionary hit."""
+        lits = self._lits
+        if term in lits:
+            return lits[term]
+        node = self._get(term)
         if not isinstance(node, eb.TermLit) or isinstance(node.value, eb.Unit):
             raise DecodeError(f"expected a literal, found {node}")
         value = node.value.value
-        return unescape(value) if isinstance(value, str) else value
+        value = lits[term] = unescape(value) if isinstance(value, str) else value
+        return value
 
     def term(self, term: int) -> Any:
         """The decoded value of a constructor child."""
@@ -405,32 +506,14 @@ class Decoder:
         cached = self._memo.get(term)
         if cached is not None:
             return cached
-        node = self._dag.get(term)
-        if not isinstance(node, eb.TermApp):
+        node = self._get(term)
+        if type(node) is not eb.TermApp:
             raise DecodeError(f"expected a constructor, found {node}")
-        result = self._app(node.name, node.args)
+        name = node.name
+        handler = self._handlers.get(name) or _handler(self._handlers, name)
+        result = handler(self, node.args)
         self._memo[term] = result
         return result
-
-    def _app(self, name: str, args: list[int]) -> Any:
-        special = self.SPECIAL.get(name)
-        if special is not None:
-            return special(self, args)
-        plan = _decode_plan(name)
-        if plan is None:
-            raise DecodeError(f"extraction produced the helper term '{name}', which has no IR meaning")
-        cls, fields, has_span = plan
-        values: dict[str, Any] = {}
-        for (field_name, convert), arg in zip(fields, args, strict=False):
-            values[field_name] = self._term(arg) if convert is None else convert(self.lit(arg))
-        span = None
-        if has_span:
-            text = self.lit(args[-1])
-            span = self._spans.get(text)
-            if span is None:
-                span = self._spans[text] = parse_span(text)
-        values["span"] = span
-        return n.build(cls, values)
 
     def _list(self, args: list[int]) -> tuple[Any, ...]:
         return (self._term(args[0]), *self._term(args[1]))
@@ -443,6 +526,22 @@ class Decoder:
 
     def _one(self, args: list[int]) -> tuple[Any, ...]:
         return (self._term(args[0]),)
+
+    def _group(self, args: list[int]) -> tuple[Any, ...]:
+        return tuple([self._term(arg) for arg in args])
+
+    def _assign_call(self, args: list[int]) -> n.AssignStmt:
+        var = self._term(args[0])
+        call = (self._handlers.get("Call") or _handler(self._handlers, "Call"))(self, args[1:-2])
+        text = self.lit(args[-1])
+        span = self._spans.get(text)
+        if span is None:
+            span = self._spans[text] = parse_span(text)
+        values = {"var": var, "value": call, "annotated": self.lit(args[-2]) == "True", "span": span}
+        return n.build(n.AssignStmt, values)
+
+    def _cat3(self, args: list[int]) -> tuple[Any, ...]:
+        return (*self._term(args[0]), *self._term(args[1]), *self._term(args[2]))
 
     def _cat(self, args: list[int]) -> tuple[Any, ...]:
         left: tuple[Any, ...] = self._term(args[0])
@@ -491,6 +590,10 @@ Decoder.SPECIAL = {
     "TyCons": Decoder._list,
     "SOne": Decoder._one,
     "SCat": Decoder._cat,
+    "SCat3": Decoder._cat3,
+    FUSED_ASSIGN_CALL: Decoder._assign_call,
+    **{group_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
+    **{args_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
     "NoEx": Decoder._none,
     "NoSt": Decoder._none,
     "Opaque": Decoder._opaque,
@@ -505,6 +608,49 @@ Decoder.SPECIAL = {
 
 _DecodePlan = tuple[type[n.Node], tuple[tuple[str, Callable[[Any], Any] | None], ...], bool]
 _DECODE_PLANS: dict[str, _DecodePlan | None] = {}
+_Handler = Callable[[Any, list[int]], Any]
+_HANDLERS: dict[type[Decoder], dict[str, _Handler]] = {}
+"""Decoder class -> constructor name -> how it builds that constructor: its `SPECIAL` entries,
+and one function per IR class made from the class's plan on first use. Looked up once per node."""
+
+
+def _handlers(cls: type[Decoder]) -> dict[str, _Handler]:
+    table = _HANDLERS.get(cls)
+    if table is None:
+        table = _HANDLERS[cls] = dict(cls.SPECIAL)
+    return table
+
+
+def _handler(table: dict[str, _Handler], name: str) -> _Handler:
+    """Add the decoding function of IR constructor `name` to `table` (one built from its plan)."""
+    plan = _decode_plan(name)
+    if plan is None:
+        raise DecodeError(f"extraction produced the helper term '{name}', which has no IR meaning")
+    handler = table[name] = _node_decoder(plan)
+    return handler
+
+
+def _node_decoder(plan: _DecodePlan) -> _Handler:
+    """Decodes an IR node field for field from its constructor's arguments, by the class's `plan`."""
+    cls, fields, has_span = plan
+    build = n.build
+
+    def decode(decoder: Decoder, args: list[int]) -> n.Node:
+        values: dict[str, Any] = {}
+        term, lit = decoder._term, decoder.lit
+        for (field_name, convert), arg in zip(fields, args, strict=False):
+            values[field_name] = term(arg) if convert is None else convert(lit(arg))
+        span = None
+        if has_span:
+            text = lit(args[-1])
+            spans = decoder._spans
+            span = spans.get(text)
+            if span is None:
+                span = spans[text] = parse_span(text)
+        values["span"] = span
+        return build(cls, values)
+
+    return decode
 
 
 def _decode_plan(name: str) -> _DecodePlan | None:

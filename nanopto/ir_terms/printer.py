@@ -309,26 +309,31 @@ def _defined_vars(fn: Function) -> set[int]:
     return defined
 
 
-def _dynamic_dims(program: Program) -> list[str]:
-    """Names of the free scalar index Vars (symbolic dimensions) the functions refer to."""
+def _var_occurrences(root: Node) -> list[Var]:
+    """Every Var occurrence below `root`, in walk order: the one walk that the symbolic-dimension
+    scan and the use counts share (a walk is most of the time printing takes)."""
+    return [node for node in walk(root) if isinstance(node, Var)]
+
+
+def _dynamic_dims(program: Program, occurrences: Sequence[list[Var]]) -> list[str]:
+    """Names of the free scalar index Vars (symbolic dimensions) the functions refer to;
+    `occurrences[i]` is `_var_occurrences` of the i-th function."""
     names: list[str] = []
-    for fn in program.function_list:
-        defined = _defined_vars(fn)
-        for node in walk(fn):
-            if (
-                isinstance(node, Var)
-                and node.id not in defined
-                and isinstance(node.type, ScalarType)
-                and node.type.dtype is DataType.INDEX
-                and node.name not in names
-            ):
-                names.append(node.name)
+    for fn, vars_ in zip(program.function_list, occurrences, strict=True):
+        defined: set[int] | None = None
+        for node in vars_:
+            if isinstance(node.type, ScalarType) and node.type.dtype is DataType.INDEX and node.name not in names:
+                if defined is None:
+                    defined = _defined_vars(fn)
+                if node.id not in defined:
+                    names.append(node.name)
     return names
 
 
 def _print_program(program: Program) -> str:
     lines = [HEADER, ""]
-    dims = _dynamic_dims(program)
+    occurrences = [_var_occurrences(fn) for fn in program.function_list]
+    dims = _dynamic_dims(program, occurrences)
     if dims:
         lines += [f'{name} = pl.dynamic("{name}")' for name in dims]
         lines.append("")
@@ -338,15 +343,17 @@ def _print_program(program: Program) -> str:
     for index, fn in enumerate(program.function_list):
         if index:
             lines.append("")
-        lines += _FunctionPrinter(fn).function(fn, INDENT)
+        lines += _FunctionPrinter(fn, occurrences[index]).function(fn, INDENT)
     return "\n".join(lines) + "\n"
 
 
 class _FunctionPrinter:
     """Prints one function (or statement); knows how often each Var is used, for re-sugaring."""
 
-    def __init__(self, root: Node) -> None:
-        self._uses: Counter[int] = Counter(n.id for n in walk(root) if isinstance(n, Var))
+    def __init__(self, root: Node, occurrences: list[Var] | None = None) -> None:
+        """`occurrences`: `_var_occurrences(root)`, when the caller has it already."""
+        vars_ = _var_occurrences(root) if occurrences is None else occurrences
+        self._uses: Counter[int] = Counter(v.id for v in vars_)
 
     def function(self, fn: Function, indent: str) -> list[str]:
         params = ", ".join(["self", *(_param(p) for p in fn.params)])

@@ -38,7 +38,7 @@ def _splice_rules() -> tuple[Rule, ...]:
             f"Pre(site); {copy}; lhs = Sub(r)",
             f"(AssignStmt lhs {_CALL} ann sp)",
             " (= rets (ExCons r (ExNil)))",
-            "(SCat pre (SCat BODY (SOne (WireAssign lhs (SubEx r s) ann sp))))",
+            "(SCat3 pre BODY (SOne (WireAssign lhs (SubEx r s) ann sp)))",
         ),
         _splice(
             "splice-assign-tuple",
@@ -54,7 +54,7 @@ def _splice_rules() -> tuple[Rule, ...]:
             f"Pre(site); {copy}; tmp = (Sub(r0), Sub(r1), ...)",
             f"(AssignStmt lhs {_CALL} ann sp)",
             ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "bind")',
-            "(SCat pre (SCat BODY (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann sp))))",
+            "(SCat3 pre BODY (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann sp)))",
         ),
         _splice(
             "splice-return",
@@ -62,7 +62,7 @@ def _splice_rules() -> tuple[Rule, ...]:
             f"Pre(site); {copy}; return Sub(r0), ...",
             f"(ReturnStmt (ExCons {_CALL} (ExNil)) sp)",
             "",
-            "(SCat pre (SCat BODY (SOne (ReturnStmt (SubExL rets s) sp))))",
+            "(SCat3 pre BODY (SOne (ReturnStmt (SubExL rets s) sp)))",
         ),
         _splice(
             "splice-discard",
@@ -70,7 +70,7 @@ def _splice_rules() -> tuple[Rule, ...]:
             f"Pre(site); {copy}; Discard(Sub(r0), ...)",
             f"(EvalStmt {_CALL} sp)",
             "",
-            "(SCat pre (SCat BODY (Discard (SubExL rets s) sp)))",
+            "(SCat3 pre BODY (Discard (SubExL rets s) sp))",
         ),
     )
 

@@ -113,6 +113,13 @@ class Stage:
             visit(fn.body)
         return opaque
 
+    def single_statements(self) -> set[int] | None:
+        """The statements the stock rules match one by one (`Encoder.singles`): the sites' and the
+        projected reads'. None with other rulesets, whose rules may match any `(SOne st)`."""
+        if tuple(self.rulesets) != INLINE_RULESETS:
+            return None
+        return {id(site.stmt) for site in self.sites} | {id(stmt) for stmt in self.projected_reads()}
+
     def template_of(self, site: CallSite) -> str:
         return self.site_template.get(site.number, site.helper)
 
@@ -124,7 +131,9 @@ class Stage:
         """The functions' bodies as `(Root i)`, plus the facts the rules need: each used template's
         body and returns, its locals, and each site's facts. `opaque=False` keeps every caller
         statement visible (the stepper shows them)."""
-        encoder = InlineEncoder(self.site_marks(), self.opaque_statements() if opaque else None)
+        encoder = InlineEncoder(
+            self.site_marks(), self.opaque_statements() if opaque else None, singles=self.single_statements()
+        )
         rows = encoder.rows
         for key in sorted({self.template_of(site) for site in self.sites}):
             template = self.templates[key]

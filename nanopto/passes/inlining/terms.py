@@ -31,9 +31,13 @@ class InlineEncoder(Encoder):
     """
 
     def __init__(
-        self, site_of: dict[int, tuple[int, str]], opaque: set[int] | None = None, rows: TermRows | None = None
+        self,
+        site_of: dict[int, tuple[int, str]],
+        opaque: set[int] | None = None,
+        rows: TermRows | None = None,
+        singles: set[int] | None = None,
     ) -> None:
-        super().__init__(opaque=opaque, rows=rows)
+        super().__init__(opaque=opaque, rows=rows, singles=singles)
         self.site_of = site_of
         self.site_calls: dict[int, n.Node] = {}
         self.site_bindings: dict[int, int] = {}
