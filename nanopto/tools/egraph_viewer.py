@@ -33,7 +33,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from nanopto.ir_terms.encoding import ir_constructors
+from nanopto.ir_terms.encoding import MAX_GROUP, args_constructor, group_constructor, ir_constructors
 from nanopto.rules.helpers import HELPER_CONSTRUCTORS, INLINE_TERMS, SUBST
 from nanopto.tools.egraph_dot import EGraphSnapshot, SerializedEGraph
 
@@ -42,7 +42,11 @@ HIDDEN_OPS = frozenset(
 )
 """Hidden by default: the `:unextractable` helper terms and the fact relations."""
 
-LIST_OPS = frozenset({"SOne", "SCat", "SNil", "Skip", "ExCons", "ExNil", "TyCons", "TyNil"})
+LIST_OPS = frozenset(
+    {"SOne", "SCat", "SCat3", "SNil", "Skip", "ExCons", "ExNil", "TyCons", "TyNil"}
+    | {group_constructor(k) for k in range(2, MAX_GROUP + 1)}
+    | {args_constructor(k) for k in range(2, MAX_GROUP + 1)}
+)
 """List constructors, folded into the node that holds the list."""
 
 SITE_OPS = frozenset({"At", "RVar", "RIterArg", "Arg", *SUBST.values()})

@@ -381,6 +381,18 @@ class PlaygroundHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _drain(self, length: int) -> None:
+        """Read a refused body (up to a few times the limit) before answering, so the client,
+        still sending, gets the 413 instead of a broken pipe; a larger one closes the connection."""
+        if not 0 < length <= 4 * self.server.limits.max_body_bytes:
+            self.close_connection = True
+            return
+        while length > 0:
+            chunk = self.rfile.read(min(length, 65536))
+            if not chunk:
+                break
+            length -= len(chunk)
+
     def _json(self, status: int, data: dict[str, Any]) -> None:
         self._send(status, json.dumps(data).encode(), "application/json; charset=utf-8")
 
@@ -439,6 +451,7 @@ class PlaygroundHandler(BaseHTTPRequestHandler):
         except ValueError:
             length = -1
         if not 0 <= length <= self.server.limits.max_body_bytes:
+            self._drain(length)
             self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"ok": False, "error": {"where": "http", "message": f"the request must be at most {self.server.limits.max_body_bytes} bytes"}})
             return
         try:
