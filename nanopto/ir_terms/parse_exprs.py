@@ -52,7 +52,12 @@ from nanopto.ir_terms.types import (
 )
 
 MAX_NESTING = 150
-"""Deeper expression/statement nesting is rejected rather than risking Python's recursion limit."""
+"""Deeper expression/statement nesting is rejected rather than risking Python's recursion limit.
+
+A chained comparison or boolean chain is one Python node but becomes a left-nested chain of
+BinaryExprs, one level per operand, so its operands count as levels too."""
+
+NESTING_HINT = "split the expression or body into smaller parts"
 
 _BINOPS: dict[type[ast.operator], BinOp] = {
     ast.Add: BinOp.Add,
@@ -173,7 +178,7 @@ class ExprParser:
             self._open.append(node)
         try:
             if self._depth > MAX_NESTING:
-                raise self.error(node, "nesting too deep", hint="split the expression or body into smaller parts")
+                raise self.error(node, f"nesting too deep (the limit is {MAX_NESTING} levels)", hint=NESTING_HINT)
             yield
         except ParserError:
             raise
@@ -185,6 +190,23 @@ class ExprParser:
             self._depth -= 1
             if node is not None:
                 self._open.pop()
+
+    @contextmanager
+    def chain_nesting(self, node: ast.BoolOp | ast.Compare, operands: int) -> Iterator[None]:
+        """Count a chain of `operands` operands as the levels its left-nested IR takes."""
+        extra = operands - 2  # `expr` counted the chain's own node; its first link is that level
+        if self._depth + extra > MAX_NESTING:
+            raise self.error(
+                node,
+                f"nesting too deep: a chain of {operands} operands nests {operands - 1} levels "
+                f"(the limit is {MAX_NESTING} levels, counting the enclosing ones)",
+                hint="split the chain into named parts: `c1 = a < b < c` then `c1 and ...`",
+            )
+        self._depth += extra
+        try:
+            yield
+        finally:
+            self._depth -= extra
 
     def check_name(self, name: str, node: ast.AST) -> None:
         try:
@@ -224,23 +246,13 @@ class ExprParser:
                 return BinaryExpr(bin_op, self.expr(left), self.expr(right), span=span)
             case ast.BoolOp(op=op, values=values):
                 bop = BinOp.And if isinstance(op, ast.And) else BinOp.Or
-                result = self.expr(values[0])
-                for operand in values[1:]:
-                    result = BinaryExpr(bop, result, self.expr(operand), span=span)
+                with self.chain_nesting(node, len(values)):
+                    result = self.expr(values[0])
+                    for operand in values[1:]:
+                        result = BinaryExpr(bop, result, self.expr(operand), span=span)
                 return result
             case ast.Compare(left=left, ops=ops, comparators=comparators):
-                lhs = self.expr(left)
-                compared: Expr | None = None
-                for cmp, right in zip(ops, comparators, strict=True):
-                    cop = _CMPOPS.get(type(cmp))
-                    if cop is None:
-                        raise self.error(node, "`is` / `in` comparisons are not supported")
-                    rhs = self.expr(right)
-                    term = BinaryExpr(cop, lhs, rhs, span=span)
-                    compared = term if compared is None else BinaryExpr(BinOp.And, compared, term, span=span)
-                    lhs = rhs
-                assert compared is not None
-                return compared
+                return self._compare(node, left, ops, comparators)
             case ast.UnaryOp(op=op, operand=operand):
                 return self._unary(op, operand, node)
             case ast.Call():
@@ -257,6 +269,23 @@ class ExprParser:
                 raise self.error(node, "*args is not supported")
             case _:
                 raise self.error(node, f"unsupported expression ({type(node).__name__})")
+
+    def _compare(self, node: ast.Compare, left: ast.expr, ops: list[ast.cmpop], comparators: list[ast.expr]) -> Expr:
+        """`a < b < c` is `a < b and b < c`, `b` parsed once (the IR shares the operand)."""
+        span = self.span(node)
+        with self.chain_nesting(node, len(comparators) + 1):
+            lhs = self.expr(left)
+            compared: Expr | None = None
+            for cmp, right in zip(ops, comparators, strict=True):
+                cop = _CMPOPS.get(type(cmp))
+                if cop is None:
+                    raise self.error(node, "`is` / `in` comparisons are not supported")
+                rhs = self.expr(right)
+                term = BinaryExpr(cop, lhs, rhs, span=span)
+                compared = term if compared is None else BinaryExpr(BinOp.And, compared, term, span=span)
+                lhs = rhs
+        assert compared is not None
+        return compared
 
     def _constant(self, value: object, node: ast.AST) -> Expr:
         span = self.span(node)
