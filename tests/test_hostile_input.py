@@ -111,3 +111,66 @@ def test_structural_equality_of_a_very_deep_tree_is_fast_and_small() -> None:
     assert deep is not None and deep.path == "lhs.rhs.value"
     assert time.perf_counter() - started < 20
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before < 500_000  # KiB
+
+
+# ---------------------------------------------------------------------------------------------
+# Huge literals
+# ---------------------------------------------------------------------------------------------
+
+_HEX = "0x" + "f" * 4301  # past Python's 4,300-digit int <-> str limit, which hex skips on parsing
+
+
+def _literal_program(body: str, params: str = "k: pl.Scalar[pl.INDEX], a: pl.Tensor[[4], pl.FP32]", pre: str = "") -> str:
+    return f"""import nanopto.language as pl
+{pre}
+@pl.program
+class P:
+    @pl.function
+    def main(self, {params}):
+        {body}
+        return k
+"""
+
+
+_LITERAL_PLACES = {
+    "expression": (_literal_program(f"m = k + {_HEX}"), 7, "17,204-bit integer does not fit pl.INDEX"),
+    "negated": (_literal_program(f"m = k + -{_HEX}"), 7, "17,204-bit integer does not fit pl.INDEX"),
+    "decimal": (_literal_program("m = k + 9223372036854775808"), 7, "integer 9223372036854775808 does not fit"),
+    "shape": (
+        _literal_program("m = k", params=f"k: pl.Scalar[pl.INDEX], a: pl.Tensor[[{_HEX}], pl.FP32]"),
+        6,
+        "does not fit pl.INDEX",
+    ),
+    "array size": (
+        _literal_program("m = k", params=f"k: pl.Scalar[pl.INDEX], a: pl.Array[{_HEX}, pl.INT32]"),
+        6,
+        "does not fit pl.INDEX",
+    ),
+    "subscript": (_literal_program(f"m = a[{_HEX}]"), 7, "does not fit pl.INDEX"),
+    "slice": (_literal_program(f"m = a[0:{_HEX}]"), 7, "does not fit pl.INDEX"),
+    "tuple item": (_literal_program(f"t = (k, k)\n        m = t[{_HEX}]"), 8, "does not fit pl.INDEX"),
+    "range bound": (_literal_program(f"for i in pl.range({_HEX}):\n            m = k"), 7, "does not fit pl.INDEX"),
+    "module constant": (_literal_program("m = k", pre=f"C = {_HEX}\n"), 2, "integer too large"),
+    "module constant use": (_literal_program("m = k + C", pre="C = 2 ** 100\n"), 8, "does not fit pl.INDEX"),
+    "pl.const": (_literal_program("m = pl.const(300, pl.INT8)"), 7, "integer 300 does not fit pl.INT8 (-128 to 127)"),
+    "pl.const huge": (_literal_program(f"m = pl.const({_HEX}, pl.UINT64)"), 7, "integer too large"),
+}
+
+
+@pytest.mark.parametrize("place", _LITERAL_PLACES)
+def test_an_integer_past_the_ir_types_is_a_located_parser_error(place: str) -> None:
+    source, line, message = _LITERAL_PLACES[place]
+    err = _error(source)
+    assert err.line == line and message in err.message
+    assert len(str(err)) < 20_000  # the message never spells out the 4,301 digits
+
+
+def test_integers_at_the_ends_of_the_ir_types_pass_through_the_pass_and_print() -> None:
+    source = _literal_program(
+        "m = k + -9223372036854775808 + 9223372036854775807\n"
+        "        u = pl.const(18446744073709551615, pl.UINT64)\n"
+        "        s = pl.const(-128, pl.INT8)"
+    )
+    program = parse_program(source)
+    after = inline_program(program).program
+    assert structural_equal(parse_program(python_print(after)), after)

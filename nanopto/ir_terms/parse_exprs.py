@@ -287,12 +287,28 @@ class ExprParser:
         assert compared is not None
         return compared
 
+    def check_int(self, value: int, dtype: DataType, node: ast.AST) -> int:
+        """`value`, if the IR's integer type `dtype` holds it; else a ParserError at `node`.
+
+        Bounding literals here keeps every later stage (egglog, the interpreter, the printer,
+        which cannot spell an int past 4,300 digits) on numbers of at most 64 bits."""
+        low, high = dtype.int_range
+        if low <= value <= high:
+            return value
+        shown = f"integer {value}" if value.bit_length() <= 128 else f"a {value.bit_length():,}-bit integer"
+        hint = "an integer literal is a pl.INDEX; use pl.const(value, pl.UINT64) for values up to 2**64 - 1"
+        raise self.error(
+            node,
+            f"{shown} does not fit pl.{dtype.name} ({low} to {high})",
+            hint=hint if dtype is DataType.INDEX and 0 < value < 1 << 64 else None,
+        )
+
     def _constant(self, value: object, node: ast.AST) -> Expr:
         span = self.span(node)
         if isinstance(value, bool):
             return ConstBool(value, span=span)
         if isinstance(value, int):
-            return ConstInt(value, span=span)
+            return ConstInt(self.check_int(value, DataType.INDEX, node), span=span)
         if isinstance(value, float):
             return ConstFloat(value, span=span)
         if isinstance(value, str):
@@ -402,8 +418,10 @@ class ExprParser:
         span = self.span(node)
         if isinstance(value, bool):
             return ConstBool(value, span=span)
+        if isinstance(value, int) and dtype.is_int:
+            return ConstInt(self.check_int(value, dtype, node.args[0]), dtype, span=span)
         if isinstance(value, int):
-            return ConstInt(value, dtype, span=span)
+            return ConstInt(self.check_int(value, DataType.INDEX, node.args[0]), dtype, span=span)
         if isinstance(value, float):
             return ConstFloat(value, dtype, span=span)
         raise self.error(node.args[0], "pl.const takes a number")
@@ -435,7 +453,8 @@ class ExprParser:
             and isinstance(index_nodes[0], ast.Constant)
             and type(index_nodes[0].value) is int
         ):
-            return TupleGetItemExpr(base, index_nodes[0].value, span=self.span(node))
+            index = self.check_int(index_nodes[0].value, DataType.INDEX, index_nodes[0])
+            return TupleGetItemExpr(base, index, span=self.span(node))
         indices = tuple(self.index(i) for i in index_nodes)
         return Call("subscript", (base, *indices), span=self.span(node))
 

@@ -66,6 +66,8 @@ def static_eval(node: ast.expr, names: Mapping[str, object], depth: int = 0) -> 
         raise NotStatic(node, "nesting too deep")
     match node:
         case ast.Constant(value=value) if is_static_value(value):
+            if isinstance(value, int) and abs(value) > _MAX_MAGNITUDE:  # a 4,301-digit hex literal
+                raise NotStatic(node, "integer too large for a compile-time constant")
             return value
         case ast.Name(id=name):
             if name in names and is_static_value(names[name]):
