@@ -174,3 +174,60 @@ def test_integers_at_the_ends_of_the_ir_types_pass_through_the_pass_and_print() 
     program = parse_program(source)
     after = inline_program(program).program
     assert structural_equal(parse_program(python_print(after)), after)
+
+
+# ---------------------------------------------------------------------------------------------
+# Module-level static values
+# ---------------------------------------------------------------------------------------------
+
+_STATIC_VALUES = {
+    "shared rows": ("A = [[0] * 65536] * 65536\nB = A", 2, "over 65,536 elements"),
+    "concatenation": ("A = [0] * 60000\nB = A + A", 3, "over 65,536 elements"),
+    "nesting a shared value": ("A = (1, 2) * 30000\nB = [A, A, A]", 3, "over 65,536 elements"),
+    "string formatting": (
+        "C = '%*d%*d%*d' % (1000000000, 1, 1000000000, 1, 1000000000, 1)",
+        2,
+        "string formatting is not supported",
+    ),
+    "nested one level per line": (
+        "A0 = [0]\n" + "".join(f"A{i + 1} = [A{i}]\n" for i in range(200)),
+        102,  # A100, the first with 101 levels
+        "nested too deep",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", _STATIC_VALUES)
+def test_a_module_constant_over_the_bounds_is_refused_before_it_is_computed(case: str) -> None:
+    constants, line, message = _STATIC_VALUES[case]
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    err = _error(_literal_program("m = k", pre=constants))
+    assert time.perf_counter() - started < 2
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before < 100_000  # KiB
+    assert err.line == line and message in err.message and "compile-time constant" in err.message
+
+
+def test_constants_within_the_bounds_still_work_and_shared_parts_are_measured_once() -> None:
+    lines = "A = [[1, 2] * 64] * 64\n" + "".join(f"B{i} = A\n" for i in range(5000))
+    program = parse_program(_literal_program("m = k", pre=lines))
+    assert "main" in program.functions
+    started = time.perf_counter()
+    huge = [[0] * 65536] * 65536  # a closure value: not plain data the parser may use, found fast
+    err = _error_with_closure(_literal_program("m = k + len(A)"), {"A": huge})
+    assert "unknown" in err.message or "only" in err.message
+    assert time.perf_counter() - started < 2
+
+
+def _error_with_closure(source: str, closure: dict[str, object]) -> ParserError:
+    with pytest.raises(ParserError) as info:
+        parse_program(source, "hostile.py", closure=closure)
+    return info.value
+
+
+def test_copying_list_constants_into_the_program_is_bounded() -> None:
+    uses = "m = A\n" + "        m = A\n" * 30
+    started = time.perf_counter()
+    err = _error(_literal_program(uses, pre="A = [0] * 60000"))
+    assert time.perf_counter() - started < 10
+    assert "expand to more than 262,144 elements" in err.message

@@ -40,7 +40,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.parse_error import ParserError
-from nanopto.ir_terms.parse_static import NotStatic, static_eval
+from nanopto.ir_terms.parse_static import NotStatic, StaticSizes, static_eval
 from nanopto.ir_terms.types import (
     ArrayType,
     ScalarType,
@@ -56,6 +56,9 @@ MAX_NESTING = 150
 
 A chained comparison or boolean chain is one Python node but becomes a left-nested chain of
 BinaryExprs, one level per operand, so its operands count as levels too."""
+
+MAX_CONSTANT_ELEMENTS = 1 << 18
+"""List and tuple elements the parser copies out of module constants into one program's IR."""
 
 NESTING_HINT = "split the expression or body into smaller parts"
 
@@ -129,6 +132,8 @@ class ExprParser:
         self.constants: dict[str, object] = {}
         self.dynamic: dict[str, Var] = {}
         self.function_names: set[str] = set()
+        self.static_sizes = StaticSizes()
+        self._constant_elements = 0
         self._depth = 0
         self._open: list[ast.AST] = []
         self.failed_at: ast.AST | None = None
@@ -314,6 +319,13 @@ class ExprParser:
         if isinstance(value, str):
             return ConstStr(value, span=span)
         if isinstance(value, (list, tuple)):
+            self._constant_elements += len(value)
+            if self._constant_elements > MAX_CONSTANT_ELEMENTS:  # `A` is 65,536 elements, used 1,000 times
+                raise self.error(
+                    node,
+                    f"list and tuple constants expand to more than {MAX_CONSTANT_ELEMENTS:,} elements in this program",
+                    hint="a module constant is copied into every place that names it; keep list constants small",
+                )
             elements = tuple(self._constant(v, node) for v in value)
             return MakeTuple(elements, is_list=isinstance(value, list), span=span)
         raise self.error(node, f"unsupported constant {value!r}")
@@ -411,7 +423,7 @@ class ExprParser:
         if len(node.args) != 2 or node.keywords:
             raise self.error(node, "pl.const takes a value and a dtype: pl.const(42, pl.INT64)")
         try:
-            value = static_eval(node.args[0], self.constants)
+            value = static_eval(node.args[0], self.constants, sizes=self.static_sizes)
         except NotStatic as exc:
             raise self.error(exc.node, f"pl.const needs a literal value: {exc.message}") from None
         dtype = self.dtype(node.args[1])

@@ -148,7 +148,7 @@ class _ProgramParser(ExprParser):
         for name, value in closure.items():
             if isinstance(value, DynamicDim):
                 self.bind_dynamic(name, value.name, None)
-            elif is_static_value(value):
+            elif is_static_value(value, self.static_sizes):
                 self.constants[name] = value
         self._signatures: dict[str, _Signature] = {}
         self._fn = _FunctionState()
@@ -243,7 +243,7 @@ class _ProgramParser(ExprParser):
             self.bind_dynamic(target.id, dim_name, value)
             return
         try:
-            self.constants[target.id] = static_eval(value, self.constants)
+            self.constants[target.id] = static_eval(value, self.constants, sizes=self.static_sizes)
         except NotStatic as exc:
             raise self.error(
                 exc.node,
@@ -545,7 +545,7 @@ class _ProgramParser(ExprParser):
                 raise self.error(message_node, "the pl.static_assert message must be a string literal")
             message = message_node.value
         try:
-            ok = static_eval(call.args[0], self.constants)
+            ok = static_eval(call.args[0], self.constants, sizes=self.static_sizes)
         except NotStatic as exc:
             raise self.error(
                 exc.node, f"pl.static_assert condition is not a compile-time constant: {exc.message}"
