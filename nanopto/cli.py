@@ -18,7 +18,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -175,18 +177,54 @@ def _summary(source: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def read_program(path: str) -> tuple[str, Program]:
-    """Read and parse `path` (never executing it); missing files become a UserError."""
+DEFAULT_MAX_INPUT_BYTES = 16 * 1024 * 1024
+"""The largest program file read unless --max-input-bytes says otherwise: a 5 MB program of 143
+functions parses and inlines in seconds; far larger ones take gigabytes of memory."""
+
+
+def read_program(path: str, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> tuple[str, Program]:
+    """Read and parse `path` (never executing it); what cannot be read becomes a UserError.
+
+    Only a regular file is read, and at most `max_bytes` of it: a FIFO would block forever and
+    /dev/zero never ends, so both are refused before they are opened.
+    """
     try:
-        with open(path, encoding="utf-8") as handle:
-            source = handle.read()
+        info = os.stat(path)
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a pl source file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read: {exc}") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise UserError(f"{path}: is a directory, not a pl source file")
+    if not stat.S_ISREG(info.st_mode):
+        raise UserError(f"{path}: is not a regular file ({_file_kind(info.st_mode)}); pass a pl source file")
+    too_large = (
+        f"{path}: larger than the input limit of {max_bytes:,} bytes; "
+        "raise it with --max-input-bytes N if the file is meant to be this large"
+    )
+    if info.st_size > max_bytes:
+        raise UserError(too_large)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)  # the file may have grown since stat
+        source = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as text mode reads it
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded ({exc.reason})") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise UserError(too_large)
     return source, parse_program(source, path)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,7 +349,7 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
     views = _views(args)
     wanted = bool(args.trace or args.json or views is not None)
     manager = _with_options(PassManager.from_pipeline(args.pipeline), args, trace=wanted)
-    source, before = read_program(args.file)
+    source, before = read_program(args.file, args.max_input_bytes)
     recorder = _Recorder()
     started = time.perf_counter()
     # One run: the passes record their own results (trace=True) and show their e-graphs to the
@@ -461,7 +499,7 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
     user_passes = load_rules_files(args.rules)
-    source, before = read_program(args.file)
+    source, before = read_program(args.file, args.max_input_bytes)
     run_steps(source, before, user_passes, out, rule_by_rule=args.rule_by_rule, stdin=sys.stdin if args.pause else None)
     return EXIT_OK
 
@@ -528,6 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for flag, kind, what in _LIMIT_FLAGS:
         inline.add_argument(flag, type=kind, metavar="N", help=f"saturation limit: {what} (default: {getattr(SaturationLimits, flag[2:].replace('-', '_')):g})")
+    _add_max_input_bytes(inline)
     inline.set_defaults(handler=cmd_inline)
 
     rules = sub.add_parser("rules", help="list every ruleset and rule with its before/after shape")
@@ -541,12 +580,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--rule-by-rule", action="store_true", help="also list every egglog iteration inside each splice"
     )
     step.add_argument("--pause", action="store_true", help="wait for Enter after each step (q stops)")
+    _add_max_input_bytes(step)
     step.set_defaults(handler=cmd_step)
     return parser
 
 
+def _add_max_input_bytes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-input-bytes",
+        type=int,
+        default=DEFAULT_MAX_INPUT_BYTES,
+        metavar="N",
+        help=f"refuse a FILE.py larger than N bytes (default: {DEFAULT_MAX_INPUT_BYTES:,})",
+    )
+
+
+_ONE_LINE_LIMIT = 4000
+
+
 def _one_line(exc: BaseException) -> str:
-    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    """The error on one line, never empty, never longer than `_ONE_LINE_LIMIT` characters."""
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    if not text:
+        text = f"{type(exc).__name__} (no message)"
+    return text if len(text) <= _ONE_LINE_LIMIT else text[:_ONE_LINE_LIMIT] + " [...]"
 
 
 def _error_message(exc: BaseException) -> str:

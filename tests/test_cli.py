@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -381,3 +382,46 @@ def test_input_file_is_never_executed(tmp_path: Path) -> None:
     ):
         run(*args, cwd=tmp_path)
         assert not marker.exists(), f"nanopto {' '.join(args)} executed the input file"
+
+
+# ---------------------------------------------------------------------------------------------
+# Special and huge input files
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["inline", "step"])
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path, command: str) -> None:
+    fifo = tmp_path / "prog.py"
+    os.mkfifo(fifo)
+    assert_user_error(run(command, str(fifo)), "is not a regular file (a FIFO)")
+
+
+def test_a_device_is_refused_without_reading_it() -> None:
+    assert_user_error(run("inline", "/dev/zero"), "/dev/zero: is not a regular file (a character device)")
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    assert_user_error(run("inline", str(tmp_path)), "is a directory")
+
+
+def test_the_input_size_is_capped_and_the_cap_can_be_raised(tmp_path: Path) -> None:
+    path = write(tmp_path, HELPER_PROGRAM)
+    proc = run("inline", str(path), "--max-input-bytes", "100")
+    assert_user_error(proc, "larger than the input limit of 100 bytes", "--max-input-bytes")
+    assert run("inline", str(path), "--max-input-bytes", str(len(HELPER_PROGRAM))).returncode == 0
+
+
+def test_an_error_on_a_huge_line_quotes_only_a_window_of_it(tmp_path: Path) -> None:
+    line = "x = " + "a + " * 5_000_000 + "$"
+    path = write(tmp_path, line + "\n")
+    proc = run("inline", str(path), "--max-input-bytes", str(len(line) + 10))
+    assert_user_error(proc, f"{path}:1:")
+    assert len(proc.stderr) < 2_000, len(proc.stderr)
+    quoted, caret = proc.stderr.splitlines()[1:3]
+    assert quoted.startswith("    x = a + a") and quoted.endswith("...") and caret.strip() == "^"
+
+
+def test_undecodable_bytes_are_a_user_error_with_a_reason(tmp_path: Path) -> None:
+    path = tmp_path / "prog.py"
+    path.write_bytes(b"x = 1\n\xff\xfe\n")
+    assert_user_error(run("inline", str(path)), "not UTF-8 text: byte 6 cannot be decoded (invalid start byte)")

@@ -169,8 +169,10 @@ class _ProgramParser(ExprParser):
             module = ast.parse(self.source, filename=self.file)
         except SyntaxError as exc:
             raise self._syntax_error(exc) from None
-        except (ValueError, MemoryError) as exc:
-            raise self.error(None, f"cannot parse source: {exc}") from None
+        except MemoryError:
+            raise self.error(None, f"out of memory in Python's parser on this {len(self.source):,}-character source") from None
+        except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
+            raise self.error(None, f"cannot parse source: {exc or type(exc).__name__}") from None
         except RecursionError:
             line, col = _deepest_line(self.source)
             message = f"nesting too deep for Python's own parser (nanopto's limit is {MAX_NESTING} levels)"
