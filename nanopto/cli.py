@@ -10,7 +10,9 @@ user wrote and is imported (run); a program file is `pl` source and is only pars
 
 Input files are parsed with `ast`, never imported or executed. Every error a user can cause (a
 missing file, a parse error, an unknown pass, a recursive helper, a site the pass cannot splice, a
-verifier failure) is one message on stderr, `nanopto: error: <where>: <what>`, and exit code 2.
+verifier failure: one of the errors docs/errors.md lists) is one message on stderr,
+`nanopto: error: <where>: <what>`, and exit code 2. Anything else is a bug in nanopto:
+`nanopto: internal error: ...` and exit code 3.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ from nanopto.passes import (
     OptimizationStrategy,
     PassContext,
     PassManager,
+    PassOptionError,
     PipelineSpecError,
+    PropertyRequirementError,
     UnknownPassError,
     VerificationError,
 )
@@ -50,19 +54,21 @@ from nanopto.passes.hoist_nested_calls import hoist_program
 from nanopto.passes.inlining import InlineFunctions, InlineResult, inline_program
 from nanopto.passes.inlining.call_graph import InlineCycleError
 from nanopto.passes.inlining.call_sites import InlineError
+from nanopto.passes.inlining.expansion_size import ExpansionTooLargeError
 from nanopto.passes.pass_base import Pass
-from nanopto.passes.pass_manager import PropertyRequirementError
 from nanopto.rules import INLINE_RULESETS, Ruleset
+from nanopto.rules.user_rules import UserRuleError
 from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
 from nanopto.tools.inline_report import explain_rules, explain_sites, rule_counts, site_record
-from nanopto.tools.rules_file import describe_user_passes, load_rules_file, load_rules_files
+from nanopto.tools.rules_file import RulesFileError, describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
 from nanopto.verify.interpreter import interpret, values_equal
 
 EXIT_OK = 0
-EXIT_INTERNAL = 1
 EXIT_USAGE = 2
-"""Exit codes: 2 for anything the user can fix (argparse uses 2 for usage errors too)."""
+"""Anything the user can fix: one of nanopto's documented errors (argparse uses 2 for usage too)."""
+EXIT_INTERNAL = 3
+"""Anything else reaching the top: a bug in nanopto (docs/errors.md)."""
 
 DEFAULT_PIPELINE = ",".join(STRATEGY_PIPELINES[OptimizationStrategy.Default])
 
@@ -188,6 +194,8 @@ def read_program(path: str, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> tuple[s
     Only a regular file is read, and at most `max_bytes` of it: a FIFO would block forever and
     /dev/zero never ends, so both are refused before they are opened.
     """
+    if max_bytes < 1:
+        raise UserError(f"--max-input-bytes must be at least 1, got {max_bytes}")
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -325,14 +333,13 @@ _LIMIT_FLAGS: tuple[tuple[str, type, str], ...] = (
 
 def _with_options(manager: PassManager, args: argparse.Namespace, trace: bool) -> PassManager:
     """Apply `--max-iterations` / `--max-rows` / `--timeout` to every inline-functions pass, and
-    `trace=True` when a view needs the run's details (the pass records them as it runs)."""
+    `trace=True` when a view needs the run's details (the pass records them as it runs).
+
+    The pass checks the values (PassOptionError), as it does for `{max-iterations=...}` options."""
     given: dict[str, Any] = {
         flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_")) for flag, _, _ in _LIMIT_FLAGS
     }
     given = {name: value for name, value in given.items() if value is not None}
-    for name, value in given.items():
-        if value <= 0:
-            raise UserError(f"--{name.replace('_', '-')} must be positive, got {value:g}")
     if trace:
         given["trace"] = True
     if not given:
@@ -618,6 +625,32 @@ def _error_message(exc: BaseException) -> str:
     return _one_line(exc)
 
 
+USER_ERRORS: tuple[type[Exception], ...] = (
+    UserError,
+    ParserError,
+    PipelineSpecError,
+    UnknownPassError,
+    PassOptionError,
+    PropertyRequirementError,
+    InlineCycleError,
+    InlineError,
+    ExpansionTooLargeError,
+    VerificationError,
+    SaturationLimitError,
+    RowsWriteError,
+    RulesFileError,
+    UserRuleError,
+    EGraphOutputError,
+)
+"""nanopto's documented errors about the user's input, files or machine (docs/errors.md): exit 2.
+Anything else, a ValueError included, is a bug in nanopto: exit 3."""
+
+
+def exit_code_for(error: type[BaseException]) -> int:
+    """The exit code the command line gives for an error of this type reaching the top."""
+    return EXIT_USAGE if issubclass(error, USER_ERRORS) else EXIT_INTERNAL
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     stdout = out if out is not None else sys.stdout
@@ -625,19 +658,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         code: int = args.handler(args, stdout)
         return code
-    except (
-        UserError,
-        ParserError,
-        PipelineSpecError,
-        UnknownPassError,
-        InlineCycleError,
-        InlineError,
-        VerificationError,
-        PropertyRequirementError,
-        SaturationLimitError,
-        RowsWriteError,
-        ValueError,
-    ) as exc:
+    except USER_ERRORS as exc:
         sys.stderr.write(f"nanopto: error: {_error_message(exc)}\n")
         return EXIT_USAGE
     except BrokenPipeError:  # `nanopto rules | head`

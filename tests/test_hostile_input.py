@@ -20,7 +20,7 @@ from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.structural import first_difference, structural_equal, structural_hash
 from nanopto.ir_terms.types import ScalarType
-from nanopto.passes.inline_functions import inline_program
+from nanopto.passes.inlining import inline_program
 
 HELPER_LINE = 7  # the line of `m = ...` in `_helper_program`
 
@@ -70,9 +70,9 @@ def test_the_longest_accepted_chain_goes_through_the_whole_pass(joiner: str) -> 
 @pytest.mark.parametrize("operands", [MAX_NESTING, 350, 3_000, 50_000])
 @pytest.mark.parametrize("joiner", _CHAINS.values(), ids=_CHAINS.keys())
 def test_a_longer_chain_is_a_located_parser_error_naming_the_limit(joiner: str, operands: int) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     err = _error(_helper_program(joiner.join(["k"] * operands)))
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert err.line == HELPER_LINE and err.file == "hostile.py"
     assert "nesting too deep" in err.message and f"limit is {MAX_NESTING} levels" in err.message
     assert err.hint
@@ -98,7 +98,7 @@ def test_structural_equality_of_a_very_deep_tree_is_fast_and_small() -> None:
     """Built directly (the parser refuses it), a 50,000-deep tree is compared in bounded memory:
     paths are spelled out only for the mismatch (they used to take gigabytes)."""
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.perf_counter()
+    started = time.process_time()
     k = Var("k", ScalarType(DataType.INDEX))
     a, b = _deep_chain(50_000, k), _deep_chain(50_000, k)
     assert structural_equal(a, b)
@@ -109,7 +109,7 @@ def test_structural_equality_of_a_very_deep_tree_is_fast_and_small() -> None:
         BinaryExpr(BinOp.Add, _deep_chain(2, ConstInt(1)), k), BinaryExpr(BinOp.Add, _deep_chain(2, ConstInt(2)), k)
     )
     assert deep is not None and deep.path == "lhs.rhs.value"
-    assert time.perf_counter() - started < 20
+    assert time.process_time() - started < 20
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before < 500_000  # KiB
 
 
@@ -201,9 +201,9 @@ _STATIC_VALUES = {
 def test_a_module_constant_over_the_bounds_is_refused_before_it_is_computed(case: str) -> None:
     constants, line, message = _STATIC_VALUES[case]
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.perf_counter()
+    started = time.process_time()
     err = _error(_literal_program("m = k", pre=constants))
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before < 100_000  # KiB
     assert err.line == line and message in err.message and "compile-time constant" in err.message
 
@@ -212,11 +212,11 @@ def test_constants_within_the_bounds_still_work_and_shared_parts_are_measured_on
     lines = "A = [[1, 2] * 64] * 64\n" + "".join(f"B{i} = A\n" for i in range(5000))
     program = parse_program(_literal_program("m = k", pre=lines))
     assert "main" in program.functions
-    started = time.perf_counter()
+    started = time.process_time()
     huge = [[0] * 65536] * 65536  # a closure value: not plain data the parser may use, found fast
     err = _error_with_closure(_literal_program("m = k + len(A)"), {"A": huge})
     assert "unknown" in err.message or "only" in err.message
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
 
 
 def _error_with_closure(source: str, closure: dict[str, object]) -> ParserError:
@@ -227,7 +227,7 @@ def _error_with_closure(source: str, closure: dict[str, object]) -> ParserError:
 
 def test_copying_list_constants_into_the_program_is_bounded() -> None:
     uses = "m = A\n" + "        m = A\n" * 30
-    started = time.perf_counter()
+    started = time.process_time()
     err = _error(_literal_program(uses, pre="A = [0] * 60000"))
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     assert "expand to more than 262,144 elements" in err.message
