@@ -619,9 +619,9 @@ def _error_message(exc: BaseException) -> str:
         return str(exc)  # the caret display under the offending line / spec is the point
     if isinstance(exc, VerificationError):
         details = "; ".join(str(d) for d in exc.diagnostics)
+        if exc.in_the_input:  # a call the specification leaves in place: the source must change
+            return f"pass '{exc.pass_name}' cannot process this program as written: {details}"
         return f"pass '{exc.pass_name}' produced invalid IR: {details}"
-    if isinstance(exc, InlineCycleError):
-        return f"inline-functions: {_one_line(exc)}"
     return _one_line(exc)
 
 

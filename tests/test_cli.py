@@ -359,7 +359,13 @@ class P:
 """
     path = write(tmp_path, source)
     proc = run("inline", str(path))
-    assert_user_error(proc, "pass 'inline-functions' produced invalid IR", f"{path}:12:", "'limit'")
+    assert_user_error(
+        proc,
+        "pass 'inline-functions' cannot process this program as written",
+        f"{path}:12:",
+        "'limit' in a `while` condition cannot be spliced",
+        "Bind it to a variable before the loop",
+    )
     assert len(proc.stderr.splitlines()) == 1
 
 

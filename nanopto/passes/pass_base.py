@@ -30,10 +30,18 @@ class VerificationError(ValueError):
         self.pass_name = pass_name
         self.diagnostics = tuple(diagnostics)
         lines = "\n".join(f"  {d}" for d in self.diagnostics)
-        super().__init__(
-            f"pass '{pass_name}' broke the properties it produces "
-            f"({len(self.diagnostics)} error(s)):\n{lines}"
+        headline = (
+            f"pass '{pass_name}' cannot process this program as written"
+            if self.in_the_input
+            else f"pass '{pass_name}' broke the properties it produces"
         )
+        super().__init__(f"{headline} ({len(self.diagnostics)} error(s)):\n{lines}")
+
+    @property
+    def in_the_input(self) -> bool:
+        """Every error is about the input program (fix the source), none about the pass."""
+        errors = [d for d in self.diagnostics if d.is_error]
+        return bool(errors) and all(d.in_the_input for d in errors)
 
 
 class PassOptionError(ValueError):
