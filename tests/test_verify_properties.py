@@ -211,7 +211,7 @@ def test_a_call_at_a_spliced_position_left_behind_is_still_the_pass_s_bug() -> N
 def test_the_cycle_error_names_the_first_call_on_the_cycle() -> None:
     from nanopto.ir_terms.parser import parse_program
     from nanopto.passes import inline_functions
-    from nanopto.passes.call_graph import InlineCycleError
+    from nanopto.passes.inlining.call_graph import InlineCycleError
 
     source = _HEADER + """    @pl.function
     def main(self, a):

@@ -69,14 +69,16 @@ def first_difference(a: Comparable, b: Comparable) -> StructuralMismatch | None:
     return _Comparator().run(a, b)
 
 
-def structural_hash(node: Comparable) -> int:
+def structural_hash(node: Comparable, *, var_types: bool = True) -> int:
     """A hash consistent with `structural_equal`: equal values hash alike.
 
     Var names are ignored and a Var is hashed as the index of its first occurrence, so renamings
     hash alike. Functions of a program are hashed in name order, because equality treats them as
     a mapping. The hash is stable across processes (blake2b, no salted `str` hashes).
+    `var_types=False` leaves the Vars' types out: an expression is then the same whichever types
+    its Vars were given (a pass may derive a Var's type afresh).
     """
-    return _Hasher().run(node)
+    return _Hasher(var_types).run(node)
 
 
 def render_fragment(value: object) -> str:
@@ -329,8 +331,9 @@ class _Comparator:
 class _Hasher:
     """Feeds a token stream that mirrors `_Comparator`'s traversal into blake2b."""
 
-    def __init__(self) -> None:
+    def __init__(self, var_types: bool = True) -> None:
         self.var_index: dict[int, int] = {}
+        self.var_types = var_types
         self.digest = hashlib.blake2b(digest_size=8)
 
     def run(self, root: object) -> int:
@@ -359,8 +362,8 @@ class _Hasher:
             if not first:
                 return []
             if isinstance(value, n.IterArg):
-                return [value.type, value.init_value]
-            return [value.type]
+                return [value.type, value.init_value] if self.var_types else [value.init_value]
+            return [value.type] if self.var_types else []
         if isinstance(value, n.Program):
             self._token("program", value.name, len(value.functions))
             return [value.functions[name] for name in sorted(value.functions)]
