@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -166,7 +167,9 @@ class _ProgramParser(ExprParser):
 
     def parse(self) -> Program:
         try:
-            module = ast.parse(self.source, filename=self.file)
+            with warnings.catch_warnings():  # `'\X'` would print a DeprecationWarning from Python's compiler
+                warnings.simplefilter("ignore")
+                module = ast.parse(self.source, filename=self.file)
         except SyntaxError as exc:
             raise self._syntax_error(exc) from None
         except MemoryError:
