@@ -30,15 +30,15 @@ from importlib import resources
 
 import numpy as np
 
+from nanopto.egraph import SaturationLimitError
 from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.parser import ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.types import ScalarType, TensorType
 from nanopto.passes import VerificationError, inline_functions
-from nanopto.passes.call_graph import InlineCycleError
-from nanopto.passes.call_sites import InlineError
-from nanopto.passes.expansion_size import ExpansionTooLargeError
-from nanopto.rules.engine import SaturationLimitError
+from nanopto.passes.inlining.call_graph import InlineCycleError
+from nanopto.passes.inlining.call_sites import InlineError
+from nanopto.passes.inlining.expansion_size import ExpansionTooLargeError
 from nanopto.verify.interpreter import InterpreterError, interpret, values_equal
 
 HEADER = "import nanopto.language as pl\n"
