@@ -10,7 +10,9 @@ user wrote and is imported (run); a program file is `pl` source and is only pars
 
 Input files are parsed with `ast`, never imported or executed. Every error a user can cause (a
 missing file, a parse error, an unknown pass, a recursive helper, a site the pass cannot splice, a
-verifier failure) is one message on stderr, `nanopto: error: <where>: <what>`, and exit code 2.
+verifier failure: one of the errors docs/errors.md lists) is one message on stderr,
+`nanopto: error: <where>: <what>`, and exit code 2. Anything else is a bug in nanopto:
+`nanopto: internal error: ...` and exit code 3.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import argparse
 import dataclasses
 import difflib
 import json
+import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -42,7 +46,9 @@ from nanopto.passes import (
     OptimizationStrategy,
     PassContext,
     PassManager,
+    PassOptionError,
     PipelineSpecError,
+    PropertyRequirementError,
     UnknownPassError,
     VerificationError,
     get_pass,
@@ -52,26 +58,28 @@ from nanopto.passes.hoist_nested_calls import hoist_program
 from nanopto.passes.inlining import InlineFunctions, InlineResult, inline_program
 from nanopto.passes.inlining.call_graph import InlineCycleError
 from nanopto.passes.inlining.call_sites import InlineError
+from nanopto.passes.inlining.expansion_size import ExpansionTooLargeError
 from nanopto.passes.pass_base import Pass
-from nanopto.passes.pass_manager import PropertyRequirementError
 from nanopto.passes.rewrite import RewriteResult, RewriteRules
 from nanopto.rules import INLINE_RULESETS, Ruleset
+from nanopto.rules.user_rules import UserRuleError
 from nanopto.tools import examples
 from nanopto.tools.check import check_equivalence, default_entries, show
 from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
 from nanopto.tools.examples import EXAMPLE_ORDER, example_names, summary  # noqa: F401 (EXAMPLE_ORDER: re-exported)
 from nanopto.tools.inline_report import explain_rules, explain_sites, site_record
-from nanopto.tools.rules_file import describe_user_passes, load_rules_file, load_rules_files
+from nanopto.tools.rules_file import RulesFileError, describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
 from nanopto.verify.inputs import UnsupportedParameter
 from nanopto.verify.interpreter import interpret, values_equal
 
 EXIT_OK = 0
-EXIT_INTERNAL = 1
 EXIT_DIFFERS = 1
 """`nanopto check` found an input on which the pipeline changed what the program computes."""
 EXIT_USAGE = 2
-"""Exit codes: 2 for anything the user can fix (argparse uses 2 for usage errors too)."""
+"""Anything the user can fix: one of nanopto's documented errors (argparse uses 2 for usage too)."""
+EXIT_INTERNAL = 3
+"""Anything else reaching the top: a bug in nanopto (docs/errors.md)."""
 
 DEFAULT_PIPELINE = ",".join(STRATEGY_PIPELINES[OptimizationStrategy.Default])
 
@@ -157,18 +165,56 @@ def example_source(name: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def read_program(path: str) -> tuple[str, Program]:
-    """Read and parse `path` (never executing it); missing files become a UserError."""
+DEFAULT_MAX_INPUT_BYTES = 16 * 1024 * 1024
+"""The largest program file read unless --max-input-bytes says otherwise: a 5 MB program of 143
+functions parses and inlines in seconds; far larger ones take gigabytes of memory."""
+
+
+def read_program(path: str, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> tuple[str, Program]:
+    """Read and parse `path` (never executing it); what cannot be read becomes a UserError.
+
+    Only a regular file is read, and at most `max_bytes` of it: a FIFO would block forever and
+    /dev/zero never ends, so both are refused before they are opened.
+    """
+    if max_bytes < 1:
+        raise UserError(f"--max-input-bytes must be at least 1, got {max_bytes}")
     try:
-        with open(path, encoding="utf-8") as handle:
-            source = handle.read()
+        info = os.stat(path)
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a pl source file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read: {exc}") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise UserError(f"{path}: is a directory, not a pl source file")
+    if not stat.S_ISREG(info.st_mode):
+        raise UserError(f"{path}: is not a regular file ({_file_kind(info.st_mode)}); pass a pl source file")
+    too_large = (
+        f"{path}: larger than the input limit of {max_bytes:,} bytes; "
+        "raise it with --max-input-bytes N if the file is meant to be this large"
+    )
+    if info.st_size > max_bytes:
+        raise UserError(too_large)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)  # the file may have grown since stat
+        source = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as text mode reads it
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded ({exc.reason})") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise UserError(too_large)
     return source, parse_program(source, path)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,14 +315,13 @@ _LIMIT_FLAGS: tuple[tuple[str, type, str], ...] = (
 
 def _with_options(manager: PassManager, args: argparse.Namespace, trace: bool) -> PassManager:
     """Apply `--max-iterations` / `--max-rows` / `--timeout` to every inline-functions pass, and
-    `trace=True` when a view needs the run's details (the pass records them as it runs)."""
+    `trace=True` when a view needs the run's details (the pass records them as it runs).
+
+    The pass checks the values (PassOptionError), as it does for `{max-iterations=...}` options."""
     given: dict[str, Any] = {
         flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_")) for flag, _, _ in _LIMIT_FLAGS
     }
     given = {name: value for name, value in given.items() if value is not None}
-    for name, value in given.items():
-        if value <= 0:
-            raise UserError(f"--{name.replace('_', '-')} must be positive, got {value:g}")
     inline_options = {**given, "trace": True} if trace else given
 
     def configure(pass_: Pass) -> Pass:
@@ -338,7 +383,7 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
     views = _views(args)
     wanted = bool(args.trace or args.json or views is not None)
     manager = _with_options(PassManager.from_pipeline(args.pipeline), args, trace=wanted)
-    source, before = read_program(args.file)
+    source, before = read_program(args.file, args.max_input_bytes)
     recorder = _Recorder()
     started = time.perf_counter()
     # One run: the passes record their own results (trace=True) and show their e-graphs to the
@@ -550,7 +595,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"    {name} = {show(value)}\n")
     out.write(f"  before: {show(found.before)}\n  after:  {show(found.after)}\n")
     for name, was, now in zip(found.params, found.buffers_before, found.buffers_after, strict=True):
-        if not (values_equal(was, now) if not isinstance(was, str) else was == now):
+        if not values_equal(was, now):
             out.write(f"  argument {name} afterwards: before {show(was)}, after {show(now)}\n")
     return EXIT_DIFFERS
 
@@ -585,7 +630,7 @@ def cmd_passes(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
     user_passes = load_rules_files(args.rules)
-    source, before = read_program(args.file)
+    source, before = read_program(args.file, args.max_input_bytes)
     run_steps(source, before, user_passes, out, rule_by_rule=args.rule_by_rule, stdin=sys.stdin if args.pause else None)
     return EXIT_OK
 
@@ -682,6 +727,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for flag, kind, what in _LIMIT_FLAGS:
         inline.add_argument(flag, type=kind, metavar="N", help=f"saturation limit: {what} (default: {getattr(SaturationLimits, flag[2:].replace('-', '_')):g})")
+    _add_max_input_bytes(inline)
     inline.set_defaults(handler=cmd_inline)
 
     rules = sub.add_parser("rules", help="list every ruleset and rule with its before/after shape")
@@ -713,6 +759,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--rule-by-rule", action="store_true", help="also list every egglog iteration inside each splice"
     )
     step.add_argument("--pause", action="store_true", help="wait for Enter after each step (q stops)")
+    _add_max_input_bytes(step)
     step.set_defaults(handler=cmd_step)
 
     serve = sub.add_parser(
@@ -724,8 +771,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_max_input_bytes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-input-bytes",
+        type=int,
+        default=DEFAULT_MAX_INPUT_BYTES,
+        metavar="N",
+        help=f"refuse a FILE.py larger than N bytes (default: {DEFAULT_MAX_INPUT_BYTES:,})",
+    )
+
+
+_ONE_LINE_LIMIT = 4000
+
+
 def _one_line(exc: BaseException) -> str:
-    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    """The error on one line, never empty, never longer than `_ONE_LINE_LIMIT` characters."""
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    if not text:
+        text = f"{type(exc).__name__} (no message)"
+    return text if len(text) <= _ONE_LINE_LIMIT else text[:_ONE_LINE_LIMIT] + " [...]"
 
 
 def _error_message(exc: BaseException) -> str:
@@ -734,10 +798,36 @@ def _error_message(exc: BaseException) -> str:
         return str(exc)  # the caret display under the offending line / spec is the point
     if isinstance(exc, VerificationError):
         details = "; ".join(str(d) for d in exc.diagnostics)
+        if exc.in_the_input:  # a call the specification leaves in place: the source must change
+            return f"pass '{exc.pass_name}' cannot process this program as written: {details}"
         return f"pass '{exc.pass_name}' produced invalid IR: {details}"
-    if isinstance(exc, InlineCycleError):
-        return f"inline-functions: {_one_line(exc)}"
     return _one_line(exc)
+
+
+USER_ERRORS: tuple[type[Exception], ...] = (
+    UserError,
+    ParserError,
+    PipelineSpecError,
+    UnknownPassError,
+    PassOptionError,
+    PropertyRequirementError,
+    InlineCycleError,
+    InlineError,
+    ExpansionTooLargeError,
+    VerificationError,
+    SaturationLimitError,
+    RowsWriteError,
+    RulesFileError,
+    UserRuleError,
+    EGraphOutputError,
+)
+"""nanopto's documented errors about the user's input, files or machine (docs/errors.md): exit 2.
+Anything else, a ValueError included, is a bug in nanopto: exit 3."""
+
+
+def exit_code_for(error: type[BaseException]) -> int:
+    """The exit code the command line gives for an error of this type reaching the top."""
+    return EXIT_USAGE if issubclass(error, USER_ERRORS) else EXIT_INTERNAL
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -747,19 +837,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         code: int = args.handler(args, stdout)
         return code
-    except (
-        UserError,
-        ParserError,
-        PipelineSpecError,
-        UnknownPassError,
-        InlineCycleError,
-        InlineError,
-        VerificationError,
-        PropertyRequirementError,
-        SaturationLimitError,
-        RowsWriteError,
-        ValueError,
-    ) as exc:
+    except USER_ERRORS as exc:
         sys.stderr.write(f"nanopto: error: {_error_message(exc)}\n")
         return EXIT_USAGE
     except BrokenPipeError:  # `nanopto rules | head`

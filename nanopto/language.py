@@ -5,6 +5,8 @@ A `@pl.program` class is never run. The decorator reads the class's source text 
 creation (decorators, parameter and return annotations), so every name those may use exists here
 as a harmless value: dtypes and enums are the IR's own, `pl.Tensor[...]`-style annotation heads
 are inert placeholders that accept any subscript, and `pl.function` returns the method unchanged.
+A placeholder used as a value at run time (iterated, tested, computed with) raises a TypeError
+saying so: `for i in pl.range(10)` outside a parsed body must not loop forever.
 """
 
 from __future__ import annotations
@@ -114,6 +116,29 @@ class _Inert:
 
     def __repr__(self) -> str:
         return self._path
+
+    def _not_run(self, *args: object) -> Any:
+        raise TypeError(
+            f"{self._path} has no value at run time: `pl` programs are parsed by @pl.program (or "
+            "parse_program), never run, so a placeholder cannot be iterated, tested, converted or "
+            "computed with; to compute, run a parsed program with nanopto.verify.interpret"
+        )
+
+
+_RUNTIME_USES = (
+    "__iter__", "__len__", "__contains__", "__bool__", "__int__", "__float__", "__complex__", "__index__",
+    "__round__", "__trunc__", "__floor__", "__ceil__", "__enter__", "__exit__", "__aenter__", "__aexit__",
+    "__await__", "__aiter__", "__neg__", "__pos__", "__abs__", "__invert__", "__lt__", "__le__", "__gt__",
+    "__ge__", "__setitem__", "__delitem__", "__add__", "__sub__", "__mul__", "__matmul__", "__truediv__",
+    "__floordiv__", "__mod__", "__divmod__", "__pow__", "__lshift__", "__rshift__", "__and__", "__xor__",
+    "__or__", "__radd__", "__rsub__", "__rmul__", "__rmatmul__", "__rtruediv__", "__rfloordiv__",
+    "__rmod__", "__rdivmod__", "__rpow__", "__rlshift__", "__rrshift__", "__rand__", "__rxor__", "__ror__",
+)
+"""What using a placeholder as a value would call: each raises. `pl.range(10)` is a placeholder,
+and without `__iter__` Python would iterate it through `__getitem__` forever."""
+
+for _use in _RUNTIME_USES:
+    setattr(_Inert, _use, _Inert._not_run)
 
 
 Tensor = _Inert("pl.Tensor")

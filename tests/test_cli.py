@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
+import pkgutil
 import re
 import subprocess
 import sys
@@ -384,7 +387,13 @@ class P:
 """
     path = write(tmp_path, source)
     proc = run("inline", str(path))
-    assert_user_error(proc, "pass 'inline-functions' produced invalid IR", f"{path}:12:", "'limit'")
+    assert_user_error(
+        proc,
+        "pass 'inline-functions' cannot process this program as written",
+        f"{path}:12:",
+        "'limit' in a `while` condition cannot be spliced",
+        "Bind it to a variable before the loop",
+    )
     assert len(proc.stderr.splitlines()) == 1
 
 
@@ -430,3 +439,132 @@ def test_emit_egglog_writes_a_program_egglog_replays_without_nanopto(tmp_path: P
     assert len(extracted) == text.count("(extract (Root")
     spliced = extracted[1].termdag.to_string(extracted[1].term)
     assert '(RVar "y_inline0"' in spliced and "(At " not in spliced  # the rules, replayed, spliced the sites
+
+
+# ---------------------------------------------------------------------------------------------
+# Special and huge input files
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["inline", "step"])
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path, command: str) -> None:
+    fifo = tmp_path / "prog.py"
+    os.mkfifo(fifo)
+    assert_user_error(run(command, str(fifo)), "is not a regular file (a FIFO)")
+
+
+def test_a_device_is_refused_without_reading_it() -> None:
+    assert_user_error(run("inline", "/dev/zero"), "/dev/zero: is not a regular file (a character device)")
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    assert_user_error(run("inline", str(tmp_path)), "is a directory")
+
+
+def test_the_input_size_is_capped_and_the_cap_can_be_raised(tmp_path: Path) -> None:
+    path = write(tmp_path, HELPER_PROGRAM)
+    proc = run("inline", str(path), "--max-input-bytes", "100")
+    assert_user_error(proc, "larger than the input limit of 100 bytes", "--max-input-bytes")
+    assert run("inline", str(path), "--max-input-bytes", str(len(HELPER_PROGRAM))).returncode == 0
+
+
+def test_an_error_on_a_huge_line_quotes_only_a_window_of_it(tmp_path: Path) -> None:
+    line = "x = " + "a + " * 5_000_000 + "$"
+    path = write(tmp_path, line + "\n")
+    proc = run("inline", str(path), "--max-input-bytes", str(len(line) + 10))
+    assert_user_error(proc, f"{path}:1:")
+    assert len(proc.stderr) < 2_000, len(proc.stderr)
+    quoted, caret = proc.stderr.splitlines()[1:3]
+    assert quoted.startswith("    x = a + a") and quoted.endswith("...") and caret.strip() == "^"
+
+
+def test_undecodable_bytes_are_a_user_error_with_a_reason(tmp_path: Path) -> None:
+    path = tmp_path / "prog.py"
+    path.write_bytes(b"x = 1\n\xff\xfe\n")
+    assert_user_error(run("inline", str(path)), "not UTF-8 text: byte 6 cannot be decoded (invalid start byte)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exit codes and docs/errors.md
+# ---------------------------------------------------------------------------------------------
+
+ERRORS_DOC = Path(__file__).resolve().parent.parent / "docs" / "errors.md"
+
+NEVER_REACHES_THE_TOP = {
+    "NotStatic": "the parser turns it into a ParserError at the offending node",
+    "UnsupportedParameter": "nanopto check reports it as a UserError naming the parameter",
+    "_Differs": "nanopto check's way out of hypothesis with the counterexample it prints",
+    "RequestError": "the playground shows it in the page, at its line",
+}
+
+
+def _nanopto_exception_classes() -> dict[str, type[BaseException]]:
+    import nanopto
+
+    found: dict[str, type[BaseException]] = {}
+    for module in pkgutil.walk_packages(nanopto.__path__, "nanopto."):
+        if module.name.startswith("nanopto.examples") or module.name == "nanopto.__main__":
+            continue
+        for name, value in vars(importlib.import_module(module.name)).items():
+            if isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == module.name:
+                found[name] = value
+    return found
+
+
+def _documented_exit_codes() -> dict[str, int]:
+    rows = re.findall(r"^\| `(\w+)` \|.*\| (\d) \|$", ERRORS_DOC.read_text(encoding="utf-8"), re.MULTILINE)
+    return {name: int(code) for name, code in rows}
+
+
+def test_docs_errors_lists_every_error_with_the_exit_code_the_cli_gives() -> None:
+    from nanopto.cli import EXIT_INTERNAL, exit_code_for
+
+    documented = _documented_exit_codes()
+    defined = _nanopto_exception_classes()
+    assert set(documented) == set(defined) - set(NEVER_REACHES_THE_TOP)
+    for name, code in documented.items():
+        assert exit_code_for(defined[name]) == code, name
+    assert exit_code_for(ValueError) == exit_code_for(TypeError) == EXIT_INTERNAL == 3
+    assert "exits with 3" in ERRORS_DOC.read_text(encoding="utf-8")
+
+
+def test_an_internal_error_exits_3_with_a_bug_report_hint(tmp_path: Path) -> None:
+    """A plain ValueError from inside nanopto is a bug, not a user error (it hid huge literals)."""
+    script = (
+        "import sys\n"
+        "import nanopto.cli as cli\n"
+        "def broken(source, path):\n"
+        "    raise ValueError('Exceeds the limit (4300 digits)')\n"
+        "cli.parse_program = broken\n"
+        f"sys.exit(cli.main(['inline', {str(write(tmp_path, HELPER_PROGRAM))!r}]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith("nanopto: internal error: ValueError: Exceeds the limit")
+    assert "this is a bug in nanopto; please report it" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("pipeline_option", "flag", "message"),
+    [
+        ("max-iterations=abc", None, "max-iterations must be a positive integer, got 'abc'"),
+        ("max_iterations=0", ("--max-iterations", "0"), "max-iterations must be a positive integer, got 0"),
+        ("timeout=-1", ("--timeout", "-1"), "timeout must be a positive number of seconds, got -1"),
+        ("max-rows=-5", ("--max-rows", "-5"), "max-rows must be a positive integer, got -5"),
+        ("trace=3", None, "trace must be true or false, got 3"),
+    ],
+)
+def test_option_values_are_checked_once_with_the_same_rule_on_every_route(
+    tmp_path: Path, pipeline_option: str, flag: tuple[str, str] | None, message: str
+) -> None:
+    path = str(write(tmp_path, HELPER_PROGRAM))
+    by_pipeline = run("inline", path, "--pipeline", f"inline-functions{{{pipeline_option}}}")
+    assert_user_error(by_pipeline, "bad option for pass 'inline-functions'", message)
+    if flag is not None:
+        by_flag = run("inline", path, *flag)
+        assert_user_error(by_flag, "bad option for pass 'inline-functions'", message)
+
+
+def test_a_flag_value_that_is_not_a_number_is_a_usage_error(tmp_path: Path) -> None:
+    proc = run("inline", str(write(tmp_path, HELPER_PROGRAM)), "--max-iterations", "abc")
+    assert proc.returncode == 2 and "invalid int value: 'abc'" in proc.stderr

@@ -71,3 +71,47 @@ def test_an_unresolvable_callee_only_dimension_is_rejected() -> None:
     assert "create_tensor([N, 4]" in source
     with pytest.raises(InlineError, match=r"has dimension 'N', which the call's arguments bind to different extents"):
         passes.inline_functions()(parse_program(textwrap.dedent(source)))
+
+
+_UNREAD_COMPUTED_ARGUMENT = """\
+import nanopto.language as pl
+
+N = pl.dynamic("N")
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def h(self, x: pl.Tensor[[4], pl.FP32], t: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[N], pl.FP32]:
+        return x
+
+    @pl.function
+    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        y = self.h(a, a)
+{last}
+"""
+
+
+@pytest.mark.parametrize(
+    "last",
+    ["return self.h(a, pl.add(a, y))", "z = self.h(a, pl.add(a, y))\nreturn z"],
+    ids=["return", "assign"],
+)
+def test_a_computed_argument_the_helper_never_reads_is_evaluated_once(last: str) -> None:
+    """Found by fuzzing: `y`'s type is derived afresh after inlining (`[N]` becomes `[4]`), and
+    the rebinding checker, which keyed expressions by every Var below them, types included, took
+    the caller's `pl.add(a, y)` for another expression and counted 0 evaluations."""
+    import numpy as np
+
+    from nanopto.passes.inlining import inline_program
+    from nanopto.verify.interpreter import interpret, values_equal
+
+    source = _UNREAD_COMPUTED_ARGUMENT.format(last=textwrap.indent(last, " " * 8))
+    before = parse_program(source, "unread.py")
+    result = inline_program(before)
+    text = ir.python_print(result.program)
+    assert text.count("pl.add(a, y)") == 1
+    assert "t_inline0: pl.Tensor[[4], pl.FP32] = pl.add(a, y)" in text
+    [site] = [s for s in result.sites if s.number == 1]
+    assert [b.bind_local for b in site.bindings] == [False, True]
+    a = np.arange(4, dtype=np.float32)
+    assert values_equal(interpret(before, "main", a), interpret(result.program, "main", a))

@@ -8,6 +8,9 @@ body can contain.
 
 from __future__ import annotations
 
+import re
+import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -890,3 +893,48 @@ def test_out_scalars_given_one_var_are_one_variable() -> None:
     expected = (2 + 1) * 10 * 1000 + (2 + 1) * 10  # s1 reads the value s2 just wrote: one variable
     assert interpret(program, "main", 2) == expected
     assert interpret(inline_functions()(program), "main", 2) == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# Integer overflow, defined (SCALAR_INT_RANGE)
+# ---------------------------------------------------------------------------------------------
+
+
+def _pl_program(body: str, params: str) -> Program:
+    from nanopto.ir_terms.parser import parse_program
+
+    return parse_program(
+        "import nanopto.language as pl\n\n@pl.program\nclass P:\n    @pl.function\n"
+        f"    def main(self, {params}):\n" + "".join(f"        {line}\n" for line in body.splitlines())
+    )
+
+
+def test_tensor_integers_wrap_as_the_fixed_width_type_and_floats_go_to_inf_without_warnings() -> None:
+    prog = _pl_program(
+        "y = pl.mul(a, a)\nz = pl.mul(f, f)\nreturn y, z",
+        "a: pl.Tensor[[2], pl.INT64], f: pl.Tensor[[2], pl.FP32]",
+    )
+    big = np.array([1 << 62, 3], dtype=np.int64)
+    floats = np.array([3e38, 2.0], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's RuntimeWarning must not leak
+        y, z = interpret(prog, "main", big, floats)
+    assert y.tolist() == [0, 9]  # (2**62)**2 mod 2**64
+    assert np.isinf(z[0]) and z[1] == 4.0
+
+
+def test_a_scalar_integer_past_the_ir_types_is_a_reported_error() -> None:
+    prog = _pl_program("m = k * k * k\nreturn m", "k: pl.Scalar[pl.INDEX]")
+    assert interpret(prog, "main", 1 << 21) == 1 << 63  # exact, still within UINT64
+    err = _raises(prog, 1 << 22, match="integer overflow: the result is outside the IR's integer types")
+    assert "operator '*'" in str(err)
+
+
+@pytest.mark.parametrize(("body", "op"), [("m = k ** 100000000", "**"), ("m = k << 100000000", "<<")])
+def test_a_scalar_power_or_shift_past_64_bits_is_refused_before_it_is_computed(body: str, op: str) -> None:
+    prog = _pl_program(body + "\nreturn m", "k: pl.Scalar[pl.INDEX]")
+    started = time.perf_counter()
+    _raises(prog, 3, match=f"operator '{re.escape(op)}': integer overflow")
+    assert time.perf_counter() - started < 1
+    if op == "**":
+        assert interpret(prog, "main", 1) == 1  # 1 ** n never overflows: computed, not refused

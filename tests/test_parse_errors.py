@@ -211,3 +211,15 @@ def test_parse_program_never_executes_code() -> None:
         with pytest.raises(ParserError):
             parse_program(source)
     assert not os.path.exists(marker)
+
+
+def test_a_long_offending_line_is_quoted_as_a_window_around_the_column() -> None:
+    err = ParserError("bad", file="f.py", line=1, col=100_000, source_line="x" * 100_000 + "$" + "y" * 100_000)
+    quoted, caret = str(err).splitlines()[1:3]
+    assert len(quoted) < 200 and quoted.startswith("    ...") and quoted.endswith("...")
+    assert quoted[caret.index("^")] == "$"
+
+
+def test_python_compiler_warnings_are_not_printed(recwarn: pytest.WarningsRecorder) -> None:
+    parse_program(_main("x = '\\X'\nreturn x\n", params="a"))
+    assert not [w for w in recwarn if issubclass(w.category, (SyntaxWarning, DeprecationWarning))]

@@ -168,7 +168,7 @@ def test_cli_rejects_a_non_positive_limit(tmp_path: pytest.TempPathFactory, caps
     path = tmp_path / "bump.py"  # type: ignore[operator]
     path.write_text(example_source("bump"))
     assert main(["inline", str(path), "--max-iterations", "0"]) == 2
-    assert "--max-iterations must be positive" in capsys.readouterr().err
+    assert "max-iterations must be a positive integer, got 0" in capsys.readouterr().err
 
 
 # -- output size before expanding --------------------------------------------------------------

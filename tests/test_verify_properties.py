@@ -134,3 +134,102 @@ def test_diagnostic_text_names_location_rule_and_message() -> None:
     diagnostic = Diagnostic(Severity.ERROR, "boom", at(7), "Rule")
     assert str(diagnostic) == "prog.py:7:5: error[Rule]: boom"
     assert str(Diagnostic(Severity.WARNING, "hm", None, "Rule")) == "<unknown location>: warning[Rule]: hm"
+
+
+# -- calls the specification leaves in place ---------------------------------------------------
+
+_HEADER = "import nanopto.language as pl\n\n@pl.program\nclass P:\n"
+
+_LEFT_IN_PLACE = {
+    "while condition": (
+        """    @pl.function(type=pl.FunctionType.Inline)
+    def limit(self, x: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        return x + 3
+
+    @pl.function
+    def main(self, a: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        while a < self.limit(a):
+            a = a + 1
+        return a
+""",
+        "'limit' in a `while` condition cannot be spliced",
+        "Bind it to a variable before the loop",
+    ),
+    "nested tuple helper": (
+        """    @pl.function(type=pl.FunctionType.Inline)
+    def pair(self, x: pl.Scalar[pl.INDEX]) -> tuple[pl.Scalar[pl.INDEX], pl.Scalar[pl.INDEX]]:
+        return x, x + 1
+
+    @pl.function
+    def main(self, a: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        b = self.pair(a)[0] + 1
+        return b
+""",
+        "'pair' returns a tuple",
+        "Unpack it at its own statement (`p, q = self.pair(...)`)",
+    ),
+    "IterArg initializer": (
+        """    @pl.function(type=pl.FunctionType.Inline)
+    def start(self, x: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        return x + 3
+
+    @pl.function
+    def main(self, a: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        for i, (acc,) in pl.range(4, init_values=(self.start(a),)):
+            acc2 = acc + i
+            acc3 = pl.yield_(acc2)
+        return acc3
+""",
+        "'start' in a loop's initial values (init_values=) cannot be spliced",
+        "Bind it to a variable before the loop (`v = self.start(...)`) and pass the variable",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", _LEFT_IN_PLACE)
+def test_a_call_left_in_place_says_why_and_what_to_write_instead(case: str) -> None:
+    from nanopto.ir_terms.parser import parse_program
+    from nanopto.passes import VerificationError, inline_functions
+
+    body, why, what = _LEFT_IN_PLACE[case]
+    with pytest.raises(VerificationError) as info:
+        inline_functions()(parse_program(_HEADER + body, "left.py"))
+    error = info.value
+    assert error.in_the_input
+    assert str(error).startswith("pass 'inline-functions' cannot process this program as written (1 error(s))")
+    [diagnostic] = error.diagnostics
+    assert diagnostic.line == 11 and diagnostic.in_the_input
+    assert why in diagnostic.message and what in diagnostic.message
+
+
+def test_a_call_at_a_spliced_position_left_behind_is_still_the_pass_s_bug() -> None:
+    program = Program("P", (main(call("helper", 12)),))
+    [diagnostic] = verify_properties(program, [INLINED], removed_inline=frozenset({"helper"}))
+    assert not diagnostic.in_the_input
+
+
+def test_the_cycle_error_names_the_first_call_on_the_cycle() -> None:
+    from nanopto.ir_terms.parser import parse_program
+    from nanopto.passes import inline_functions
+    from nanopto.passes.inlining.call_graph import InlineCycleError
+
+    source = _HEADER + """    @pl.function
+    def main(self, a):
+        r = self.ping(a)
+        return r
+
+    @pl.function(type=pl.FunctionType.Inline)
+    def ping(self, x):
+        y = x + 1
+        z = self.pong(y)
+        return z
+
+    @pl.function(type=pl.FunctionType.Inline)
+    def pong(self, x):
+        y = self.ping(x)
+        return y
+"""
+    with pytest.raises(InlineCycleError) as info:
+        inline_functions()(parse_program(source, "cycle.py"))
+    assert str(info.value).startswith("cycle.py:13:13: Cycle detected among Inline functions: ping -> pong -> ping")
+    assert "'ping' calls 'pong'" in str(info.value)

@@ -43,6 +43,18 @@ class DataType(enum.Enum):
     def is_int(self) -> bool:
         return self.name.startswith(("INT", "UINT")) or self in (DataType.INDEX, DataType.TASK_ID)
 
+    @property
+    def int_range(self) -> tuple[int, int]:
+        """The smallest and largest value of an integer type (INDEX and TASK_ID are 64-bit signed)."""
+        if not self.is_int:
+            raise ValueError(f"{self.name} is not an integer type")
+        if self in (DataType.INDEX, DataType.TASK_ID):
+            return -(1 << 63), (1 << 63) - 1
+        bits = int(self.name.lstrip("UINT"))
+        if self.name.startswith("U"):
+            return 0, (1 << bits) - 1
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
     def numpy(self) -> np.dtype[np.generic]:
         """The numpy dtype the reference interpreter computes in (narrow floats widen)."""
         return np.dtype(_NUMPY[self])

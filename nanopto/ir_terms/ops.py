@@ -174,9 +174,14 @@ def _subscript_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, E
 
 
 def _elementwise(fn: Callable[..., Any]) -> Semantics:
+    """numpy's arithmetic on the element dtype: integers wrap as the fixed-width type does and
+    floats follow IEEE 754 (inf, nan), without numpy's overflow warnings (the interpreter's
+    definition of overflow, `nanopto.verify.interpreter.SCALAR_INT_RANGE`)."""
+
     def run(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
         try:
-            result = fn(*args)
+            with np.errstate(all="ignore"):
+                result = fn(*args)
         except ValueError as exc:
             raise OpError(f"operands do not broadcast: {exc}") from None
         shapes = [np.shape(a) for a in args if isinstance(a, np.ndarray)]

@@ -30,11 +30,31 @@ class ParserError(ValueError):
         self.source_line = source_line
 
     def __str__(self) -> str:
-        parts = [f"{self.file}:{self.line}:{self.col}: {self.message}"]
+        message = self.message if len(self.message) <= _MESSAGE_LIMIT else self.message[:_MESSAGE_LIMIT] + " [...]"
+        parts = [f"{self.file}:{self.line}:{self.col}: {message}"]
         if self.source_line is not None:
-            text = self.source_line.rstrip("\n").expandtabs(1)
+            text, caret = quoted_window(self.source_line.rstrip("\n").expandtabs(1), self.col)
             parts.append(f"    {text}")
-            parts.append("    " + " " * max(0, min(self.col, len(text))) + "^")
+            parts.append("    " + " " * caret + "^")
         if self.hint:
             parts.append(f"hint: {self.hint}")
         return "\n".join(parts)
+
+
+_MESSAGE_LIMIT = 2000
+_WINDOW = 160
+"""Characters of an offending line quoted around the column: a one-line 50 MB file must not be
+written to the terminal whole."""
+
+
+def quoted_window(text: str, col: int) -> tuple[str, int]:
+    """At most `_WINDOW` characters of `text` around `col`, marked `...` where cut, and where the
+    caret goes in what is returned."""
+    col = max(0, min(col, len(text)))
+    if len(text) <= _WINDOW:
+        return text, col
+    start = max(0, min(col - _WINDOW // 2, len(text) - _WINDOW))
+    window = text[start : start + _WINDOW]
+    head = "..." if start > 0 else ""
+    tail = "..." if start + _WINDOW < len(text) else ""
+    return head + window + tail, len(head) + col - start

@@ -40,7 +40,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.parse_error import ParserError
-from nanopto.ir_terms.parse_static import NotStatic, static_eval
+from nanopto.ir_terms.parse_static import NotStatic, StaticSizes, static_eval
 from nanopto.ir_terms.types import (
     ArrayType,
     ScalarType,
@@ -52,7 +52,15 @@ from nanopto.ir_terms.types import (
 )
 
 MAX_NESTING = 150
-"""Deeper expression/statement nesting is rejected rather than risking Python's recursion limit."""
+"""Deeper expression/statement nesting is rejected rather than risking Python's recursion limit.
+
+A chained comparison or boolean chain is one Python node but becomes a left-nested chain of
+BinaryExprs, one level per operand, so its operands count as levels too."""
+
+MAX_CONSTANT_ELEMENTS = 1 << 18
+"""List and tuple elements the parser copies out of module constants into one program's IR."""
+
+NESTING_HINT = "split the expression or body into smaller parts"
 
 _BINOPS: dict[type[ast.operator], BinOp] = {
     ast.Add: BinOp.Add,
@@ -124,6 +132,8 @@ class ExprParser:
         self.constants: dict[str, object] = {}
         self.dynamic: dict[str, Var] = {}
         self.function_names: set[str] = set()
+        self.static_sizes = StaticSizes()
+        self._constant_elements = 0
         self._depth = 0
         self._open: list[ast.AST] = []
         self.failed_at: ast.AST | None = None
@@ -173,7 +183,7 @@ class ExprParser:
             self._open.append(node)
         try:
             if self._depth > MAX_NESTING:
-                raise self.error(node, "nesting too deep", hint="split the expression or body into smaller parts")
+                raise self.error(node, f"nesting too deep (the limit is {MAX_NESTING} levels)", hint=NESTING_HINT)
             yield
         except ParserError:
             raise
@@ -185,6 +195,23 @@ class ExprParser:
             self._depth -= 1
             if node is not None:
                 self._open.pop()
+
+    @contextmanager
+    def chain_nesting(self, node: ast.BoolOp | ast.Compare, operands: int) -> Iterator[None]:
+        """Count a chain of `operands` operands as the levels its left-nested IR takes."""
+        extra = operands - 2  # `expr` counted the chain's own node; its first link is that level
+        if self._depth + extra > MAX_NESTING:
+            raise self.error(
+                node,
+                f"nesting too deep: a chain of {operands} operands nests {operands - 1} levels "
+                f"(the limit is {MAX_NESTING} levels, counting the enclosing ones)",
+                hint="split the chain into named parts: `c1 = a < b < c` then `c1 and ...`",
+            )
+        self._depth += extra
+        try:
+            yield
+        finally:
+            self._depth -= extra
 
     def check_name(self, name: str, node: ast.AST) -> None:
         try:
@@ -224,23 +251,13 @@ class ExprParser:
                 return BinaryExpr(bin_op, self.expr(left), self.expr(right), span=span)
             case ast.BoolOp(op=op, values=values):
                 bop = BinOp.And if isinstance(op, ast.And) else BinOp.Or
-                result = self.expr(values[0])
-                for operand in values[1:]:
-                    result = BinaryExpr(bop, result, self.expr(operand), span=span)
+                with self.chain_nesting(node, len(values)):
+                    result = self.expr(values[0])
+                    for operand in values[1:]:
+                        result = BinaryExpr(bop, result, self.expr(operand), span=span)
                 return result
             case ast.Compare(left=left, ops=ops, comparators=comparators):
-                lhs = self.expr(left)
-                compared: Expr | None = None
-                for cmp, right in zip(ops, comparators, strict=True):
-                    cop = _CMPOPS.get(type(cmp))
-                    if cop is None:
-                        raise self.error(node, "`is` / `in` comparisons are not supported")
-                    rhs = self.expr(right)
-                    term = BinaryExpr(cop, lhs, rhs, span=span)
-                    compared = term if compared is None else BinaryExpr(BinOp.And, compared, term, span=span)
-                    lhs = rhs
-                assert compared is not None
-                return compared
+                return self._compare(node, left, ops, comparators)
             case ast.UnaryOp(op=op, operand=operand):
                 return self._unary(op, operand, node)
             case ast.Call():
@@ -258,17 +275,57 @@ class ExprParser:
             case _:
                 raise self.error(node, f"unsupported expression ({type(node).__name__})")
 
+    def _compare(self, node: ast.Compare, left: ast.expr, ops: list[ast.cmpop], comparators: list[ast.expr]) -> Expr:
+        """`a < b < c` is `a < b and b < c`, `b` parsed once (the IR shares the operand)."""
+        span = self.span(node)
+        with self.chain_nesting(node, len(comparators) + 1):
+            lhs = self.expr(left)
+            compared: Expr | None = None
+            for cmp, right in zip(ops, comparators, strict=True):
+                cop = _CMPOPS.get(type(cmp))
+                if cop is None:
+                    raise self.error(node, "`is` / `in` comparisons are not supported")
+                rhs = self.expr(right)
+                term = BinaryExpr(cop, lhs, rhs, span=span)
+                compared = term if compared is None else BinaryExpr(BinOp.And, compared, term, span=span)
+                lhs = rhs
+        assert compared is not None
+        return compared
+
+    def check_int(self, value: int, dtype: DataType, node: ast.AST) -> int:
+        """`value`, if the IR's integer type `dtype` holds it; else a ParserError at `node`.
+
+        Bounding literals here keeps every later stage (egglog, the interpreter, the printer,
+        which cannot spell an int past 4,300 digits) on numbers of at most 64 bits."""
+        low, high = dtype.int_range
+        if low <= value <= high:
+            return value
+        shown = f"integer {value}" if value.bit_length() <= 128 else f"a {value.bit_length():,}-bit integer"
+        hint = "an integer literal is a pl.INDEX; use pl.const(value, pl.UINT64) for values up to 2**64 - 1"
+        raise self.error(
+            node,
+            f"{shown} does not fit pl.{dtype.name} ({low} to {high})",
+            hint=hint if dtype is DataType.INDEX and 0 < value < 1 << 64 else None,
+        )
+
     def _constant(self, value: object, node: ast.AST) -> Expr:
         span = self.span(node)
         if isinstance(value, bool):
             return ConstBool(value, span=span)
         if isinstance(value, int):
-            return ConstInt(value, span=span)
+            return ConstInt(self.check_int(value, DataType.INDEX, node), span=span)
         if isinstance(value, float):
             return ConstFloat(value, span=span)
         if isinstance(value, str):
             return ConstStr(value, span=span)
         if isinstance(value, (list, tuple)):
+            self._constant_elements += len(value)
+            if self._constant_elements > MAX_CONSTANT_ELEMENTS:  # `A` is 65,536 elements, used 1,000 times
+                raise self.error(
+                    node,
+                    f"list and tuple constants expand to more than {MAX_CONSTANT_ELEMENTS:,} elements in this program",
+                    hint="a module constant is copied into every place that names it; keep list constants small",
+                )
             elements = tuple(self._constant(v, node) for v in value)
             return MakeTuple(elements, is_list=isinstance(value, list), span=span)
         raise self.error(node, f"unsupported constant {value!r}")
@@ -366,15 +423,17 @@ class ExprParser:
         if len(node.args) != 2 or node.keywords:
             raise self.error(node, "pl.const takes a value and a dtype: pl.const(42, pl.INT64)")
         try:
-            value = static_eval(node.args[0], self.constants)
+            value = static_eval(node.args[0], self.constants, sizes=self.static_sizes)
         except NotStatic as exc:
             raise self.error(exc.node, f"pl.const needs a literal value: {exc.message}") from None
         dtype = self.dtype(node.args[1])
         span = self.span(node)
         if isinstance(value, bool):
             return ConstBool(value, span=span)
+        if isinstance(value, int) and dtype.is_int:
+            return ConstInt(self.check_int(value, dtype, node.args[0]), dtype, span=span)
         if isinstance(value, int):
-            return ConstInt(value, dtype, span=span)
+            return ConstInt(self.check_int(value, DataType.INDEX, node.args[0]), dtype, span=span)
         if isinstance(value, float):
             return ConstFloat(value, dtype, span=span)
         raise self.error(node.args[0], "pl.const takes a number")
@@ -406,7 +465,8 @@ class ExprParser:
             and isinstance(index_nodes[0], ast.Constant)
             and type(index_nodes[0].value) is int
         ):
-            return TupleGetItemExpr(base, index_nodes[0].value, span=self.span(node))
+            index = self.check_int(index_nodes[0].value, DataType.INDEX, index_nodes[0])
+            return TupleGetItemExpr(base, index, span=self.span(node))
         indices = tuple(self.index(i) for i in index_nodes)
         return Call("subscript", (base, *indices), span=self.span(node))
 

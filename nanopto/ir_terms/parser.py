@@ -19,6 +19,9 @@ statement forms.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -56,6 +59,8 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.parse_error import ParserError
 from nanopto.ir_terms.parse_exprs import (
+    MAX_NESTING,
+    NESTING_HINT,
     DynamicDim,
     ExprParser,
     dotted_name,
@@ -129,7 +134,7 @@ def parse_program(
     except ParserError:
         raise
     except RecursionError:
-        raise parser.error(None, "nesting too deep", hint="split the expression or body into smaller parts") from None
+        raise parser.error(None, f"nesting too deep (the limit is {MAX_NESTING} levels)", hint=NESTING_HINT) from None
     except MemoryError:
         raise parser.error(None, "out of memory while parsing this construct") from None
     except Exception as exc:  # a parser bug must still surface as a ParserError
@@ -144,7 +149,7 @@ class _ProgramParser(ExprParser):
         for name, value in closure.items():
             if isinstance(value, DynamicDim):
                 self.bind_dynamic(name, value.name, None)
-            elif is_static_value(value):
+            elif is_static_value(value, self.static_sizes):
                 self.constants[name] = value
         self._signatures: dict[str, _Signature] = {}
         self._fn = _FunctionState()
@@ -162,13 +167,19 @@ class _ProgramParser(ExprParser):
 
     def parse(self) -> Program:
         try:
-            module = ast.parse(self.source, filename=self.file)
+            with warnings.catch_warnings():  # `'\X'` would print a DeprecationWarning from Python's compiler
+                warnings.simplefilter("ignore")
+                module = ast.parse(self.source, filename=self.file)
         except SyntaxError as exc:
             raise self._syntax_error(exc) from None
-        except (ValueError, MemoryError) as exc:
-            raise self.error(None, f"cannot parse source: {exc}") from None
+        except MemoryError:
+            raise self.error(None, f"out of memory in Python's parser on this {len(self.source):,}-character source") from None
+        except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
+            raise self.error(None, f"cannot parse source: {exc or type(exc).__name__}") from None
         except RecursionError:
-            raise self.error(None, "nesting too deep") from None
+            line, col = _deepest_line(self.source)
+            message = f"nesting too deep for Python's own parser (nanopto's limit is {MAX_NESTING} levels)"
+            raise self.error_at(line, col, message, hint=NESTING_HINT) from None
 
         classes: list[ast.ClassDef] = []
         for stmt in module.body:
@@ -237,7 +248,7 @@ class _ProgramParser(ExprParser):
             self.bind_dynamic(target.id, dim_name, value)
             return
         try:
-            self.constants[target.id] = static_eval(value, self.constants)
+            self.constants[target.id] = static_eval(value, self.constants, sizes=self.static_sizes)
         except NotStatic as exc:
             raise self.error(
                 exc.node,
@@ -539,7 +550,7 @@ class _ProgramParser(ExprParser):
                 raise self.error(message_node, "the pl.static_assert message must be a string literal")
             message = message_node.value
         try:
-            ok = static_eval(call.args[0], self.constants)
+            ok = static_eval(call.args[0], self.constants, sizes=self.static_sizes)
         except NotStatic as exc:
             raise self.error(
                 exc.node, f"pl.static_assert condition is not a compile-time constant: {exc.message}"
@@ -903,6 +914,28 @@ class _ProgramParser(ExprParser):
                         "A dispatch body may launch one kernel",
                         "launch each kernel from its own pl.spmd scope",
                     )
+
+
+def _deepest_line(source: str) -> tuple[int, int]:
+    """Where Python's parser most likely ran out of stack: the line with the most operators and
+    open brackets (a RecursionError from `ast.parse` carries no location; `tokenize` is flat)."""
+    best, where = -1, (1, 0)
+    count, start = 0, (1, 0)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER):
+                if count > best:
+                    best, where = count, start
+                count, start = 0, (token.end[0] + 1, 0)
+            elif token.type == tokenize.OP and token.string not in (",", ":", ")", "]", "}", "="):
+                if count == 0:
+                    start = token.start
+                count += 1
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    if count > best:
+        where = start
+    return where
 
 
 def _decorator_target(node: ast.expr) -> ast.expr:

@@ -69,14 +69,16 @@ def first_difference(a: Comparable, b: Comparable) -> StructuralMismatch | None:
     return _Comparator().run(a, b)
 
 
-def structural_hash(node: Comparable) -> int:
+def structural_hash(node: Comparable, *, var_types: bool = True) -> int:
     """A hash consistent with `structural_equal`: equal values hash alike.
 
     Var names are ignored and a Var is hashed as the index of its first occurrence, so renamings
     hash alike. Functions of a program are hashed in name order, because equality treats them as
     a mapping. The hash is stable across processes (blake2b, no salted `str` hashes).
+    `var_types=False` leaves the Vars' types out: an expression is then the same whichever types
+    its Vars were given (a pass may derive a Var's type afresh).
     """
-    return _Hasher().run(node)
+    return _Hasher(var_types).run(node)
 
 
 def render_fragment(value: object) -> str:
@@ -107,12 +109,32 @@ def _specs(cls: type) -> tuple[FieldSpec, ...]:
     return fields_of(cast(Any, cls))
 
 
-def _field_path(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
+@dataclass(frozen=True)
+class _Path:
+    """A path as a link to its parent: spelling every path out would cost memory quadratic in
+    the depth (a 50,000-deep chain made gigabytes of path strings); it is spelled on a mismatch."""
+
+    parent: _Path | None
+    step: str
+
+    def __str__(self) -> str:
+        steps: list[str] = []
+        link: _Path | None = self
+        while link is not None:
+            steps.append(link.step)
+            link = link.parent
+        return "".join(reversed(steps)).removeprefix(".")
 
 
-def _index_path(path: str, index: int) -> str:
-    return f"{path}[{index}]"
+_ROOT = _Path(None, "")
+
+
+def _field_path(path: _Path, name: str) -> _Path:
+    return _Path(path, f".{name}")
+
+
+def _index_path(path: _Path, index: int) -> _Path:
+    return _Path(path, f"[{index}]")
 
 
 def _indent(text: str) -> str:
@@ -149,7 +171,7 @@ class _Comparator:
         self.stack: list[_Task] = []
 
     def run(self, a: object, b: object) -> StructuralMismatch | None:
-        self._push_value(a, b, "", a, b, "")
+        self._push_value(a, b, _ROOT, a, b, "")
         while self.stack:
             mismatch = self.stack.pop()()
             if mismatch is not None:
@@ -160,11 +182,11 @@ class _Comparator:
     def _push_all(self, tasks: list[_Task]) -> None:
         self.stack.extend(reversed(tasks))
 
-    def _push_value(self, a: object, b: object, path: str, pa: object, pb: object, name: str) -> None:
+    def _push_value(self, a: object, b: object, path: _Path, pa: object, pb: object, name: str) -> None:
         self.stack.append(lambda: self._value(a, b, path, pa, pb, name))
 
     def _value(
-        self, a: object, b: object, path: str, pa: object, pb: object, name: str
+        self, a: object, b: object, path: _Path, pa: object, pb: object, name: str
     ) -> StructuralMismatch | None:
         """Dispatch on what the values are: node, type, tuple or plain attribute."""
         if isinstance(a, n.Node) or isinstance(b, n.Node):
@@ -174,14 +196,14 @@ class _Comparator:
         if isinstance(a, tuple) and isinstance(b, tuple):
             return self._sequence(a, b, path, pa, pb, name)
         if type(a) is not type(b) or a != b:
-            return StructuralMismatch(path, f"field {name}: {_show_attr(a)} != {_show_attr(b)}", pa, pb)
+            return StructuralMismatch(str(path), f"field {name}: {_show_attr(a)} != {_show_attr(b)}", pa, pb)
         return None
 
     def _sequence(
-        self, a: tuple[object, ...], b: tuple[object, ...], path: str, pa: object, pb: object, name: str
+        self, a: tuple[object, ...], b: tuple[object, ...], path: _Path, pa: object, pb: object, name: str
     ) -> StructuralMismatch | None:
         if len(a) != len(b):
-            return StructuralMismatch(path, f"field {name}: {len(a)} elements != {len(b)} elements", pa, pb)
+            return StructuralMismatch(str(path), f"field {name}: {len(a)} elements != {len(b)} elements", pa, pb)
         self._push_all(
             [
                 self._deferred(x, y, _index_path(path, i), pa, pb, f"{name}[{i}]")
@@ -190,14 +212,14 @@ class _Comparator:
         )
         return None
 
-    def _deferred(self, a: object, b: object, path: str, pa: object, pb: object, name: str) -> _Task:
+    def _deferred(self, a: object, b: object, path: _Path, pa: object, pb: object, name: str) -> _Task:
         return lambda: self._value(a, b, path, pa, pb, name)
 
-    def _node(self, a: object, b: object, path: str) -> StructuralMismatch | None:
+    def _node(self, a: object, b: object, path: _Path) -> StructuralMismatch | None:
         if a is None and b is None:
             return None
         if type(a) is not type(b):
-            return StructuralMismatch(path, f"class {_class_name(a)} != {_class_name(b)}", a, b)
+            return StructuralMismatch(str(path), f"class {_class_name(a)} != {_class_name(b)}", a, b)
         if isinstance(a, n.Var):
             assert isinstance(b, n.Var)
             return self._var(a, b, path)
@@ -217,17 +239,17 @@ class _Comparator:
         self._push_all(tasks)
         return None
 
-    def _deferred_attr(self, a: object, b: object, path: str, pa: object, pb: object, name: str) -> _Task:
+    def _deferred_attr(self, a: object, b: object, path: _Path, pa: object, pb: object, name: str) -> _Task:
         """An attribute is compared as a value even when it is a tuple of literals."""
 
         def check() -> StructuralMismatch | None:
             if type(a) is not type(b) or a != b:
-                return StructuralMismatch(path, f"field {name}: {_show_attr(a)} != {_show_attr(b)}", pa, pb)
+                return StructuralMismatch(str(path), f"field {name}: {_show_attr(a)} != {_show_attr(b)}", pa, pb)
             return None
 
         return check
 
-    def _var(self, a: n.Var, b: n.Var, path: str) -> StructuralMismatch | None:
+    def _var(self, a: n.Var, b: n.Var, path: _Path) -> StructuralMismatch | None:
         """Alpha-equivalence: map on first encounter, then hold both directions to the mapping."""
         mapped_b = self.lhs_to_rhs.get(a.id)
         mapped_a = self.rhs_to_lhs.get(b.id)
@@ -254,9 +276,9 @@ class _Comparator:
                 f"Var mapped to a different Var: rhs {_show_var(b)} was mapped to lhs "
                 f"{_show_var(mapped_a)}, but here meets lhs {_show_var(a)}"
             )
-        return StructuralMismatch(path, reason, a, b)
+        return StructuralMismatch(str(path), reason, a, b)
 
-    def _program(self, a: n.Program, b: n.Program, path: str) -> StructuralMismatch | None:
+    def _program(self, a: n.Program, b: n.Program, path: _Path) -> StructuralMismatch | None:
         """Functions compare as a mapping by name, in `a`'s order; their order may differ."""
         fa, fb = a.functions, b.functions
 
@@ -271,7 +293,7 @@ class _Comparator:
             if extra:
                 parts.append(f"only rhs defines {extra}")
             reason = "functions differ: " + "; ".join(parts)
-            return StructuralMismatch(_field_path(path, "functions"), reason, list(fa), list(fb))
+            return StructuralMismatch(str(_field_path(path, "functions")), reason, list(fa), list(fb))
 
         tasks: list[_Task] = [
             self._deferred_attr(a.name, b.name, _field_path(path, "name"), a, b, "name"),
@@ -284,10 +306,10 @@ class _Comparator:
         self._push_all(tasks)
         return None
 
-    def _type(self, a: object, b: object, path: str) -> StructuralMismatch | None:
+    def _type(self, a: object, b: object, path: _Path) -> StructuralMismatch | None:
         """Types compare as dataclasses; their shape expressions share the Var bijection."""
         if type(a) is not type(b):
-            return StructuralMismatch(path, f"class {_class_name(a)} != {_class_name(b)}", a, b)
+            return StructuralMismatch(str(path), f"class {_class_name(a)} != {_class_name(b)}", a, b)
         assert dataclasses.is_dataclass(a)
         self._push_all(
             [
@@ -309,8 +331,9 @@ class _Comparator:
 class _Hasher:
     """Feeds a token stream that mirrors `_Comparator`'s traversal into blake2b."""
 
-    def __init__(self) -> None:
+    def __init__(self, var_types: bool = True) -> None:
         self.var_index: dict[int, int] = {}
+        self.var_types = var_types
         self.digest = hashlib.blake2b(digest_size=8)
 
     def run(self, root: object) -> int:
@@ -339,8 +362,8 @@ class _Hasher:
             if not first:
                 return []
             if isinstance(value, n.IterArg):
-                return [value.type, value.init_value]
-            return [value.type]
+                return [value.type, value.init_value] if self.var_types else [value.init_value]
+            return [value.type] if self.var_types else []
         if isinstance(value, n.Program):
             self._token("program", value.name, len(value.functions))
             return [value.functions[name] for name in sorted(value.functions)]

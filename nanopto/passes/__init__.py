@@ -11,7 +11,7 @@ from nanopto.passes.context import (
 )
 from nanopto.passes.hoist_nested_calls import HoistNestedCalls
 from nanopto.passes.inlining import InlineFunctions, inline_functions
-from nanopto.passes.pass_base import Pass, VerificationError
+from nanopto.passes.pass_base import Pass, PassOptionError, VerificationError
 from nanopto.passes.pass_manager import (
     STRATEGY_PIPELINES,
     OptimizationStrategy,
@@ -42,6 +42,7 @@ __all__ = [
     "PassContext",
     "PassInstrument",
     "PassManager",
+    "PassOptionError",
     "PassRegistry",
     "PassSpec",
     "PipelineSpecError",

@@ -30,10 +30,50 @@ class VerificationError(ValueError):
         self.pass_name = pass_name
         self.diagnostics = tuple(diagnostics)
         lines = "\n".join(f"  {d}" for d in self.diagnostics)
-        super().__init__(
-            f"pass '{pass_name}' broke the properties it produces "
-            f"({len(self.diagnostics)} error(s)):\n{lines}"
+        headline = (
+            f"pass '{pass_name}' cannot process this program as written"
+            if self.in_the_input
+            else f"pass '{pass_name}' broke the properties it produces"
         )
+        super().__init__(f"{headline} ({len(self.diagnostics)} error(s)):\n{lines}")
+
+    @property
+    def in_the_input(self) -> bool:
+        """Every error is about the input program (fix the source), none about the pass."""
+        errors = [d for d in self.diagnostics if d.is_error]
+        return bool(errors) and all(d.in_the_input for d in errors)
+
+
+class PassOptionError(ValueError):
+    """A pass option that does not exist or has a value the pass cannot take.
+
+    Options reach a pass from a pipeline spec (`inline-functions{timeout=5}`), a command-line
+    flag (`--timeout 5`) or Python (`InlineFunctions(timeout=5)`); all three build the pass, so
+    checking in the pass itself gives every route the same rules and the same message."""
+
+
+_POSITIVE_INTS = ("max_iterations", "max_rows", "max_output_statements")
+
+
+def check_limit_options(pass_: Pass) -> None:
+    """The checks shared by the passes that take saturation limits (whichever fields they have):
+    `trace` a bool, counts positive integers, `timeout` a positive number of seconds."""
+
+    def bad(option: str, wanted: str, value: object) -> PassOptionError:
+        return PassOptionError(
+            f"bad option for pass '{pass_.name}': {option.replace('_', '-')} must be {wanted}, got {value!r}"
+        )
+
+    fields = vars(pass_)
+    if "trace" in fields and not isinstance(fields["trace"], bool):
+        raise bad("trace", "true or false", fields["trace"])
+    for option in _POSITIVE_INTS:
+        value = fields.get(option, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise bad(option, "a positive integer", value)
+    timeout = fields.get("timeout", 1.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+        raise bad("timeout", "a positive number of seconds", timeout)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from nanopto.passes.pass_base import PASS_NAME, Pass
+from nanopto.passes.pass_base import PASS_NAME, Pass, PassOptionError
 
 PassFactory = Callable[..., Pass]
 
@@ -44,7 +44,7 @@ class PassRegistry:
         try:
             inspect.signature(factory).bind(**options)
         except TypeError as exc:
-            raise ValueError(f"bad options for pass {name!r}: {exc}") from None
+            raise PassOptionError(f"bad options for pass {name!r}: {exc}") from None
         except ValueError:  # a factory without an inspectable signature: let the call decide
             pass
         pass_ = factory(**options)

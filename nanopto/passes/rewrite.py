@@ -24,7 +24,7 @@ from nanopto.egraph import EGraphRun, SaturationLimits, StageReport
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, ir_load_declarations
 from nanopto.passes.context import PassContext
-from nanopto.passes.pass_base import PASS_NAME, Pass
+from nanopto.passes.pass_base import PASS_NAME, Pass, check_limit_options
 from nanopto.rules.ruleset import Ruleset
 from nanopto.rules.user_rules import UserRuleError, check_rulesets
 
@@ -80,6 +80,9 @@ class RewriteRules(Pass):
     max_iterations: int = SaturationLimits.max_iterations
     max_rows: int = SaturationLimits.max_rows
     timeout: float = SaturationLimits.timeout
+
+    def __post_init__(self) -> None:
+        check_limit_options(self)
 
     def run(self, program: n.Program) -> n.Program:
         limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from nanopto.passes.pass_base import Pass
+from nanopto.passes.pass_base import Pass, PassOptionError
 from nanopto.passes.registry import PASS_REGISTRY, PassRegistry
 from nanopto.passes.rewrite import RewriteRules
 
@@ -103,7 +103,7 @@ def _register(pass_: Pass, path: str, registry: PassRegistry) -> None:
     def make(**given: object) -> Pass:
         unknown = sorted(set(given) - options)
         if unknown:
-            raise ValueError(
+            raise PassOptionError(
                 f"pass {name!r} (from {path}) has no option {', '.join(unknown)} "
                 f"(options: {', '.join(sorted(options)) or 'none'})"
             )

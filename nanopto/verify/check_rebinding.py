@@ -39,7 +39,7 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
 )
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.schema import nodes_of, walk, walk_stmts
+from nanopto.ir_terms.schema import iter_children, nodes_of, walk, walk_stmts
 from nanopto.ir_terms.structural import structural_hash
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
@@ -113,8 +113,25 @@ _Key = tuple[int, tuple[int, ...], object]
 
 def _identity_key(node: Node) -> _Key:
     """The same expression over the same Vars written at the same place (spans survive inlining,
-    so a copy of a helper's own `pl.add(t, t)` is not mistaken for the caller's argument)."""
-    return structural_hash(node), tuple(v.id for v in walk(node) if isinstance(v, Var)), node.span
+    so a copy of a helper's own `pl.add(t, t)` is not mistaken for the caller's argument).
+
+    Only the Vars the expression reads count, not their types: the pass derives a receiver's type
+    afresh (`y: pl.Tensor[[N], ...]` from a helper returning `[N]` becomes `[4]`), and the argument
+    `pl.add(a, y)` is the same expression over the same `y` either way."""
+    return structural_hash(node, var_types=False), tuple(_operand_ids(node)), node.span
+
+
+def _operand_ids(root: Node) -> list[int]:
+    """Ids of the Vars `root` reads, in pre-order, without descending into a Var's type."""
+    ids: list[int] = []
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Var):
+            ids.append(node.id)
+            continue
+        stack.extend(reversed(list(iter_children(node))))
+    return ids
 
 
 def _computed(nodes: Iterable[Node], ops: set[str]) -> Counter[_Key]:

@@ -25,6 +25,9 @@ class Diagnostic:
     message: str
     span: Span | None
     rule: str
+    in_the_input: bool = False
+    """The finding is about the program the pass was given, fixable in its source (a call the
+    specification leaves in place), not about what the pass did."""
 
     @property
     def is_error(self) -> bool:

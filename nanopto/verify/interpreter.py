@@ -221,6 +221,31 @@ _UNARY: dict[UnOp, Callable[[Any], Any]] = {
 }
 
 
+SCALAR_INT_RANGE = (-(1 << 63), (1 << 64) - 1)
+"""Integer overflow, defined. A scalar integer is computed exactly (a Python int), and a result
+outside every integer type of the IR (INT64's low end to UINT64's high end) is an
+InterpreterError, found before computing a `**` or `<<` that would be too large. Tensor, tile and
+array elements are numpy values of their dtype: integers wrap modulo 2**bits as the fixed-width
+type does, floats follow IEEE 754 (overflow to inf, 0/0 to nan); neither warns."""
+
+
+def _overflows_before(op: BinOp, lhs: Any, rhs: Any) -> bool:
+    """A scalar `**` or `<<` whose result would be past 64 bits, told without computing it."""
+    if type(lhs) is not int or type(rhs) is not int:
+        return False
+    if op is BinOp.Pow:
+        return abs(lhs) > 1 and rhs > 64
+    return op is BinOp.BitShiftLeft and lhs != 0 and rhs > 64
+
+
+def _overflow_message(op: str) -> str:
+    low, high = SCALAR_INT_RANGE
+    return (
+        f"operator '{op}': integer overflow: the result is outside the IR's integer types ({low} to {high}); "
+        "scalars compute exactly and stop there rather than wrap"
+    )
+
+
 def _scalar(value: Any) -> Any:
     """A numpy scalar as the Python scalar the IR's scalar values are (arrays pass through)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -658,19 +683,28 @@ class _Interpreter:
             raise self.error(
                 f"operator '{expr.op.value}': shape mismatch: {list(lhs.shape)} vs {list(rhs.shape)}", expr
             )
+        if _overflows_before(expr.op, lhs, rhs):
+            raise self.error(_overflow_message(expr.op.value), expr)
         try:
             with np.errstate(all="ignore"):
-                return _scalar(_BINARY[expr.op](lhs, rhs))
+                result = _scalar(_BINARY[expr.op](lhs, rhs))
         except (ArithmeticError, TypeError, ValueError) as exc:
             raise self.error(f"operator '{expr.op.value}': {exc}", expr) from None
+        return self._in_range(result, expr.op.value, expr)
 
     def _eval_unary(self, expr: UnaryExpr) -> Any:
         operand = self.eval(expr.operand)
         try:
             with np.errstate(all="ignore"):
-                return _scalar(_UNARY[expr.op](operand))
+                result = _scalar(_UNARY[expr.op](operand))
         except (ArithmeticError, TypeError, ValueError) as exc:
             raise self.error(f"operator '{expr.op.value}': {exc}", expr) from None
+        return self._in_range(result, expr.op.value, expr)
+
+    def _in_range(self, result: Any, op: str, expr: Expr) -> Any:
+        if type(result) is int and not SCALAR_INT_RANGE[0] <= result <= SCALAR_INT_RANGE[1]:
+            raise self.error(_overflow_message(op), expr)
+        return result
 
     def _eval_kwargs(self, kwargs: Sequence[Keyword]) -> dict[str, Any]:
         return {kw.name: self.eval(kw.value) for kw in kwargs}

@@ -14,8 +14,20 @@ import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from nanopto.ir_terms.nodes import Call, Function, FunctionType, Node, Program, Span, Submit
-from nanopto.ir_terms.schema import iter_children, walk
+from nanopto.ir_terms.nodes import (
+    Call,
+    ForStmt,
+    Function,
+    FunctionType,
+    Node,
+    Program,
+    ReturnStmt,
+    Span,
+    Submit,
+    WhileStmt,
+)
+from nanopto.ir_terms.schema import iter_children, walk, walk_stmts
+from nanopto.ir_terms.types import TupleType
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
 
@@ -44,16 +56,26 @@ class VerifyContext:
     """
 
     removed_inline: frozenset[str] = frozenset()
+    tuple_returning: frozenset[str] = frozenset()
+    """The removed Inline functions that return more than one value (a tuple)."""
 
     @classmethod
     def between(cls, before: Program, after: Program) -> VerifyContext:
         """The context for checking `after`, the output of a pass whose input was `before`."""
-        removed = frozenset(
-            name
+        removed = {
+            name: function
             for name, function in before.functions.items()
             if function.func_type is FunctionType.Inline and name not in after.functions
-        )
-        return cls(removed_inline=removed)
+        }
+        tuples = frozenset(name for name, function in removed.items() if _returns_a_tuple(function))
+        return cls(removed_inline=frozenset(removed), tuple_returning=tuples)
+
+
+def _returns_a_tuple(function: Function) -> bool:
+    """By its annotation, or by its `return` statements when it has none."""
+    if len(function.return_types) > 1 or any(isinstance(t, TupleType) for t in function.return_types):
+        return True
+    return any(isinstance(stmt, ReturnStmt) and len(stmt.values) > 1 for stmt in walk_stmts(function.body))
 
 
 PropertyVerifier = Callable[[Program, VerifyContext], list[Diagnostic]]
@@ -133,9 +155,12 @@ def verify_inline_functions_eliminated(program: Program, context: VerifyContext)
         if function.func_type is FunctionType.Inline:
             message = f"Inline function '{function.name}' survives"
             diagnostics.append(Diagnostic(Severity.ERROR, message, function.span, rule))
-        found: list[tuple[Node, str]] = []
+        found: list[tuple[Node, str]] = []  # an empty message: a call the pass left in place
         for node in walk(function):  # spans are looked up only for findings: they are rare
             if isinstance(node, Call) and node.function:
+                if node.op in context.removed_inline and node.op not in functions:
+                    found.append((node, ""))
+                    continue
                 why = dangling(node.op)
                 if why is not None:
                     found.append((node, f"Dangling Call to function '{node.op}': {why}"))
@@ -145,8 +170,69 @@ def verify_inline_functions_eliminated(program: Program, context: VerifyContext)
                     found.append((node, f"Dangling Call to function '{node.callee}' (submitted): {why}"))
         if found:
             spans = _spans_within(function)
-            diagnostics += [Diagnostic(Severity.ERROR, message, spans[id(node)], rule) for node, message in found]
+            places = _places(function) if any(not message for _, message in found) else {}
+            reported_inits: set[int] = set()  # an IterArg's initializer is walked at every use of it
+            for node, message in found:
+                if message:
+                    diagnostics.append(Diagnostic(Severity.ERROR, message, spans[id(node)], rule))
+                    continue
+                assert isinstance(node, Call)
+                place = places.get(id(node))
+                if place == "init" and id(node) in reported_inits:
+                    continue
+                reported_inits.add(id(node))
+                why_left = _left_in_place(node, place, context)
+                if why_left is not None:
+                    diagnostics.append(Diagnostic(Severity.ERROR, why_left, spans[id(node)], rule, in_the_input=True))
+                else:  # at a position the pass splices: the pass's own bug
+                    message = f"Dangling Call to function '{node.op}': its Inline definition '{node.op}' was removed"
+                    diagnostics.append(Diagnostic(Severity.ERROR, message, spans[id(node)], rule))
     return diagnostics
+
+
+_NOT_HOISTED = 'docs/06-nested-call-sites.md, "What is not hoisted"'
+
+
+def _left_in_place(call: Call, place: str | None, context: VerifyContext) -> str | None:
+    """Why the pass left a call of a (now removed) Inline helper in place, and what to write.
+
+    The specification splices only calls that are a statement's whole value, hoisting nested ones
+    onto their own statement first, except where hoisting would change how often the call runs
+    or has no statement to go before (docs/06-nested-call-sites.md, "What is not hoisted")."""
+    name = call.op
+    head = f"the call to Inline function '{name}'"
+    if place == "while":
+        return (
+            f"{head} in a `while` condition cannot be spliced: the condition runs before every iteration, "
+            f"statements spliced before the loop would run once ({_NOT_HOISTED}). Bind it to a variable "
+            f"before the loop and again at the end of the body (`c = self.{name}(...)`), and test the variable"
+        )
+    if place == "init":
+        return (
+            f"{head} in a loop's initial values (init_values=) cannot be spliced: there is no statement of "
+            f"its own to splice it before ({_NOT_HOISTED}). Bind it to a variable before the loop "
+            f"(`v = self.{name}(...)`) and pass the variable"
+        )
+    if name in context.tuple_returning:
+        return (
+            f"{head} inside an expression cannot be spliced: '{name}' returns a tuple, which is wired to "
+            f"the names it is unpacked into, with no single value an expression could read ({_NOT_HOISTED}). "
+            f"Unpack it at its own statement (`p, q = self.{name}(...)`) and use the parts"
+        )
+    return None
+
+
+def _places(function: Function) -> dict[int, str]:
+    """Nodes (by identity) inside a `while` condition ("while") or a loop's initial value ("init")."""
+    places: dict[int, str] = {}
+    for node in walk(function):
+        if isinstance(node, WhileStmt):
+            places.update((id(sub), "while") for sub in walk(node.cond))
+        if isinstance(node, ForStmt | WhileStmt):
+            for iter_arg in node.iter_args:
+                if iter_arg.init_value is not None:
+                    places.update((id(sub), "init") for sub in walk(iter_arg.init_value))
+    return places
 
 
 def _spans_within(root: Function) -> dict[int, Span | None]:

@@ -57,8 +57,11 @@ def check_acyclic(inline: dict[str, Function]) -> None:
                 continue
             if state.get(nxt) == 1:
                 cycle = [*path[path.index(nxt) :], nxt]
+                first = next(call for call in calls_in(inline[cycle[0]].body) if call.op == cycle[1])
+                where = f"{first.span}: " if first.span is not None else ""
                 raise InlineCycleError(
-                    f"Cycle detected among Inline functions: {' -> '.join(cycle)}. "
+                    f"{where}Cycle detected among Inline functions: {' -> '.join(cycle)} "
+                    f"(this line: '{cycle[0]}' calls '{cycle[1]}'). "
                     "Recursive Inline functions cannot be spliced; make one of them an ordinary function."
                 )
             if not state.get(nxt):

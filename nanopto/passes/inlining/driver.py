@@ -31,7 +31,7 @@ from nanopto.passes.inlining.dump_tags import carry_helper_tags, site_templates
 from nanopto.passes.inlining.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_expansion_size
 from nanopto.passes.inlining.spliced_types import derive_types
 from nanopto.passes.inlining.stage import Stage, StageObserver
-from nanopto.passes.pass_base import Pass
+from nanopto.passes.pass_base import Pass, check_limit_options
 from nanopto.passes.pass_manager import PropertyRequirementError
 from nanopto.passes.registry import register_pass
 from nanopto.rules import INLINE_RULESETS, Ruleset
@@ -221,6 +221,9 @@ class InlineFunctions(Pass):
     timeout: float = SaturationLimits.timeout
     max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS
     """Refuse (ExpansionTooLargeError) when the estimated output is larger (`expansion_size`)."""
+
+    def __post_init__(self) -> None:
+        check_limit_options(self)
 
     def run(self, program: Program) -> Program:
         limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)
