@@ -48,7 +48,7 @@ from nanopto.ir_terms.nodes import (
 from nanopto.ir_terms.ops import OPS, OpDef, OpRegistry
 from nanopto.ir_terms.parser import ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.structural import assert_structural_equal, structural_equal
+from nanopto.ir_terms.structural import assert_structural_equal, structural_equal, structural_hash
 from nanopto.ir_terms.types import (
     ArrayType,
     ScalarType,
@@ -116,4 +116,5 @@ __all__ = [
     "parse_program",
     "python_print",
     "structural_equal",
+    "structural_hash",
 ]
