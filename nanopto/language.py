@@ -17,6 +17,12 @@ from typing import Any, TypeVar, overload
 
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
 from nanopto.ir_terms.nodes import ForKind, FunctionType, ParamDirection, Program
+from nanopto.ir_terms.parse_error import (
+    ParserSyntaxError,
+    ParserTypeError,
+    UndefinedVariableError,
+    UnsupportedFeatureError,
+)
 from nanopto.ir_terms.parser import DynamicDim, ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
 
@@ -53,10 +59,14 @@ __all__ = [
     "Out",
     "ParamDirection",
     "ParserError",
+    "ParserSyntaxError",
+    "ParserTypeError",
     "Scalar",
     "Tensor",
     "Tile",
     "Tuple",
+    "UndefinedVariableError",
+    "UnsupportedFeatureError",
     "dynamic",
     "function",
     "parse_program",

@@ -46,8 +46,14 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
 )
 from nanopto.ir_terms.ops import OPS, OpDef, OpRegistry
+from nanopto.ir_terms.parse_error import (
+    ParserSyntaxError,
+    ParserTypeError,
+    UndefinedVariableError,
+    UnsupportedFeatureError,
+)
 from nanopto.ir_terms.parser import ParserError, parse_program
-from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.printer import python_print, python_print_type
 from nanopto.ir_terms.structural import assert_structural_equal, structural_equal, structural_hash
 from nanopto.ir_terms.types import (
     ArrayType,
@@ -90,6 +96,8 @@ __all__ = [
     "Param",
     "ParamDirection",
     "ParserError",
+    "ParserSyntaxError",
+    "ParserTypeError",
     "Program",
     "ReturnStmt",
     "ScalarType",
@@ -108,13 +116,16 @@ __all__ = [
     "Type",
     "UnOp",
     "UnaryExpr",
+    "UndefinedVariableError",
     "UnknownType",
+    "UnsupportedFeatureError",
     "Var",
     "WhileStmt",
     "YieldStmt",
     "assert_structural_equal",
     "parse_program",
     "python_print",
+    "python_print_type",
     "structural_equal",
     "structural_hash",
 ]

@@ -24,14 +24,33 @@ from nanopto.ir_terms.types import Type, UnknownType
 
 @dataclass(frozen=True)
 class Span:
-    """A source location: file, 1-based line, 0-based column (as Python's `ast`)."""
+    """A source location: file, 1-based line, 0-based column (as Python's `ast`); the end is
+    optional (-1 when unknown). Positional order as PyPTO's `Span(file, line, col, end_line,
+    end_col)`."""
 
     file: str
     line: int
     col: int
+    end_line: int = -1
+    end_col: int = -1
+
+    @staticmethod
+    def unknown() -> Span:
+        """The span of a node built without a source (PyPTO's `Span.unknown()`)."""
+        return _UNKNOWN_SPAN
+
+    def is_valid(self) -> bool:
+        return self.line > 0 and self.col >= 0
+
+    @property
+    def filename(self) -> str:
+        return self.file
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col + 1}"
+
+
+_UNKNOWN_SPAN = Span("", -1, -1)
 
 
 def _span() -> Span | None:
@@ -42,6 +61,14 @@ class Node:
     """Base of every IR node (expressions, statements, keywords, params, functions)."""
 
     span: Span | None
+
+    def as_python(self, prefix: str = "pl") -> str:
+        """This node as `pl` source (the printer's `python_print`)."""
+        if prefix != "pl":
+            raise ValueError("nanopto prints with the `pl` prefix only")
+        from nanopto.ir_terms.printer import python_print  # the printer imports this module
+
+        return python_print(self)
 
 
 N = TypeVar("N", bound=Node)
@@ -442,6 +469,9 @@ class Function(Node):
     attrs: tuple[Keyword, ...] = ()
     span: Span | None = _span()
 
+    def __str__(self) -> str:
+        return self.as_python()
+
 
 class FunctionMap(Mapping[str, Function]):
     """The read-only, ordered name -> Function mapping of a program."""
@@ -475,6 +505,13 @@ class Program(Node):
     @property
     def functions(self) -> FunctionMap:
         return FunctionMap(self.function_list)
+
+    def get_function(self, name: str) -> Function | None:
+        """The function called `name`, or None (PyPTO's `Program.get_function`)."""
+        return next((f for f in self.function_list if f.name == name), None)
+
+    def __str__(self) -> str:
+        return self.as_python()
 
 
 AnyNode = Expr | Stmt | Keyword | Param | Function | Program

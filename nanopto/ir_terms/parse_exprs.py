@@ -39,7 +39,13 @@ from nanopto.ir_terms.nodes import (
     Var,
 )
 from nanopto.ir_terms.ops import OPS
-from nanopto.ir_terms.parse_error import ParserError
+from nanopto.ir_terms.parse_error import (
+    ParserError,
+    ParserSyntaxError,
+    ParserTypeError,
+    UndefinedVariableError,
+    UnsupportedFeatureError,
+)
 from nanopto.ir_terms.parse_static import NotStatic, static_eval
 from nanopto.ir_terms.types import (
     ArrayType,
@@ -146,18 +152,31 @@ class ExprParser:
             return None
         return Span(self.file, line + self.line_offset, getattr(node, "col_offset", 0))
 
-    def error(self, node: ast.AST | None, message: str, hint: str | None = None) -> ParserError:
-        """An error at `node`; without one, at the innermost node being parsed, else line 1."""
+    def error(
+        self,
+        node: ast.AST | None,
+        message: str,
+        hint: str | None = None,
+        kind: type[ParserError] = ParserSyntaxError,
+    ) -> ParserError:
+        """An error of `kind` at `node`; without one, at the innermost node being parsed, else line 1."""
         if node is None:
             node = self._open[-1] if self._open else self.failed_at
         line = getattr(node, "lineno", 1) if node is not None else 1
         col = getattr(node, "col_offset", 0) if node is not None else 0
-        return self.error_at(line, col, message, hint)
+        return self.error_at(line, col, message, hint, kind)
 
-    def error_at(self, line: int, col: int, message: str, hint: str | None = None) -> ParserError:
+    def error_at(
+        self,
+        line: int,
+        col: int,
+        message: str,
+        hint: str | None = None,
+        kind: type[ParserError] = ParserSyntaxError,
+    ) -> ParserError:
         """An error at `line` of this source (1-based, before `line_offset`) and 0-based `col`."""
         text = self.lines[line - 1] if 1 <= line <= len(self.lines) else None
-        return ParserError(
+        return kind(
             message,
             file=self.file,
             line=line + self.line_offset if line else 0,
@@ -220,7 +239,11 @@ class ExprParser:
             case ast.BinOp(left=left, op=op, right=right):
                 bin_op = _BINOPS.get(type(op))
                 if bin_op is None:  # `@` is the only Python operator pl has no BinOp for
-                    raise self.error(node, "the `@` (matrix multiply) operator is not supported in pl")
+                    raise self.error(
+                        node,
+                        "the `@` (matrix multiply) operator is not supported in pl",
+                        kind=UnsupportedFeatureError,
+                    )
                 return BinaryExpr(bin_op, self.expr(left), self.expr(right), span=span)
             case ast.BoolOp(op=op, values=values):
                 bop = BinOp.And if isinstance(op, ast.And) else BinOp.Or
@@ -234,7 +257,11 @@ class ExprParser:
                 for cmp, right in zip(ops, comparators, strict=True):
                     cop = _CMPOPS.get(type(cmp))
                     if cop is None:
-                        raise self.error(node, "`is` / `in` comparisons are not supported")
+                        raise self.error(
+                            node,
+                            "`is` / `in` comparisons are not supported",
+                            kind=UnsupportedFeatureError,
+                        )
                     rhs = self.expr(right)
                     term = BinaryExpr(cop, lhs, rhs, span=span)
                     compared = term if compared is None else BinaryExpr(BinOp.And, compared, term, span=span)
@@ -254,9 +281,13 @@ class ExprParser:
             case ast.JoinedStr():
                 raise self.error(node, "f-strings are only allowed in pl.static_print")
             case ast.Starred():
-                raise self.error(node, "*args is not supported")
+                raise self.error(node, "*args is not supported", kind=UnsupportedFeatureError)
             case _:
-                raise self.error(node, f"unsupported expression ({type(node).__name__})")
+                raise self.error(
+                    node,
+                    f"unsupported expression ({type(node).__name__})",
+                    kind=UnsupportedFeatureError,
+                )
 
     def _constant(self, value: object, node: ast.AST) -> Expr:
         span = self.span(node)
@@ -271,7 +302,7 @@ class ExprParser:
         if isinstance(value, (list, tuple)):
             elements = tuple(self._constant(v, node) for v in value)
             return MakeTuple(elements, is_list=isinstance(value, list), span=span)
-        raise self.error(node, f"unsupported constant {value!r}")
+        raise self.error(node, f"unsupported constant {value!r}", kind=UnsupportedFeatureError)
 
     def _name(self, name: str, node: ast.Name) -> Expr:
         local = self.lookup_local(name)
@@ -283,7 +314,7 @@ class ExprParser:
             return self._constant(self.constants[name], node)
         if name == "pl":
             raise self.error(node, "`pl` is the language module, not a value")
-        raise self.error(node, f"unknown name '{name}'")
+        raise self.error(node, f"unknown name '{name}'", kind=UndefinedVariableError)
 
     def _unary(self, op: ast.unaryop, operand: ast.expr, node: ast.UnaryOp) -> Expr:
         span = self.span(node)
@@ -300,14 +331,14 @@ class ExprParser:
     def positional(self, call: ast.Call) -> list[ast.expr]:
         for arg in call.args:
             if isinstance(arg, ast.Starred):
-                raise self.error(arg, "*args is not supported")
+                raise self.error(arg, "*args is not supported", kind=UnsupportedFeatureError)
         return list(call.args)
 
     def keywords(self, call: ast.Call) -> tuple[Keyword, ...]:
         out: list[Keyword] = []
         for kw in call.keywords:
             if kw.arg is None:
-                raise self.error(kw.value, "**kwargs is not supported")
+                raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
             out.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
         return tuple(out)
 
@@ -390,7 +421,7 @@ class ExprParser:
         dumps: tuple[Var, ...] = ()
         for kw in node.keywords:
             if kw.arg is None:
-                raise self.error(kw.value, "**kwargs is not supported")
+                raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
             if kw.arg == "dumps":
                 dumps = self.dumps(kw.value)
             else:
@@ -413,7 +444,7 @@ class ExprParser:
     def index(self, node: ast.expr) -> Expr:
         if isinstance(node, ast.Slice):
             if node.step is not None:
-                raise self.error(node, "slices with a step are not supported")
+                raise self.error(node, "slices with a step are not supported", kind=UnsupportedFeatureError)
             start = self.expr(node.lower) if node.lower is not None else None
             stop = self.expr(node.upper) if node.upper is not None else None
             return SliceExpr(start, stop, span=self.span(node))
@@ -440,7 +471,7 @@ class ExprParser:
         path = dotted_name(node)
         member = path.rsplit(".", 1)[-1] if path and path.startswith("pl.") else None
         if member is None or member not in DataType.__members__ or path not in (f"pl.{member}", f"pl.DataType.{member}"):
-            raise self.error(node, "expected a dtype such as pl.FP32 or pl.INDEX")
+            raise self.error(node, "expected a dtype such as pl.FP32 or pl.INDEX", kind=ParserTypeError)
         return DataType[member]
 
     def _memory_space(self, node: ast.expr) -> MemorySpace | None:
@@ -455,7 +486,7 @@ class ExprParser:
     def _shape(self, node: ast.expr) -> tuple[Expr, ...]:
         shape = self.expr(node)
         if not isinstance(shape, MakeTuple):
-            raise self.error(node, "a shape is a list of dimensions: [4, n]")
+            raise self.error(node, "a shape is a list of dimensions: [4, n]", kind=ParserTypeError)
         return shape.elements
 
     def param_annotation(self, node: ast.expr) -> tuple[Type, ParamDirection]:
@@ -488,30 +519,55 @@ class ExprParser:
         items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if head == "pl.Scalar":
             if len(items) != 1:
-                raise self.error(node, "pl.Scalar takes one dtype: pl.Scalar[pl.INDEX]")
+                raise self.error(node, "pl.Scalar takes one dtype: pl.Scalar[pl.INDEX]", kind=ParserTypeError)
             return ScalarType(self.dtype(items[0]))
         if head in ("pl.Tensor", "pl.Tile"):
             if len(items) < 2:
-                raise self.error(node, f"{head} takes a shape and a dtype: {head}[[4, 8], pl.FP32]")
+                raise self.error(
+                    node,
+                    f"{head} takes a shape and a dtype: {head}[[4, 8], pl.FP32]",
+                    kind=ParserTypeError,
+                )
             shape = self._shape(items[0])
             dtype = self.dtype(items[1])
             if head == "pl.Tensor":
                 if len(items) > 2:
-                    raise self.error(items[2], "tensor layouts and views are not supported")
+                    raise self.error(
+                        items[2],
+                        "tensor layouts and views are not supported",
+                        kind=UnsupportedFeatureError,
+                    )
                 return TensorType(shape, dtype)
             memory: MemorySpace | None = None
             for extra in items[2:]:
                 space = self._memory_space(extra)
                 if space is None or memory is not None:
-                    raise self.error(extra, "a tile annotation takes shape, dtype and optionally a pl.Mem.<space>")
+                    raise self.error(
+                        extra,
+                        "a tile annotation takes shape, dtype and optionally a pl.Mem.<space>",
+                        kind=ParserTypeError,
+                    )
                 memory = space
             return TileType(shape, dtype, memory)
         if head == "pl.Array":
             if len(items) != 2:
-                raise self.error(node, "pl.Array takes a size and a dtype: pl.Array[8, pl.INT32]")
+                raise self.error(
+                    node,
+                    "pl.Array takes a size and a dtype: pl.Array[8, pl.INT32]",
+                    kind=ParserTypeError,
+                )
             return ArrayType(self.expr(items[0]), self.dtype(items[1]))
         if head in ("tuple", "pl.Tuple"):
             return TupleType(tuple(self.type_annotation(i) for i in items))
         if head in ("pl.Out", "pl.InOut"):
-            raise self.error(node, f"{head}[...] is only allowed on a function parameter")
-        raise self.error(node, "unknown type annotation", hint="use pl.Tensor, pl.Tile, pl.Scalar, pl.Array or a dtype")
+            raise self.error(
+                node,
+                f"{head}[...] is only allowed on a function parameter",
+                kind=ParserTypeError,
+            )
+        raise self.error(
+            node,
+            "unknown type annotation",
+            hint="use pl.Tensor, pl.Tile, pl.Scalar, pl.Array or a dtype",
+            kind=ParserTypeError,
+        )

@@ -54,7 +54,7 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
 )
-from nanopto.ir_terms.parse_error import ParserError
+from nanopto.ir_terms.parse_error import ParserError, UnsupportedFeatureError
 from nanopto.ir_terms.parse_exprs import (
     DynamicDim,
     ExprParser,
@@ -188,6 +188,7 @@ class _ProgramParser(ExprParser):
                         stmt,
                         "unsupported module-level statement",
                         hint="a pl source holds `import nanopto.language as pl`, constants and one @pl.program class",
+                        kind=UnsupportedFeatureError,
                     )
         if len(classes) != 1:
             where = classes[1] if len(classes) > 1 else None
@@ -218,6 +219,7 @@ class _ProgramParser(ExprParser):
                     stmt,
                     f"unsupported import '{alias.name}'",
                     hint="the only import a pl source may hold is `import nanopto.language as pl`",
+                    kind=UnsupportedFeatureError,
                 )
 
     def _module_constant(self, stmt: ast.Assign | ast.AnnAssign) -> None:
@@ -316,7 +318,11 @@ class _ProgramParser(ExprParser):
         attrs: list[Keyword] = []
         for kw in deco.keywords:
             if kw.arg is None:
-                raise self.error(kw.value, "**kwargs is not supported in @pl.function(...)")
+                raise self.error(
+                    kw.value,
+                    "**kwargs is not supported in @pl.function(...)",
+                    kind=UnsupportedFeatureError,
+                )
             if kw.arg == "type":
                 path = dotted_name(kw.value)
                 member = path.rsplit(".", 1)[-1] if path and path.startswith("pl.FunctionType.") else None
@@ -363,7 +369,8 @@ class _ProgramParser(ExprParser):
                 return self._ann_assign(node)
             case ast.AugAssign():
                 raise self.error(
-                    node, "Augmented assignments such as acc += ... are not supported", hint=_AUG_HINT
+                    node, "Augmented assignments such as acc += ... are not supported", hint=_AUG_HINT,
+                    kind=UnsupportedFeatureError,
                 )
             case ast.Expr():
                 return self._expr_stmt(node)
@@ -382,7 +389,11 @@ class _ProgramParser(ExprParser):
             case ast.Pass():
                 return []
             case _:
-                raise self.error(node, f"unsupported statement ({type(node).__name__}) in a @pl.function body")
+                raise self.error(
+                    node,
+                    f"unsupported statement ({type(node).__name__}) in a @pl.function body",
+                    kind=UnsupportedFeatureError,
+                )
 
     def _values(self, node: ast.expr | None) -> tuple[Expr, ...]:
         if node is None:
@@ -403,7 +414,11 @@ class _ProgramParser(ExprParser):
 
     def _assign(self, node: ast.Assign) -> list[Stmt]:
         if len(node.targets) != 1:
-            raise self.error(node, "chained assignment (a = b = ...) is not supported")
+            raise self.error(
+                node,
+                "chained assignment (a = b = ...) is not supported",
+                kind=UnsupportedFeatureError,
+            )
         target = node.targets[0]
         if pl_call_name(node.value) == "yield_":
             assert isinstance(node.value, ast.Call)
@@ -416,7 +431,7 @@ class _ProgramParser(ExprParser):
             return self._unpack(target, node)
         if isinstance(target, ast.Subscript):
             return [self._subscript_write(target, node)]
-        raise self.error(target, "unsupported assignment target")
+        raise self.error(target, "unsupported assignment target", kind=UnsupportedFeatureError)
 
     def _ann_assign(self, node: ast.AnnAssign) -> list[Stmt]:
         if isinstance(node.target, (ast.Tuple, ast.List)):
@@ -682,7 +697,7 @@ class _ProgramParser(ExprParser):
 
     def _for(self, node: ast.For) -> Stmt:
         if node.orelse:
-            raise self.error(node, "for ... else is not supported")
+            raise self.error(node, "for ... else is not supported", kind=UnsupportedFeatureError)
         kind = pl_call_name(node.iter)
         if not isinstance(node.iter, ast.Call) or kind is None:
             raise self.error(
@@ -815,7 +830,7 @@ class _ProgramParser(ExprParser):
 
     def _while(self, node: ast.While) -> WhileStmt:
         if node.orelse:
-            raise self.error(node, "while ... else is not supported")
+            raise self.error(node, "while ... else is not supported", kind=UnsupportedFeatureError)
         cond = self.expr(node.test)
         _, return_vars, body = self._loop_body(node, "while", "while", [], (), node.body)
         return WhileStmt(cond, body, (), return_vars, natural=True, span=self.span(node))
@@ -831,6 +846,7 @@ class _ProgramParser(ExprParser):
                 node,
                 f"'{word}' is not supported when the innermost loop is pl.{innermost}()",
                 hint="break/continue need a sequential innermost loop (pl.range or while)",
+                kind=UnsupportedFeatureError,
             )
         if innermost in _FOR_SCOPES:
             raise self.error(node, f"'{word}' cannot leave a pl.{innermost} body")
@@ -844,7 +860,7 @@ class _ProgramParser(ExprParser):
         dumps: tuple[Var, ...] = ()
         for kw in call.keywords:
             if kw.arg is None:
-                raise self.error(kw.value, "**kwargs is not supported")
+                raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
             if kw.arg == "dumps":
                 dumps = self.dumps(kw.value)
             else:

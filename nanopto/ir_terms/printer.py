@@ -133,6 +133,13 @@ def _shape(shape: Sequence[Expr]) -> str:
     return "[" + ", ".join(print_expr(d) for d in shape) + "]"
 
 
+def python_print_type(ty: Type, prefix: str = "pl") -> str:
+    """PyPTO's name for `print_type`: a type's annotation spelling."""
+    if prefix != "pl":
+        raise ValueError("nanopto prints with the `pl` prefix only")
+    return print_type(ty)
+
+
 def print_type(ty: Type) -> str:
     """The annotation spelling of a type (`...` for an unknown type)."""
     match ty:

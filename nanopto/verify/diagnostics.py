@@ -16,6 +16,15 @@ class Severity(enum.Enum):
     ERROR = "error"
     WARNING = "warning"
 
+    # PyPTO spells the members `Error` and `Warning` (its `DiagnosticSeverity`); the aliases make
+    # `d.severity == DiagnosticSeverity.Error` read the same in both.
+    Error = "error"
+    Warning = "warning"
+
+
+DiagnosticSeverity = Severity
+"""PyPTO's name for `Severity`."""
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -25,6 +34,11 @@ class Diagnostic:
     message: str
     span: Span | None
     rule: str
+
+    @property
+    def rule_name(self) -> str:
+        """PyPTO's name for `rule`."""
+        return self.rule
 
     @property
     def is_error(self) -> bool:
