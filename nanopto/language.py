@@ -25,6 +25,7 @@ from nanopto.ir_terms.parse_error import (
 )
 from nanopto.ir_terms.parser import DynamicDim, ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.scope_classes import SplitMode
 
 __all__ = [
     "BF16",
@@ -62,6 +63,7 @@ __all__ = [
     "ParserSyntaxError",
     "ParserTypeError",
     "Scalar",
+    "SplitMode",
     "Tensor",
     "Tile",
     "Tuple",

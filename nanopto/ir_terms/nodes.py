@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -66,9 +66,20 @@ class Node:
         """This node as `pl` source (the printer's `python_print`)."""
         if prefix != "pl":
             raise ValueError("nanopto prints with the `pl` prefix only")
-        from nanopto.ir_terms.printer import python_print  # the printer imports this module
+        return _printer(self)
 
-        return python_print(self)
+
+def _no_printer(node: Node) -> str:
+    raise RuntimeError("the printer is not loaded: import nanopto.ir")
+
+
+_printer: Callable[[Node], str] = _no_printer
+"""The printer, registered by `nanopto.ir_terms.printer` (which imports this module)."""
+
+
+def register_printer(printer: Callable[[Node], str]) -> None:
+    global _printer
+    _printer = printer
 
 
 N = TypeVar("N", bound=Node)
@@ -96,11 +107,13 @@ def build(cls: type[N], fields: dict[str, object]) -> N:
 
     The decoder and the body copier make hundreds of thousands of nodes whose fields come from
     nodes of the same class; a frozen dataclass's `__init__` spends most of its time in one
-    `object.__setattr__` per field, which this skips (3x faster). No node class has a
-    `__post_init__`, so nothing else is skipped.
+    `object.__setattr__` per field, which this skips (3x faster). The one `__post_init__` (Call's,
+    which makes `op` an `OpName`) is repeated here.
     """
     node = object.__new__(cls)
     node.__dict__.update(fields)
+    if cls is Call and type(fields["op"]) is not OpName:
+        node.__dict__["op"] = OpName(fields["op"])  # type: ignore[arg-type]
     return node
 
 
@@ -222,12 +235,27 @@ class Keyword(Node):
     span: Span | None = _span()
 
 
+class OpName(str):
+    """The callee of a `Call`: a string (the op's canonical name or the function's name) that also
+    answers `.name`, as PyPTO's `call.op.name` does.
+
+    A str subclass rather than a reference object, so every use of `Call.op` as a string (registry
+    lookups, dict keys, comparison with a literal, printing) keeps working unchanged.
+    """
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return str.__str__(self)
+
+
 @dataclass(frozen=True)
 class Call(Expr):
     """A call of a builtin op (`op="tensor.add"`) or of a program function (`function=True`).
 
     For a builtin, `op` is the registry's canonical name; for a function it is the callee's name,
-    as written `self.<name>(...)`.
+    as written `self.<name>(...)`. Either way it is an `OpName`, so `call.op.name` reads as in PyPTO.
     """
 
     op: str
@@ -235,6 +263,10 @@ class Call(Expr):
     kwargs: tuple[Keyword, ...] = ()
     function: bool = False
     span: Span | None = _span()
+
+    def __post_init__(self) -> None:
+        if type(self.op) is not OpName:
+            object.__setattr__(self, "op", OpName(self.op))
 
 
 @dataclass(frozen=True)
@@ -406,6 +438,34 @@ class ScopeStmt(Stmt):
     @property
     def kind(self) -> ScopeKind:
         return scope_kind(self)
+
+    # PyPTO's scope fields, read off the `pl` form (`nanopto.ir_terms.scope_classes` has the
+    # per-kind class names).
+    @property
+    def name_hint(self) -> str:
+        """`name_hint=` of the scope (a graph's positional name), or "" when none was written."""
+        value = self._keyword("name_hint")
+        if value is None and self.constructor == "graph" and self.args:
+            value = self.args[0]
+        return value.value if isinstance(value, ConstStr) else ""
+
+    @property
+    def core_num(self) -> Expr | None:
+        """The block count of a `pl.spmd` scope (None for other kinds)."""
+        if self.constructor != "spmd":
+            return None
+        return self.args[0] if self.args else self._keyword("core_num")
+
+    @property
+    def manual(self) -> bool:
+        """A runtime scope in manual dependency mode (`pl.manual_scope()` or `mode=MANUAL`)."""
+        mode = self._keyword("mode")
+        return self.constructor == "manual_scope" or (
+            isinstance(mode, Symbol) and mode.path.endswith("MANUAL")
+        )
+
+    def _keyword(self, name: str) -> Expr | None:
+        return next((k.value for k in self.kwargs if k.name == name), None)
 
 
 def scope_kind(scope: ScopeStmt) -> ScopeKind:

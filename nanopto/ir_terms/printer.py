@@ -51,6 +51,7 @@ from nanopto.ir_terms.nodes import (
     Var,
     WhileStmt,
     YieldStmt,
+    register_printer,
 )
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.types import (
@@ -131,6 +132,9 @@ def _dtype(dtype: DataType) -> str:
 
 def _shape(shape: Sequence[Expr]) -> str:
     return "[" + ", ".join(print_expr(d) for d in shape) + "]"
+
+
+register_printer(python_print)
 
 
 def python_print_type(ty: Type, prefix: str = "pl") -> str:
