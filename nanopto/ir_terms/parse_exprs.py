@@ -130,6 +130,10 @@ class ExprParser:
         self.constants: dict[str, object] = {}
         self.dynamic: dict[str, Var] = {}
         self.function_names: set[str] = set()
+        self.standalone_functions: set[str] = set()
+        """Names of module-level `@pl.function`s the source may call by name."""
+        self.inline_templates: set[str] = set()
+        """Names of `@pl.inline` templates; a call of one is spliced by the statement parser."""
         self._depth = 0
         self._open: list[ast.AST] = []
         self.failed_at: ast.AST | None = None
@@ -375,6 +379,16 @@ class ExprParser:
                 raise self.error(node.func, f"unknown function 'self.{callee}'")
             values = tuple(self.expr(a) for a in self.positional(node))
             return Call(callee, values, self.keywords(node), function=True, span=span)
+        if path in self.standalone_functions:
+            values = tuple(self.expr(a) for a in self.positional(node))
+            return Call(path, values, self.keywords(node), function=True, span=span)
+        if path in self.inline_templates:
+            raise self.error(
+                node,
+                f"the @pl.inline function '{path}' is spliced only where its call is a whole statement",
+                hint=f"bind its result first: r = {path}(...)",
+                kind=UnsupportedFeatureError,
+            )
         if not path.startswith("pl."):
             raise self.error(node.func, f"unknown function '{path}'", hint="builtin ops are called as pl.<op>(...)")
         spelling = path[3:]

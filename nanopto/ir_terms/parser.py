@@ -19,8 +19,9 @@ statement forms.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from nanopto.gc_pause import gc_paused
 from nanopto.ir_terms.dtypes import DataType
@@ -63,9 +64,10 @@ from nanopto.ir_terms.parse_exprs import (
 )
 from nanopto.ir_terms.parse_static import NotStatic, is_static_value, static_eval
 from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.templates import InlineFunction
 from nanopto.ir_terms.types import ArrayType, ScalarType, TupleType, Type, UnknownType
 
-__all__ = ["DynamicDim", "ParserError", "parse_program"]
+__all__ = ["DynamicDim", "ParserError", "parse_function", "parse_program"]
 
 _LANGUAGE_MODULES = ("nanopto.language", "pypto.language")
 _RANGE_LOOPS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll}
@@ -123,9 +125,29 @@ def parse_program(
     numbers when `source` is an excerpt of a larger file.
     """
     parser = _ProgramParser(source, filename, dict(closure or {}), line_offset)
+    return _run(parser, parser.parse)
+
+
+def parse_function(
+    source: str,
+    filename: str = "<string>",
+    *,
+    closure: Mapping[str, object] | None = None,
+    line_offset: int = 0,
+) -> Function:
+    """Parse the one module-level `@pl.function` (or `@pl.inline`) `def` in `source`; it takes no
+    `self`. What the decorators do for a function written outside a `@pl.program` class."""
+    parser = _ProgramParser(source, filename, dict(closure or {}), line_offset)
+    return _run(parser, parser.parse_standalone)
+
+
+T = TypeVar("T")
+
+
+def _run(parser: _ProgramParser, action: Callable[[], T]) -> T:
     try:
         with gc_paused():  # a 5 MB file parsed in 64 s with the collector on, 17 s without
-            return parser.parse()
+            return action()
     except ParserError:
         raise
     except RecursionError:
@@ -141,13 +163,22 @@ class _ProgramParser(ExprParser):
 
     def __init__(self, source: str, filename: str, closure: dict[str, object], line_offset: int) -> None:
         super().__init__(source, filename, line_offset)
+        self._standalone: dict[str, Function] = {}
+        self._templates: dict[str, InlineFunction] = {}
         for name, value in closure.items():
             if isinstance(value, DynamicDim):
                 self.bind_dynamic(name, value.name, None)
             elif is_static_value(value):
                 self.constants[name] = value
+            elif isinstance(value, Function):
+                self._standalone[name] = value if value.name == name else replace(value, name=name)
+                self.standalone_functions.add(name)
+            elif isinstance(value, InlineFunction):
+                self._templates[name] = value
+                self.inline_templates.add(name)
         self._signatures: dict[str, _Signature] = {}
         self._fn = _FunctionState()
+        self._standalone_def = False
 
     # -- ExprParser hooks ---------------------------------------------------------------------
 
@@ -156,6 +187,8 @@ class _ProgramParser(ExprParser):
 
     def function_return_types(self, name: str) -> tuple[Type, ...] | None:
         sig = self._signatures.get(name)
+        if sig is None and name in self._standalone:
+            return self._standalone[name].return_types
         return None if sig is None else sig.return_types
 
     # -- module -------------------------------------------------------------------------------
@@ -273,7 +306,40 @@ class _ProgramParser(ExprParser):
         for method in methods:
             self._signatures[method.name] = self._signature(method)
         functions = tuple(self._function(self._signatures[m.name]) for m in methods)
-        return Program(cls.name, functions, span=self.span(cls))
+        return Program(cls.name, functions + self._called_standalone(functions), span=self.span(cls))
+
+    def _called_standalone(self, functions: tuple[Function, ...]) -> tuple[Function, ...]:
+        """The module-level `@pl.function`s the program calls by name, each added once, in the
+        order first called (a called one's own standalone callees follow it)."""
+        added: dict[str, Function] = {}
+        pending = list(functions)
+        while pending:
+            for node in walk(pending.pop(0)):
+                if isinstance(node, Call) and node.function and node.op in self._standalone:
+                    if node.op in self._signatures:
+                        raise self.error(
+                            None, f"'{node.op}' names both a method of the program and a module-level function"
+                        )
+                    if node.op not in added:
+                        added[node.op] = self._standalone[node.op]
+                        pending.append(added[node.op])
+        return tuple(added.values())
+
+    def parse_standalone(self) -> Function:
+        """The one module-level `def` of the source, decorated `@pl.function` or `@pl.inline`."""
+        try:
+            module = ast.parse(self.source, filename=self.file)
+        except SyntaxError as exc:
+            raise self._syntax_error(exc) from None
+        defs = [s for s in module.body if isinstance(s, ast.FunctionDef)]
+        if len(defs) != 1:
+            raise self.error(None, f"expected exactly one function definition, found {len(defs)}")
+        self._standalone_def = True
+        fn = defs[0]
+        self.function_names.add(fn.name)
+        self._signatures[fn.name] = _Signature(fn.name, (), (), FunctionType.Opaque, (), fn)
+        self._signatures[fn.name] = self._signature(fn)
+        return self._function(self._signatures[fn.name])
 
     def _signature(self, fn: ast.FunctionDef) -> _Signature:
         self._fn = _FunctionState()
@@ -281,10 +347,16 @@ class _ProgramParser(ExprParser):
         args = fn.args
         if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg or args.defaults:
             raise self.error(fn, "a @pl.function takes plain positional parameters only")
-        if not args.args or args.args[0].arg != "self":
+        if self._standalone_def:
+            if args.args and args.args[0].arg == "self":
+                raise self.error(fn, f"the module-level function '{fn.name}' takes no self")
+            own = args.args
+        elif not args.args or args.args[0].arg != "self":
             raise self.error(fn, f"method '{fn.name}' must take self as its first parameter")
+        else:
+            own = args.args[1:]
         params: list[Param] = []
-        for arg in args.args[1:]:
+        for arg in own:
             if arg.arg in self._fn.names:
                 raise self.error(arg, f"duplicate parameter '{arg.arg}'")
             self.check_name(arg.arg, arg)
@@ -308,6 +380,8 @@ class _ProgramParser(ExprParser):
         if len(fn.decorator_list) != 1:
             raise self.error(fn, f"method '{fn.name}' must be decorated with @pl.function (exactly once)")
         deco = fn.decorator_list[0]
+        if self._standalone_def and dotted_name(deco) == "pl.inline":
+            return FunctionType.Inline, ()
         if dotted_name(_decorator_target(deco)) != "pl.function":
             raise self.error(deco, f"method '{fn.name}' must be decorated with @pl.function")
         if not isinstance(deco, ast.Call):
@@ -369,12 +443,19 @@ class _ProgramParser(ExprParser):
                 return self._ann_assign(node)
             case ast.AugAssign():
                 raise self.error(
-                    node, "Augmented assignments such as acc += ... are not supported", hint=_AUG_HINT,
+                    node,
+                    "Augmented assignments such as acc += ... are not supported",
+                    hint=_AUG_HINT,
                     kind=UnsupportedFeatureError,
                 )
             case ast.Expr():
                 return self._expr_stmt(node)
             case ast.Return():
+                template = self._template_of(node.value)
+                if template is not None:
+                    assert isinstance(node.value, ast.Call)
+                    spliced, results = self._splice(template, node.value)
+                    return [*spliced, ReturnStmt(results, span=self.span(node))]
                 return [ReturnStmt(self._values(node.value), span=self.span(node))]
             case ast.If():
                 return [self._if(node)]
@@ -423,6 +504,10 @@ class _ProgramParser(ExprParser):
         if pl_call_name(node.value) == "yield_":
             assert isinstance(node.value, ast.Call)
             return self._yield(node.value.args, node.value.keywords, target, None, node)
+        template = self._template_of(node.value)
+        if template is not None and isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+            assert isinstance(node.value, ast.Call)
+            return self._splice_into(template, node.value, target, None, node)
         if isinstance(target, ast.Name):
             value = self.expr(node.value)
             var = self._bind(target, self.type_of(value))
@@ -448,6 +533,10 @@ class _ProgramParser(ExprParser):
         if pl_call_name(node.value) == "yield_":
             assert isinstance(node.value, ast.Call)
             return self._yield(node.value.args, node.value.keywords, node.target, ty, node)
+        template = self._template_of(node.value)
+        if template is not None:
+            assert isinstance(node.value, ast.Call)
+            return self._splice_into(template, node.value, node.target, ty, node)
         value = self.expr(node.value)
         var = self._bind(node.target, ty)
         return [AssignStmt(var, value, annotated=True, span=self.span(node))]
@@ -518,7 +607,91 @@ class _ProgramParser(ExprParser):
                 return [self._dump_tag(value, node)]
             if special == "cond":
                 raise self.error(node, "pl.cond(...) must be the first statement of a pl.while_ body")
+        template = self._template_of(value)
+        if template is not None:
+            assert isinstance(value, ast.Call)
+            return self._splice(template, value)[0]
         return [EvalStmt(self.expr(value), span=self.span(node))]
+
+    # -- @pl.inline templates -----------------------------------------------------------------
+
+    def _template_of(self, value: ast.expr | None) -> InlineFunction | None:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            return self._templates.get(value.func.id)
+        return None
+
+    def _splice_into(
+        self,
+        template: InlineFunction,
+        call: ast.Call,
+        target: ast.expr,
+        annotation: Type | None,
+        node: ast.stmt,
+    ) -> list[Stmt]:
+        """`target = template(args)`: the spliced body, then the target bound to the result(s)."""
+        stmts, results = self._splice(template, call)
+        names = [target] if isinstance(target, ast.Name) else list(getattr(target, "elts", []))
+        if not all(isinstance(n, ast.Name) for n in names):
+            raise self.error(target, "the result of a @pl.inline call may only bind plain names")
+        if len(names) != len(results):
+            raise self.error(
+                node, f"'{template.name}' returns {len(results)} value(s) into {len(names)} name(s)"
+            )
+        for name, result in zip(names, results, strict=True):
+            assert isinstance(name, ast.Name)
+            var = self._bind(name, annotation if annotation is not None else self.type_of(result))
+            if var is not result:  # `a = passthrough(a)` binds nothing
+                stmts.append(AssignStmt(var, result, annotated=annotation is not None, span=self.span(node)))
+        return stmts
+
+    def _splice(self, template: InlineFunction, call: ast.Call) -> tuple[list[Stmt], tuple[Expr, ...]]:
+        """The template's body parsed in the caller, its parameters bound to the arguments: the
+        statements before its `return`, and the returned values.
+
+        An argument that is a variable is the parameter (a rebinding of the parameter rebinds
+        it, as InlineFunctions does); any other argument is first bound to a variable named as
+        the parameter. Names the body binds are its own: the caller does not see them after.
+        """
+        fn = template.definition()
+        params = [a.arg for a in fn.args.args]
+        if call.keywords or len(call.args) != len(params):
+            raise self.error(
+                call, f"'{template.name}' takes {len(params)} positional argument(s): {', '.join(params)}"
+            )
+        values = [self.expr(a) for a in self.positional(call)]
+        stmts: list[Stmt] = []
+        names: dict[str, Var] = {}
+        for param, value, arg in zip(params, values, call.args, strict=True):
+            if isinstance(value, Var):
+                names[param] = value
+            else:
+                var = Var(param, self.type_of(value), span=self.span(arg))
+                stmts.append(AssignStmt(var, value, span=self.span(arg)))
+                names[param] = var
+        body = list(fn.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        last = body[-1] if body else None
+        returns = last.value if isinstance(last, ast.Return) else None
+        if isinstance(last, ast.Return):
+            body = body[:-1]
+        saved = (self.file, self.lines, self.line_offset, self._fn.names, self.constants)
+        self.file, self.lines, self.line_offset = template.file, template.source.splitlines(), template.line_offset
+        self._fn.names = names
+        self.constants = {k: v for k, v in template.closure.items() if is_static_value(v)}
+        try:
+            for stmt in body:
+                if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+                    raise self.error(
+                        stmt,
+                        f"a @pl.inline function returns only as its last statement ('{template.name}')",
+                        kind=UnsupportedFeatureError,
+                    )
+                stmts.extend(self._stmt(stmt))
+            results = self._values(returns)
+        finally:
+            self.file, self.lines, self.line_offset, self._fn.names, self.constants = saved
+        return stmts, results
 
     def _static_print(self, call: ast.Call) -> None:
         if not call.args or call.keywords:
