@@ -57,6 +57,11 @@ def _span() -> Span | None:
     return field(default=None, compare=False, kw_only=True, repr=False)
 
 
+def _last_span() -> Span | None:
+    """The span of a node PyPTO builds as `Node(<fields>, span)`: positional after the fields."""
+    return field(default=None, compare=False, repr=False)
+
+
 class Node:
     """Base of every IR node (expressions, statements, keywords, params, functions)."""
 
@@ -124,7 +129,7 @@ class Var(Expr):
     name: str
     type: Type = field(default_factory=UnknownType)
     id: int = field(default_factory=fresh_var_id, kw_only=True)
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.id == self.id
@@ -147,20 +152,20 @@ class IterArg(Var):
 class ConstInt(Expr):
     value: int
     dtype: DataType = DataType.INDEX
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
 class ConstFloat(Expr):
     value: float
     dtype: DataType = DataType.FP32
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
 class ConstBool(Expr):
     value: bool
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
@@ -168,7 +173,7 @@ class ConstStr(Expr):
     """A string literal argument (a scope name, a `static_print` message)."""
 
     value: str
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
@@ -329,7 +334,7 @@ class EvalStmt(Stmt):
     """An expression evaluated for its effect: `pl.tile.store(t, [0, 0], out)`."""
 
     expr: Expr
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
@@ -348,18 +353,18 @@ class YieldStmt(Stmt):
 
 @dataclass(frozen=True)
 class BreakStmt(Stmt):
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
 class ContinueStmt(Stmt):
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
 class SeqStmts(Stmt):
     stmts: tuple[Stmt, ...] = ()
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)

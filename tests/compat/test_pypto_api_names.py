@@ -84,3 +84,12 @@ def test_span_program_and_printing_names() -> None:
     assert str(entry) == entry.as_python() and entry.as_python().lstrip().startswith("@pl.function")
     assert ir.python_print_type(entry.return_types[0]) == "pl.Tensor[[16], pl.FP32]"
     assert ir.structural_hash(Doubling) == ir.structural_hash(ir.parse_program(str(Doubling)))
+
+
+def test_leaf_nodes_take_the_span_last_positionally() -> None:
+    here = ir.Span("k.py", 1, 0)
+    x = ir.Var("x", ir.ScalarType(ir.DataType.INT64), here)
+    assert x.span == here
+    assert ir.ConstInt(7, ir.DataType.INT64, here).span == here
+    assert ir.BreakStmt(here).span == here and ir.ContinueStmt(here).span == here
+    assert ir.SeqStmts((ir.BreakStmt(),), here).span == here
