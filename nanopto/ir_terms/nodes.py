@@ -276,12 +276,17 @@ class Call(Expr):
 
 @dataclass(frozen=True)
 class Submit(Expr):
-    """`pl.submit(self.kernel, *args, ...)`: an asynchronous task launch; yields a task id."""
+    """`pl.submit(self.kernel, *args, ...)`: an asynchronous task launch; yields a task id.
+
+    With `spmd`, `pl.spmd_submit(self.kernel, *args, core_num=N)`: the kernel launched on N
+    blocks; it yields the kernel's return values followed by the dispatch's task id.
+    """
 
     callee: str
     args: tuple[Expr, ...]
     kwargs: tuple[Keyword, ...] = ()
     dumps: tuple[Var, ...] = ()
+    spmd: bool = False
     span: Span | None = _span()
 
 

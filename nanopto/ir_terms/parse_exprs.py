@@ -394,8 +394,8 @@ class ExprParser:
         spelling = path[3:]
         if spelling == "const":
             return self._typed_const(node)
-        if spelling == "submit":
-            return self._submit(node)
+        if spelling in ("submit", "spmd_submit"):
+            return self._submit(node, spmd=spelling == "spmd_submit")
         if spelling in _STATEMENT_ONLY:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a statement")
         if spelling in _ITERATORS:
@@ -424,12 +424,19 @@ class ExprParser:
             return ConstFloat(value, dtype, span=span)
         raise self.error(node.args[0], "pl.const takes a number")
 
-    def _submit(self, node: ast.Call) -> Expr:
+    def _submit(self, node: ast.Call, spmd: bool = False) -> Expr:
+        form = "pl.spmd_submit" if spmd else "pl.submit"
         args = self.positional(node)
         callee = dotted_name(args[0]) if args else None
         if callee is None or not callee.startswith("self.") or callee[5:] not in self.function_names:
             where = args[0] if args else node
-            raise self.error(where, "pl.submit's first argument must be a program function: pl.submit(self.k, ...)")
+            raise self.error(where, f"{form}'s first argument must be a program function: {form}(self.k, ...)")
+        if spmd and not any(kw.arg == "core_num" for kw in node.keywords):
+            raise self.error(
+                node,
+                "pl.spmd_submit needs the block count",
+                hint="write pl.spmd_submit(self.k, *args, core_num=N)",
+            )
         values = tuple(self.expr(a) for a in args[1:])
         kwargs: list[Keyword] = []
         dumps: tuple[Var, ...] = ()
@@ -440,7 +447,7 @@ class ExprParser:
                 dumps = self.dumps(kw.value)
             else:
                 kwargs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
-        return Submit(callee[5:], values, tuple(kwargs), dumps, span=self.span(node))
+        return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, span=self.span(node))
 
     def _subscript(self, node: ast.Subscript) -> Expr:
         base = self.expr(node.value)
@@ -554,6 +561,14 @@ class ExprParser:
                 return TensorType(shape, dtype)
             memory: MemorySpace | None = None
             for extra in items[2:]:
+                if isinstance(extra, ast.Call) and dotted_name(extra.func) == "pl.TileView":
+                    if extra.args or extra.keywords:  # the default view is the only one nanopto has
+                        raise self.error(
+                            extra,
+                            "only the default tile view pl.TileView() is supported",
+                            kind=UnsupportedFeatureError,
+                        )
+                    continue
                 space = self._memory_space(extra)
                 if space is None or memory is not None:
                     raise self.error(

@@ -29,6 +29,7 @@ from nanopto.ir_terms.nodes import (
     AssignStmt,
     BreakStmt,
     Call,
+    ConstBool,
     ConstInt,
     ContinueStmt,
     EvalStmt,
@@ -109,6 +110,9 @@ class _FunctionState:
     yields: list[_YieldContext] = field(default_factory=list)
     tmp_counter: int = 0
     func_type: FunctionType = FunctionType.Opaque
+    auto_scope: bool = True
+    scopes: list[str] = field(default_factory=list)
+    """The `pl` scope constructors enclosing the statement being parsed, outermost first."""
 
 
 def parse_program(
@@ -408,12 +412,24 @@ class _ProgramParser(ExprParser):
         return func_type, tuple(attrs)
 
     def _function(self, sig: _Signature) -> Function:
-        self._fn = _FunctionState(func_type=sig.func_type)
+        auto_scope = not any(
+            k.name == "auto_scope" and isinstance(k.value, ConstBool) and not k.value.value for k in sig.attrs
+        )
+        self._fn = _FunctionState(func_type=sig.func_type, auto_scope=auto_scope)
         for param in sig.params:
             self._fn.names[param.var.name] = param.var
         body_nodes = list(sig.node.body)
         if body_nodes and isinstance(body_nodes[0], ast.Expr) and isinstance(body_nodes[0].value, ast.Constant):
             body_nodes = body_nodes[1:]  # the docstring
+        attrs = sig.attrs
+        first_call = _func_attr_call(body_nodes[0]) if body_nodes else None
+        if first_call is not None:
+            attrs = attrs + self._func_attrs(first_call, attrs)
+            body_nodes = body_nodes[1:]
+        for later in body_nodes:
+            for node in ast.walk(later):
+                if isinstance(node, ast.Call) and dotted_name(node.func) == "pl.func_attr":
+                    raise self.error(node, "pl.func_attr({...}) must be the first statement of a function body")
         body = self._block(body_nodes, sig.node)
         return Function(
             sig.name,
@@ -421,9 +437,25 @@ class _ProgramParser(ExprParser):
             body,
             sig.return_types,
             sig.func_type,
-            sig.attrs,
+            attrs,
             span=self.span(sig.node),
         )
+
+    def _func_attrs(self, call: ast.Call, existing: tuple[Keyword, ...]) -> tuple[Keyword, ...]:
+        """`pl.func_attr({"name": value, ...})`: attributes of the function, as if written in its
+        decorator (which is how the printer writes them back)."""
+        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Dict):
+            raise self.error(call, 'pl.func_attr takes one dict literal: pl.func_attr({"name": value})')
+        seen = {k.name for k in existing}
+        out: list[Keyword] = []
+        for key, value in zip(call.args[0].keys, call.args[0].values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
+                raise self.error(key or value, "a pl.func_attr key is an identifier string literal")
+            if key.value in seen or key.value == "type":
+                raise self.error(key, f"duplicate function attribute '{key.value}'")
+            seen.add(key.value)
+            out.append(Keyword(key.value, self.expr(value), span=self.span(value)))
+        return tuple(out)
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -587,8 +619,8 @@ class _ProgramParser(ExprParser):
 
     def _expr_stmt(self, node: ast.Expr) -> list[Stmt]:
         value = node.value
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            return []  # a string statement is a comment
+        if isinstance(value, ast.Constant) and (isinstance(value.value, str) or value.value is Ellipsis):
+            return []  # a string statement is a comment; `...` is a placeholder, like `pass`
         if isinstance(value, ast.Yield):
             args = [] if value.value is None else list(_tuple_elements(value.value))
             return self._yield(args, [], None, None, node)
@@ -1043,16 +1075,19 @@ class _ProgramParser(ExprParser):
     def _for_scope(self, node: ast.For, call: ast.Call, constructor: str) -> ScopeStmt:
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, f"for ... in pl.{constructor}(...) binds one name")
+        self._check_scope_call(call, constructor)
         args, kwargs, dumps = self._scope_arguments(call)
         self.check_name(node.target.id, node.target)
         var = Var(node.target.id, ScalarType(DataType.INDEX), span=self.span(node.target))
         header = [(node.target.id, var)]
         saved = self._header_scope_enter_at(node, header)
         self._fn.loops.append(constructor)
+        self._fn.scopes.append(constructor)
         try:
             body = self._block(node.body, node)
         finally:
             self._fn.loops.pop()
+            self._fn.scopes.pop()
         self._header_scope_exit(saved, header)
         return ScopeStmt(constructor, body, args, kwargs, var, True, dumps, span=self.span(node))
 
@@ -1068,16 +1103,137 @@ class _ProgramParser(ExprParser):
                 + ", ".join(f"pl.{name}(...)" for name in _WITH_SCOPES),
             )
         assert constructor is not None
-        args, kwargs, dumps = self._scope_arguments(item.context_expr)
+        call = item.context_expr
+        self._check_scope_call(call, constructor)
+        args, kwargs, dumps = self._scope_arguments(call)
         var: Var | None = None
         if item.optional_vars is not None:
             if not isinstance(item.optional_vars, ast.Name):
                 raise self.error(item.optional_vars, "`with ... as` binds one name")
             var = self._bind(item.optional_vars, ScalarType(DataType.TASK_ID))
-        body = self._block(node.body, node)
+        self._fn.scopes.append(constructor)
+        try:
+            body = self._block(node.body, node)
+        finally:
+            self._fn.scopes.pop()
         if constructor == "spmd":
+            self._check_spmd_body(node, call, body)
             self._check_single_dispatch(body)
         return ScopeStmt(constructor, body, args, kwargs, var, False, dumps, span=self.span(node))
+
+    # -- the rules on scope calls (docs/specification.md, "Statement forms") --------------------
+
+    def _check_scope_call(self, call: ast.Call, constructor: str) -> None:
+        """Reject the scope calls PyPTO's parser rejects, each at the offending argument."""
+        keywords: dict[str | None, ast.keyword] = {kw.arg: kw for kw in call.keywords if kw.arg is not None}
+        early = keywords.get("allow_early_resolve")
+        if early is not None:
+            if not (isinstance(early.value, ast.Constant) and isinstance(early.value.value, bool)):
+                raise self.error(
+                    early.value, "allow_early_resolve takes a boolean literal", hint="write allow_early_resolve=True"
+                )
+            if constructor == "spmd" and "cluster" in self._fn.scopes:
+                raise self.error(
+                    early.value,
+                    "allow_early_resolve has no effect on a pl.spmd inside pl.cluster(): the scope is "
+                    "unwrapped into the Group function and never launched on its own",
+                    hint="drop allow_early_resolve here",
+                )
+        no_dep = keywords.get("no_dep_args")
+        if no_dep is not None:
+            if not isinstance(no_dep.value, ast.List):
+                raise self.error(no_dep.value, "no_dep_args takes a list of argument names: no_dep_args=[a, b]")
+            names = [e.id if isinstance(e, ast.Name) else None for e in no_dep.value.elts]
+            for elt, name in zip(no_dep.value.elts, names, strict=True):
+                if name is not None and names.count(name) > 1:
+                    raise self.error(elt, f"'{name}' is listed twice in no_dep_args", hint="list each name once")
+        match constructor:
+            case "graph":
+                if len(call.args) != 1 or not (
+                    isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
+                ):
+                    raise self.error(
+                        call,
+                        "pl.graph takes its name: the outlined function is named after it",
+                        hint='write pl.graph("name")',
+                    )
+            case "spmd":
+                self._check_block_count(call, keywords)
+            case "at":
+                self._check_at(call, keywords)
+            case "scope":
+                manual = keywords.get("mode")
+                if self._fn.auto_scope and not (manual is not None and "MANUAL" in ast.unparse(manual.value)):
+                    raise self.error(
+                        call,
+                        "a hand-placed pl.scope() needs @pl.function(auto_scope=False): with the "
+                        "default auto_scope=True the compiler places AUTO scopes itself",
+                        hint="decorate the function @pl.function(..., auto_scope=False), or use pl.manual_scope()",
+                    )
+
+    def _check_block_count(self, call: ast.Call, keywords: dict[str | None, ast.keyword]) -> None:
+        count: ast.expr | None = call.args[0] if call.args else None
+        if count is None and "core_num" in keywords:
+            count = keywords["core_num"].value
+        if count is None:
+            raise self.error(call, "pl.spmd needs a block count", hint="write pl.spmd(N) with N > 0 blocks")
+        if len(call.args) > 1:
+            raise self.error(
+                call.args[1],
+                "pl.spmd takes one positional argument, the block count",
+                hint="pass the other options by keyword: pl.spmd(4, core_num=...) is not a form",
+            )
+        if isinstance(count, ast.Constant):
+            if type(count.value) is not int:
+                raise self.error(count, "the pl.spmd block count is an integer", hint="write pl.spmd(N)")
+            if count.value <= 0:
+                raise self.error(count, "the pl.spmd block count must be positive", hint="write pl.spmd(N) with N > 0")
+
+    _AT_KEYWORDS = frozenset(
+        {"level", "role", "name_hint", "optimizations", "deps", "no_dep_args", "allow_early_resolve", "dumps"}
+    )
+
+    def _check_at(self, call: ast.Call, keywords: dict[str | None, ast.keyword]) -> None:
+        if not call.args and "level" not in keywords:
+            raise self.error(call, "pl.at needs a level", hint="write pl.at(level=pl.Level.CORE_GROUP)")
+        for name, kw in keywords.items():
+            if name not in self._AT_KEYWORDS:
+                raise self.error(
+                    kw.value,
+                    f"unknown pl.at keyword '{name}'",
+                    hint="pl.at takes " + ", ".join(sorted(self._AT_KEYWORDS)),
+                )
+        hint_kw = keywords.get("name_hint")
+        if hint_kw is not None and isinstance(hint_kw.value, ast.Constant):
+            value = hint_kw.value.value
+            if not (isinstance(value, str) and value.isidentifier()):
+                raise self.error(
+                    hint_kw.value,
+                    f"name_hint must be an identifier, not {value!r}",
+                    hint="name the scope like a variable: name_hint=\"load_tiles\"",
+                )
+
+    def _check_spmd_body(self, node: ast.With, call: ast.Call, body: SeqStmts) -> None:
+        """A `with pl.spmd(N):` body is a dispatch (one kernel launch), an inline block that reads
+        the block index, or a `pl.at` carrier; `optimizations=` then belongs on the carrier."""
+        carrier = len(body.stmts) == 1 and isinstance(body.stmts[0], ScopeStmt) and body.stmts[0].constructor == "at"
+        if carrier:
+            for kw in call.keywords:
+                if kw.arg == "optimizations":
+                    raise self.error(
+                        kw.value,
+                        "optimizations= goes on the pl.at carrier, not on the pl.spmd line",
+                        hint="move optimizations=[...] into the inner pl.at(...)",
+                    )
+            return
+        for sub in walk(body):
+            if isinstance(sub, Submit) or (isinstance(sub, Call) and (sub.function or sub.op == "tile.get_block_idx")):
+                return
+        raise self.error(
+            node,
+            "a pl.spmd body must read the block index or dispatch a kernel",
+            hint="call self.<kernel>(...) in the body, read pl.tile.get_block_idx(), or use for i in pl.spmd(N)",
+        )
 
     def _check_single_dispatch(self, body: SeqStmts) -> None:
         seen = 0
@@ -1092,6 +1248,13 @@ class _ProgramParser(ExprParser):
                         "A dispatch body may launch one kernel",
                         "launch each kernel from its own pl.spmd scope",
                     )
+
+
+def _func_attr_call(stmt: ast.stmt) -> ast.Call | None:
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and dotted_name(call.func) == "pl.func_attr":
+        return call
+    return None
 
 
 def _decorator_target(node: ast.expr) -> ast.expr:

@@ -236,10 +236,11 @@ def print_expr(expr: Expr) -> str:
             return f"self.{op}({_args(args, kwargs)})"
         case Call(op=op, args=args, kwargs=kwargs):
             return f"pl.{op}({_args(args, kwargs)})"
-        case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps):
+        case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps, spmd=spmd):
             extra = [f"dumps=[{', '.join(d.name for d in dumps)}]"] if dumps else []
             rest = _args(args, kwargs, extra)
-            return f"pl.submit(self.{callee}{', ' + rest if rest else ''})"
+            form = "spmd_submit" if spmd else "submit"
+            return f"pl.{form}(self.{callee}{', ' + rest if rest else ''})"
         case MakeTuple(elements=elements, is_list=True):
             return "[" + ", ".join(print_expr(e) for e in elements) + "]"
         case MakeTuple(elements=elements):
