@@ -53,7 +53,7 @@ from nanopto.ir_terms.parse_error import (
     UndefinedVariableError,
     UnsupportedFeatureError,
 )
-from nanopto.ir_terms.parser import ParserError, parse_program
+from nanopto.ir_terms.parser import ParserError, parse_function, parse_program
 from nanopto.ir_terms.printer import python_print, python_print_type
 from nanopto.ir_terms.scope_classes import (
     ClusterScopeStmt,
@@ -143,6 +143,7 @@ __all__ = [
     "WhileStmt",
     "YieldStmt",
     "assert_structural_equal",
+    "parse_function",
     "parse_program",
     "python_print",
     "python_print_type",
