@@ -10,6 +10,7 @@ The statement parser supplies the name table through `lookup_local`. Type infere
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -282,6 +283,8 @@ class ExprParser:
                 return MakeTuple(tuple(self.expr(e) for e in elts), is_list=True, span=span)
             case ast.Tuple(elts=elts):
                 return MakeTuple(tuple(self.expr(e) for e in elts), span=span)
+            case ast.ListComp():
+                return self._list_comprehension(node)
             case ast.JoinedStr():
                 raise self.error(node, "f-strings are only allowed in pl.static_print")
             case ast.Starred():
@@ -292,6 +295,50 @@ class ExprParser:
                     f"unsupported expression ({type(node).__name__})",
                     kind=UnsupportedFeatureError,
                 )
+
+    _MAX_COMPREHENSION = 4096  # elements a list comprehension may expand to
+
+    def _list_comprehension(self, node: ast.ListComp) -> Expr:
+        """`[tids[j] for j in range(2)]` (as in `deps=[...]`): unrolled at parse time into the
+        list it denotes, so the range must be compile-time constant."""
+        form = "a list comprehension must be [<expr> for <name> in range(<constants>)]"
+        gen = node.generators[0]
+        if (
+            len(node.generators) != 1
+            or gen.ifs
+            or gen.is_async
+            or not isinstance(gen.target, ast.Name)
+            or not isinstance(gen.iter, ast.Call)
+            or dotted_name(gen.iter.func) != "range"
+            or gen.iter.keywords
+            or not 1 <= len(gen.iter.args) <= 3
+        ):
+            raise self.error(node, form, kind=UnsupportedFeatureError)
+        try:
+            bounds = [static_eval(a, self.constants) for a in gen.iter.args]
+        except NotStatic as exc:
+            raise self.error(exc.node, f"{form}: {exc.message}", kind=UnsupportedFeatureError) from None
+        if not all(type(b) is int for b in bounds) or (len(bounds) == 3 and bounds[2] == 0):
+            raise self.error(gen.iter, f"{form}: the range bounds must be integers", kind=UnsupportedFeatureError)
+        values = range(*bounds)
+        if len(values) > self._MAX_COMPREHENSION:
+            raise self.error(gen.iter, f"a list comprehension may expand to at most {self._MAX_COMPREHENSION} elements")
+        name = gen.target.id
+        if self.lookup_local(name) is not None:
+            raise self.error(gen.target, f"the comprehension variable '{name}' shadows a variable of the function")
+        missing = object()
+        saved = self.constants.get(name, missing)
+        elements: list[Expr] = []
+        try:
+            for value in values:
+                self.constants[name] = value
+                elements.append(self.expr(node.elt))
+        finally:
+            if saved is missing:
+                self.constants.pop(name, None)
+            else:
+                self.constants[name] = saved
+        return MakeTuple(tuple(elements), is_list=True, span=self.span(node))
 
     def _constant(self, value: object, node: ast.AST) -> Expr:
         span = self.span(node)
@@ -404,6 +451,14 @@ class ExprParser:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a with-statement scope")
         if spelling not in OPS:
             raise self.error(node.func, f"unknown op 'pl.{spelling}'")
+        if spelling == "split" and any(kw.arg == "slot_num" for kw in node.keywords):
+            line = getattr(node, "lineno", 0) + self.line_offset
+            warnings.warn(
+                f"{self.file}:{line}: pl.split(MODE, slot_num=N) is deprecated: write the slot count as "
+                "its own entry, optimizations=[pl.split(MODE), pl.cross_core_slot(slot_num=N)]",
+                FutureWarning,
+                stacklevel=2,
+            )
         values = tuple(self.expr(a) for a in self.positional(node))
         return Call(spelling, values, self.keywords(node), span=span)
 

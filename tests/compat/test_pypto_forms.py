@@ -133,3 +133,33 @@ def test_ops_have_type_rules_and_semantics() -> None:
     a = np.array([[1, 2], [3, 4]], dtype=np.float32)
     result = interpret(program, "main", a)
     assert result.dtype == np.float16 and np.array_equal(result, (a @ a).astype(np.float16))
+
+
+DEPS = HEAD + """
+@pl.program
+class Chain:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kern(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        return x
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        tids = pl.array.create(2, pl.TASK_ID)
+        with pl.spmd(4, deps=[tids[j] for j in range(2)]) as tid:
+            b = self.kern(a)
+        return a
+"""
+
+
+def test_deps_comprehension_unrolls_to_the_list() -> None:
+    comprehension = round_trip(DEPS)
+    spelled = ir.parse_program(DEPS.replace("[tids[j] for j in range(2)]", "[tids[0], tids[1]]"))
+    ir.assert_structural_equal(comprehension, spelled)
+    with pytest.raises(ir.UnsupportedFeatureError, match="range"):
+        ir.parse_program(DEPS.replace("range(2)", "range(a)"))
+
+
+def test_split_with_slot_num_is_the_deprecated_alias() -> None:
+    header = "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN, slot_num=4)]):"
+    with pytest.warns(FutureWarning, match="cross_core_slot"):
+        round_trip(program_with([header, "    b = pl.add(a, a)", "return a"]))
