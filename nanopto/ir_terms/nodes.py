@@ -387,6 +387,7 @@ class ForKind(enum.Enum):
     Sequential = "range"
     Parallel = "parallel"
     Unroll = "unroll"
+    Pipeline = "pipeline"
 
 
 @dataclass(frozen=True)
@@ -401,6 +402,8 @@ class ForStmt(Stmt):
     iter_args: tuple[IterArg, ...] = ()
     return_vars: tuple[Var, ...] = ()
     kind: ForKind = ForKind.Sequential
+    attrs: tuple[Keyword, ...] = ()
+    """Loop options written as keywords, such as `stage=` of `pl.pipeline(n, stage=2)`."""
     span: Span | None = _span()
 
 

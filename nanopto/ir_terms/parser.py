@@ -71,7 +71,14 @@ from nanopto.ir_terms.types import ArrayType, ScalarType, TupleType, Type, Unkno
 __all__ = ["DynamicDim", "ParserError", "parse_function", "parse_program"]
 
 _LANGUAGE_MODULES = ("nanopto.language", "pypto.language")
-_RANGE_LOOPS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll}
+_RANGE_LOOPS = {
+    "range": ForKind.Sequential,
+    "parallel": ForKind.Parallel,
+    "unroll": ForKind.Unroll,
+    "pipeline": ForKind.Pipeline,
+}
+_LOOP_OPTIONS = {ForKind.Pipeline: ("stage",)}
+"""The keywords (besides init_values) a loop kind takes; they are kept in `ForStmt.attrs`."""
 _FOR_SCOPES = ("spmd", "split_aiv")
 _WITH_SCOPES = ("at", "cluster", "graph", "spmd", "scope", "manual_scope")
 _DUMP_TAG_FUNCTIONS = (FunctionType.Orchestration, FunctionType.Inline)
@@ -946,8 +953,11 @@ class _ProgramParser(ExprParser):
 
     def _range_loop(self, node: ast.For, call: ast.Call, kind: ForKind) -> ForStmt:
         rest, inits = self._init_values(call)
+        options = [kw for kw in rest if kw.arg in _LOOP_OPTIONS.get(kind, ())]
+        rest = [kw for kw in rest if kw not in options]
         if rest:
             raise self.error(rest[0].value, f"pl.{kind.value} does not take the keyword '{rest[0].arg}'")
+        attrs = tuple(Keyword(str(kw.arg), self.expr(kw.value), span=self.span(kw.value)) for kw in options)
         if not 1 <= len(call.args) <= 3 or any(isinstance(a, ast.Starred) for a in call.args):
             raise self.error(call, f"pl.{kind.value} takes 1 to 3 positional arguments: (stop), (start, stop) or (start, stop, step)")
         bounds = [self.expr(a) for a in call.args]
@@ -974,7 +984,7 @@ class _ProgramParser(ExprParser):
         loop_var = Var(target.id, ScalarType(DataType.INDEX), span=self.span(target))
         iter_args = self._iter_args(carried, inits, node.target)
         _, return_vars, body = self._loop_body(node, kind.value, "for", [(target.id, loop_var)], iter_args, node.body)
-        return ForStmt(loop_var, start, stop, step, body, iter_args, return_vars, kind, span=self.span(node))
+        return ForStmt(loop_var, start, stop, step, body, iter_args, return_vars, kind, attrs, span=self.span(node))
 
     def _loop_body(
         self,

@@ -474,7 +474,7 @@ class _FunctionPrinter:
             target += f", {_name_tuple(stmt.iter_args)}"
             extra.append(f"init_values={_value_tuple([a.init_value for a in stmt.iter_args])}")
         kind = stmt.kind.value if isinstance(stmt.kind, ForKind) else "range"
-        lines = [f"{indent}for {target} in pl.{kind}({_args(bounds, (), extra)}):"]
+        lines = [f"{indent}for {target} in pl.{kind}({_args(bounds, stmt.attrs, extra)}):"]
         return lines + self.body(stmt.body, indent + INDENT, stmt.return_vars)
 
     def _while(self, stmt: WhileStmt, indent: str) -> list[str]:

@@ -163,3 +163,32 @@ def test_split_with_slot_num_is_the_deprecated_alias() -> None:
     header = "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN, slot_num=4)]):"
     with pytest.warns(FutureWarning, match="cross_core_slot"):
         round_trip(program_with([header, "    b = pl.add(a, a)", "return a"]))
+
+
+def test_pipeline_loop_keeps_its_stage() -> None:
+    from nanopto import passes
+
+    source = HEAD + """
+@pl.program
+class Staged:
+    @pl.function(type=pl.FunctionType.Inline)
+    def twice(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        y: pl.Tensor[[4], pl.FP32] = pl.add(x, x)
+        return y
+
+    @pl.function
+    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        for i, (acc,) in pl.pipeline(4, stage=2, init_values=(a,)):
+            nxt = self.twice(acc)
+            out = pl.yield_(nxt)
+        return out
+"""
+    program = round_trip(source)
+    loop = program.functions["main"].body.stmts[0]
+    assert loop.kind is ir.ForKind.Pipeline and [k.name for k in loop.attrs] == ["stage"]
+    after = passes.inline_functions()(program)
+    assert "pl.pipeline(4, stage=2, init_values=(a,))" in ir.python_print(after)
+    a = np.ones(4, dtype=np.float32)
+    assert np.array_equal(interpret(program, "main", a), interpret(after, "main", a))
+    with pytest.raises(ir.ParserError, match="does not take the keyword 'stage'"):
+        ir.parse_program(source.replace("pl.pipeline(4,", "pl.range(4,"))
