@@ -190,6 +190,8 @@ class _ProgramParser(ExprParser):
         self._signatures: dict[str, _Signature] = {}
         self._fn = _FunctionState()
         self._standalone_def = False
+        self._splicing: list[str] = []
+        """The @pl.inline templates being spliced, innermost last (a template may call another)."""
 
     # -- ExprParser hooks ---------------------------------------------------------------------
 
@@ -691,6 +693,12 @@ class _ProgramParser(ExprParser):
         it, as InlineFunctions does); any other argument is first bound to a variable named as
         the parameter. Names the body binds are its own: the caller does not see them after.
         """
+        if template.name in self._splicing:
+            raise self.error(
+                call,
+                f"the @pl.inline function '{template.name}' calls itself: splicing it would never end",
+                kind=UnsupportedFeatureError,
+            )
         fn = template.definition()
         params = [a.arg for a in fn.args.args]
         if call.keywords or len(call.args) != len(params):
@@ -718,6 +726,7 @@ class _ProgramParser(ExprParser):
         self.file, self.lines, self.line_offset = template.file, template.source.splitlines(), template.line_offset
         self._fn.names = names
         self.constants = {k: v for k, v in template.closure.items() if is_static_value(v)}
+        self._splicing.append(template.name)
         try:
             for stmt in body:
                 if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
@@ -729,6 +738,7 @@ class _ProgramParser(ExprParser):
                 stmts.extend(self._stmt(stmt))
             results = self._values(returns)
         finally:
+            self._splicing.pop()
             self.file, self.lines, self.line_offset, self._fn.names, self.constants = saved
         return stmts, results
 

@@ -100,3 +100,23 @@ def test_template_misuse_is_a_located_error() -> None:
                 return r
 
     assert info.value.hint is not None and "bind its result first" in info.value.hint
+
+
+def test_a_template_that_calls_itself_is_an_error() -> None:
+    from nanopto.ir_terms.templates import InlineFunction
+
+    source = (
+        "@pl.inline\n"
+        "def loop(x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:\n"
+        "    y = loop(x)\n"
+        "    return y\n"
+    )
+    template = InlineFunction("loop", source, "loop.py", 0)
+    program = (
+        "import nanopto.language as pl\n\n@pl.program\nclass P:\n    @pl.function\n"
+        "    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:\n"
+        "        b = loop(a)\n        return b\n"
+    )
+    with pytest.raises(ir.UnsupportedFeatureError, match="calls itself") as info:
+        ir.parse_program(program, closure={"loop": template})
+    assert info.value.file == "loop.py" and info.value.line == 3
