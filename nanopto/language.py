@@ -15,12 +15,21 @@ import inspect
 import sys
 import textwrap
 from collections.abc import Callable
+from types import FrameType
 from typing import Any, TypeVar, overload
 
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
-from nanopto.ir_terms.nodes import ForKind, FunctionType, ParamDirection, Program
-from nanopto.ir_terms.parser import DynamicDim, ParserError, parse_program
+from nanopto.ir_terms.nodes import ForKind, Function, FunctionType, ParamDirection, Program
+from nanopto.ir_terms.parse_error import (
+    ParserSyntaxError,
+    ParserTypeError,
+    UndefinedVariableError,
+    UnsupportedFeatureError,
+)
+from nanopto.ir_terms.parser import DynamicDim, ParserError, parse_function, parse_program
 from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.scope_classes import SplitMode
+from nanopto.ir_terms.templates import InlineFunction
 
 __all__ = [
     "BF16",
@@ -49,18 +58,26 @@ __all__ = [
     "ForKind",
     "FunctionType",
     "InOut",
+    "InlineFunction",
     "Level",
     "Mem",
     "MemorySpace",
     "Out",
     "ParamDirection",
     "ParserError",
+    "ParserSyntaxError",
+    "ParserTypeError",
     "Scalar",
+    "SplitMode",
     "Tensor",
     "Tile",
     "Tuple",
+    "UndefinedVariableError",
+    "UnsupportedFeatureError",
     "dynamic",
     "function",
+    "inline",
+    "parse_function",
     "parse_program",
     "program",
     "python_print",
@@ -167,43 +184,70 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 @overload
-def function(fn: F, /) -> F: ...
+def function(fn: F, /) -> Any: ...
 
 
 @overload
-def function(fn: None = None, /, **options: object) -> Callable[[F], F]: ...
+def function(fn: None = None, /, **options: object) -> Callable[[F], Any]: ...
 
 
-def function(fn: F | None = None, /, **options: object) -> F | Callable[[F], F]:
-    """Marks a method of a `@pl.program` class; the method itself is returned unchanged."""
+def function(fn: F | None = None, /, **options: object) -> Any:
+    """Marks a method of a `@pl.program` class (returned unchanged: the class's source is what is
+    parsed). Written outside a class, the function is parsed on its own into an `ir.Function`; a
+    program that calls it by name gets it as one of its functions."""
     if fn is not None:
-        return fn
+        return _standalone(fn, inspect.currentframe()) if _outside_a_class(fn) else fn
 
-    def mark(inner: F) -> F:
-        return inner
+    def mark(inner: F) -> Any:
+        return _standalone(inner, inspect.currentframe()) if _outside_a_class(inner) else inner
 
     return mark
+
+
+def inline(fn: Callable[..., Any]) -> InlineFunction:
+    """A module-level template the parser splices at each call site in a `@pl.program`, leaving
+    no function behind. Its body is checked now, so a mistake is reported at its definition."""
+    source, filename, start, closure = _source_of(fn, inspect.currentframe())
+    parse_function(source, filename, closure=closure, line_offset=start - 1)
+    return InlineFunction(fn.__name__, source, filename, start - 1, closure)
+
+
+def _outside_a_class(fn: Callable[..., Any]) -> bool:
+    """True for a function defined at module level or in a function body, not in a class body."""
+    scope, _, _ = getattr(fn, "__qualname__", "").rpartition(".")
+    return not scope or scope.endswith("<locals>")
+
+
+def _standalone(fn: Callable[..., Any], frame: FrameType | None) -> Function:
+    source, filename, start, closure = _source_of(fn, frame)
+    return parse_function(source, filename, closure=closure, line_offset=start - 1)
+
+
+def _source_of(obj: Any, frame: FrameType | None) -> tuple[str, str, int, dict[str, object]]:
+    """The dedented source of a decorated class or function, its file, first line, and the names
+    it may use without defining them: the defining module's and the decorating frame's caller's."""
+    try:
+        lines, start = inspect.getsourcelines(obj)
+        filename = inspect.getsourcefile(obj) or "<unknown>"
+    except (OSError, TypeError) as exc:
+        raise ParserError(f"cannot read the source of {obj.__name__!r}: {exc}") from None
+    closure: dict[str, object] = {}
+    module = sys.modules.get(obj.__module__)
+    if module is not None:
+        closure.update(vars(module))
+    if frame is not None and frame.f_back is not None:
+        closure.update(frame.f_back.f_locals)
+    del frame
+    closure = {name: value for name, value in closure.items() if not name.startswith("__")}
+    return textwrap.dedent("".join(lines)), filename, start, closure
 
 
 def program(cls: type) -> Program:
     """Parse the decorated class's source into a `Program`; no method body is ever run.
 
-    Names the class uses but does not define (module constants, `pl.dynamic` dims) are taken from
-    the defining module and the enclosing function, as plain data only.
+    Names the class uses but does not define (module constants, `pl.dynamic` dims, module-level
+    `@pl.function`s and `@pl.inline` templates) are taken from the defining module and the
+    enclosing function, as plain data only.
     """
-    try:
-        lines, start = inspect.getsourcelines(cls)
-        filename = inspect.getsourcefile(cls) or "<unknown>"
-    except (OSError, TypeError) as exc:
-        raise ParserError(f"cannot read the source of class {cls.__name__!r}: {exc}") from None
-    closure: dict[str, object] = {}
-    module = sys.modules.get(cls.__module__)
-    if module is not None:
-        closure.update(vars(module))
-    caller = inspect.currentframe()
-    if caller is not None and caller.f_back is not None:
-        closure.update(caller.f_back.f_locals)
-    del caller
-    closure = {name: value for name, value in closure.items() if not name.startswith("__")}
-    source = textwrap.dedent("".join(lines))
+    source, filename, start, closure = _source_of(cls, inspect.currentframe())
     return parse_program(source, filename, closure=closure, line_offset=start - 1)

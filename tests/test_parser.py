@@ -876,7 +876,7 @@ SEED_004_BODY = """
 def kernel(self, a):
     return a
 
-@pl.function(type=pl.FunctionType.Orchestration)
+@pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)  # it hand-places pl.scope()
 def main(self, a: pl.Tensor[[4], pl.FP32], n: pl.INT64, condition: pl.BOOL, value1, value2, value3, value4):
     x: pl.INT64 = n + 1
     y: pl.Tensor[[4], pl.FP32] = pl.exp(a)

@@ -194,7 +194,7 @@ def test_pass_names_must_be_kebab_case() -> None:
 
 def test_context_nesting_and_default() -> None:
     assert PassContext.current().verification_level is VerificationLevel.BASIC
-    outer = PassContext(VerificationLevel.NONE)
+    outer = PassContext(verification_level=VerificationLevel.NONE)
     inner = PassContext()
     with outer:
         assert PassContext.current() is outer
@@ -206,7 +206,7 @@ def test_context_nesting_and_default() -> None:
 
 def test_context_is_per_thread() -> None:
     seen: list[VerificationLevel] = []
-    with PassContext(VerificationLevel.NONE):
+    with PassContext(verification_level=VerificationLevel.NONE):
         thread = threading.Thread(target=lambda: seen.append(PassContext.current().verification_level))
         thread.start()
         thread.join()
@@ -290,7 +290,7 @@ def test_invalidated_property_is_rechecked() -> None:
 
 
 def test_requirements_unchecked_under_level_none() -> None:
-    with PassContext(VerificationLevel.NONE):
+    with PassContext(verification_level=VerificationLevel.NONE):
         PassManager([NeedsTypes(), NeedsInlined()]).run(with_inline())
 
 

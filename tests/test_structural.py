@@ -260,8 +260,17 @@ def test_program_function_sets_must_match() -> None:
     assert "only lhs defines ['helper']" in mismatch.reason
 
 
-def test_program_name_is_compared() -> None:
-    assert not structural_equal(program(helper(), name="A"), program(helper(), name="B"))
+def test_program_name_is_ignored() -> None:
+    """As in PyPTO, a program's name is a label: `Before` and `Expected` compare equal."""
+    lhs, rhs = program(helper(), name="Before"), program(helper(), name="Expected")
+    assert structural_equal(lhs, rhs)
+    assert structural_hash(lhs) == structural_hash(rhs)
+
+
+def test_function_name_is_ignored_alone_but_pairs_functions_in_a_program() -> None:
+    assert structural_equal(helper("f"), helper("g"))
+    assert structural_hash(helper("f")) == structural_hash(helper("g"))
+    assert not structural_equal(program(helper("f")), program(helper("g")))
 
 
 def test_error_message_names_the_path_and_both_fragments() -> None:

@@ -26,6 +26,7 @@ from nanopto.ir_terms.nodes import (
     Keyword,
     MakeTuple,
     Node,
+    OpName,
     Param,
     ParamDirection,
     Program,
@@ -46,9 +47,25 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
 )
 from nanopto.ir_terms.ops import OPS, OpDef, OpRegistry
-from nanopto.ir_terms.parser import ParserError, parse_program
-from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.structural import assert_structural_equal, structural_equal
+from nanopto.ir_terms.parse_error import (
+    ParserSyntaxError,
+    ParserTypeError,
+    UndefinedVariableError,
+    UnsupportedFeatureError,
+)
+from nanopto.ir_terms.parser import ParserError, parse_function, parse_program
+from nanopto.ir_terms.printer import python_print, python_print_type
+from nanopto.ir_terms.scope_classes import (
+    ClusterScopeStmt,
+    GraphScopeStmt,
+    HierarchyScopeStmt,
+    InCoreScopeStmt,
+    RuntimeScopeStmt,
+    SplitAivScopeStmt,
+    SplitMode,
+    SpmdScopeStmt,
+)
+from nanopto.ir_terms.structural import assert_structural_equal, structural_equal, structural_hash
 from nanopto.ir_terms.types import (
     ArrayType,
     ScalarType,
@@ -67,6 +84,7 @@ __all__ = [
     "BinaryExpr",
     "BreakStmt",
     "Call",
+    "ClusterScopeStmt",
     "ConstBool",
     "ConstFloat",
     "ConstInt",
@@ -79,25 +97,35 @@ __all__ = [
     "ForStmt",
     "Function",
     "FunctionType",
+    "GraphScopeStmt",
+    "HierarchyScopeStmt",
     "IfStmt",
+    "InCoreScopeStmt",
     "IterArg",
     "Keyword",
     "MakeTuple",
     "MemorySpace",
     "Node",
     "OpDef",
+    "OpName",
     "OpRegistry",
     "Param",
     "ParamDirection",
     "ParserError",
+    "ParserSyntaxError",
+    "ParserTypeError",
     "Program",
     "ReturnStmt",
+    "RuntimeScopeStmt",
     "ScalarType",
     "ScopeKind",
     "ScopeStmt",
     "SeqStmts",
     "SliceExpr",
     "Span",
+    "SplitAivScopeStmt",
+    "SplitMode",
+    "SpmdScopeStmt",
     "Stmt",
     "Submit",
     "Symbol",
@@ -108,12 +136,17 @@ __all__ = [
     "Type",
     "UnOp",
     "UnaryExpr",
+    "UndefinedVariableError",
     "UnknownType",
+    "UnsupportedFeatureError",
     "Var",
     "WhileStmt",
     "YieldStmt",
     "assert_structural_equal",
+    "parse_function",
     "parse_program",
     "python_print",
+    "python_print_type",
     "structural_equal",
+    "structural_hash",
 ]

@@ -71,7 +71,10 @@ class _Inference:
         return ScalarType(DataType.BOOL)
 
     def _submit(self, e: Submit) -> Type:
-        return ScalarType(DataType.TASK_ID)
+        task_id = ScalarType(DataType.TASK_ID)
+        if e.spmd:  # the kernel's results, then the dispatch's task id
+            return TupleType((*(self.returns(e.callee) or ()), task_id))
+        return task_id
 
     def _call(self, e: Call) -> Type:
         if e.function:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -24,24 +24,67 @@ from nanopto.ir_terms.types import Type, UnknownType
 
 @dataclass(frozen=True)
 class Span:
-    """A source location: file, 1-based line, 0-based column (as Python's `ast`)."""
+    """A source location: file, 1-based line, 0-based column (as Python's `ast`); the end is
+    optional (-1 when unknown). Positional order as PyPTO's `Span(file, line, col, end_line,
+    end_col)`."""
 
     file: str
     line: int
     col: int
+    end_line: int = -1
+    end_col: int = -1
+
+    @staticmethod
+    def unknown() -> Span:
+        """The span of a node built without a source (PyPTO's `Span.unknown()`)."""
+        return _UNKNOWN_SPAN
+
+    def is_valid(self) -> bool:
+        return self.line > 0 and self.col >= 0
+
+    @property
+    def filename(self) -> str:
+        return self.file
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col + 1}"
+
+
+_UNKNOWN_SPAN = Span("", -1, -1)
 
 
 def _span() -> Span | None:
     return field(default=None, compare=False, kw_only=True, repr=False)
 
 
+def _last_span() -> Span | None:
+    """The span of a node PyPTO builds as `Node(<fields>, span)`: positional after the fields."""
+    return field(default=None, compare=False, repr=False)
+
+
 class Node:
     """Base of every IR node (expressions, statements, keywords, params, functions)."""
 
     span: Span | None
+
+    def as_python(self, prefix: str = "pl") -> str:
+        """This node as `pl` source (the printer's `python_print`)."""
+        if prefix != "pl":
+            raise ValueError("nanopto prints with the `pl` prefix only")
+        return _printer(self)
+
+
+def _no_printer(node: Node) -> str:
+    raise RuntimeError("the printer is not loaded: import nanopto.ir")
+
+
+_printer: Callable[[Node], str] = _no_printer
+"""The printer, registered by `nanopto.ir_terms.printer` (which imports this module)."""
+
+
+def register_printer(printer: Callable[[Node], str]) -> None:
+    global _printer
+    _printer = printer
 
 
 N = TypeVar("N", bound=Node)
@@ -69,11 +112,13 @@ def build(cls: type[N], fields: dict[str, object]) -> N:
 
     The decoder and the body copier make hundreds of thousands of nodes whose fields come from
     nodes of the same class; a frozen dataclass's `__init__` spends most of its time in one
-    `object.__setattr__` per field, which this skips (3x faster). No node class has a
-    `__post_init__`, so nothing else is skipped.
+    `object.__setattr__` per field, which this skips (3x faster). The one `__post_init__` (Call's,
+    which makes `op` an `OpName`) is repeated here.
     """
     node = object.__new__(cls)
     node.__dict__.update(fields)
+    if cls is Call and type(fields["op"]) is not OpName:
+        node.__dict__["op"] = OpName(fields["op"])  # type: ignore[arg-type]
     return node
 
 
@@ -84,7 +129,7 @@ class Var(Expr):
     name: str
     type: Type = field(default_factory=UnknownType)
     id: int = field(default_factory=fresh_var_id, kw_only=True)
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.id == self.id
@@ -107,20 +152,20 @@ class IterArg(Var):
 class ConstInt(Expr):
     value: int
     dtype: DataType = DataType.INDEX
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
 class ConstFloat(Expr):
     value: float
     dtype: DataType = DataType.FP32
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
 class ConstBool(Expr):
     value: bool
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
@@ -128,7 +173,7 @@ class ConstStr(Expr):
     """A string literal argument (a scope name, a `static_print` message)."""
 
     value: str
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
@@ -195,12 +240,27 @@ class Keyword(Node):
     span: Span | None = _span()
 
 
+class OpName(str):
+    """The callee of a `Call`: a string (the op's canonical name or the function's name) that also
+    answers `.name`, as PyPTO's `call.op.name` does.
+
+    A str subclass rather than a reference object, so every use of `Call.op` as a string (registry
+    lookups, dict keys, comparison with a literal, printing) keeps working unchanged.
+    """
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return str.__str__(self)
+
+
 @dataclass(frozen=True)
 class Call(Expr):
     """A call of a builtin op (`op="tensor.add"`) or of a program function (`function=True`).
 
     For a builtin, `op` is the registry's canonical name; for a function it is the callee's name,
-    as written `self.<name>(...)`.
+    as written `self.<name>(...)`. Either way it is an `OpName`, so `call.op.name` reads as in PyPTO.
     """
 
     op: str
@@ -209,15 +269,24 @@ class Call(Expr):
     function: bool = False
     span: Span | None = _span()
 
+    def __post_init__(self) -> None:
+        if type(self.op) is not OpName:
+            object.__setattr__(self, "op", OpName(self.op))
+
 
 @dataclass(frozen=True)
 class Submit(Expr):
-    """`pl.submit(self.kernel, *args, ...)`: an asynchronous task launch; yields a task id."""
+    """`pl.submit(self.kernel, *args, ...)`: an asynchronous task launch; yields a task id.
+
+    With `spmd`, `pl.spmd_submit(self.kernel, *args, core_num=N)`: the kernel launched on N
+    blocks; it yields the kernel's return values followed by the dispatch's task id.
+    """
 
     callee: str
     args: tuple[Expr, ...]
     kwargs: tuple[Keyword, ...] = ()
     dumps: tuple[Var, ...] = ()
+    spmd: bool = False
     span: Span | None = _span()
 
 
@@ -270,7 +339,7 @@ class EvalStmt(Stmt):
     """An expression evaluated for its effect: `pl.tile.store(t, [0, 0], out)`."""
 
     expr: Expr
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
@@ -289,18 +358,18 @@ class YieldStmt(Stmt):
 
 @dataclass(frozen=True)
 class BreakStmt(Stmt):
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
 class ContinueStmt(Stmt):
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
 class SeqStmts(Stmt):
     stmts: tuple[Stmt, ...] = ()
-    span: Span | None = _span()
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
@@ -318,6 +387,7 @@ class ForKind(enum.Enum):
     Sequential = "range"
     Parallel = "parallel"
     Unroll = "unroll"
+    Pipeline = "pipeline"
 
 
 @dataclass(frozen=True)
@@ -332,6 +402,8 @@ class ForStmt(Stmt):
     iter_args: tuple[IterArg, ...] = ()
     return_vars: tuple[Var, ...] = ()
     kind: ForKind = ForKind.Sequential
+    attrs: tuple[Keyword, ...] = ()
+    """Loop options written as keywords, such as `stage=` of `pl.pipeline(n, stage=2)`."""
     span: Span | None = _span()
 
 
@@ -379,6 +451,34 @@ class ScopeStmt(Stmt):
     @property
     def kind(self) -> ScopeKind:
         return scope_kind(self)
+
+    # PyPTO's scope fields, read off the `pl` form (`nanopto.ir_terms.scope_classes` has the
+    # per-kind class names).
+    @property
+    def name_hint(self) -> str:
+        """`name_hint=` of the scope (a graph's positional name), or "" when none was written."""
+        value = self._keyword("name_hint")
+        if value is None and self.constructor == "graph" and self.args:
+            value = self.args[0]
+        return value.value if isinstance(value, ConstStr) else ""
+
+    @property
+    def core_num(self) -> Expr | None:
+        """The block count of a `pl.spmd` scope (None for other kinds)."""
+        if self.constructor != "spmd":
+            return None
+        return self.args[0] if self.args else self._keyword("core_num")
+
+    @property
+    def manual(self) -> bool:
+        """A runtime scope in manual dependency mode (`pl.manual_scope()` or `mode=MANUAL`)."""
+        mode = self._keyword("mode")
+        return self.constructor == "manual_scope" or (
+            isinstance(mode, Symbol) and mode.path.endswith("MANUAL")
+        )
+
+    def _keyword(self, name: str) -> Expr | None:
+        return next((k.value for k in self.kwargs if k.name == name), None)
 
 
 def scope_kind(scope: ScopeStmt) -> ScopeKind:
@@ -442,6 +542,9 @@ class Function(Node):
     attrs: tuple[Keyword, ...] = ()
     span: Span | None = _span()
 
+    def __str__(self) -> str:
+        return self.as_python()
+
 
 class FunctionMap(Mapping[str, Function]):
     """The read-only, ordered name -> Function mapping of a program."""
@@ -475,6 +578,13 @@ class Program(Node):
     @property
     def functions(self) -> FunctionMap:
         return FunctionMap(self.function_list)
+
+    def get_function(self, name: str) -> Function | None:
+        """The function called `name`, or None (PyPTO's `Program.get_function`)."""
+        return next((f for f in self.function_list if f.name == name), None)
+
+    def __str__(self) -> str:
+        return self.as_python()
 
 
 AnyNode = Expr | Stmt | Keyword | Param | Function | Program

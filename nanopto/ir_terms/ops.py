@@ -272,6 +272,103 @@ def _block_idx(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     return ctx.block_idx
 
 
+def _full_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    shape = _list_elements(args[0] if args else kw.get("shape"))
+    dtype = _symbol_dtype(args[1] if len(args) > 1 else kw.get("dtype"))
+    if shape is None or dtype is None:
+        return UnknownType()
+    return TileType(shape, dtype, MemorySpace.Vec)
+
+
+def _full(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    shape = args[0] if args else kw["shape"]
+    dtype = args[1] if len(args) > 1 else kw["dtype"]
+    value = args[2] if len(args) > 2 else kw.get("value", 0)
+    return np.full([int(s) for s in shape], value, dtype=dtype.numpy())
+
+
+def _dim(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    tensor, axis = args[0], int(args[1] if len(args) > 1 else kw["axis"])
+    if not -tensor.ndim <= axis < tensor.ndim:
+        raise OpError(f"axis {axis} of a rank-{tensor.ndim} tensor")
+    return int(tensor.shape[axis])
+
+
+def _cast_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    base = types[0] if types else UnknownType()
+    dtype = _symbol_dtype(args[1] if len(args) > 1 else kw.get("target_type"))
+    if dtype is None:
+        return UnknownType()
+    if isinstance(base, TensorType):
+        return TensorType(base.shape, dtype)
+    if isinstance(base, TileType):
+        return TileType(base.shape, dtype, base.memory_space)
+    if isinstance(base, ScalarType):
+        return ScalarType(dtype)
+    return UnknownType()
+
+
+def _cast(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    value, dtype = args[0], args[1] if len(args) > 1 else kw["target_type"]
+    if isinstance(value, np.ndarray):
+        return value.astype(dtype.numpy())
+    result = np.asarray(value).astype(dtype.numpy())
+    return result.item()
+
+
+def _element_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    dtype = _dtype_of(types[0]) if types else None
+    return ScalarType(dtype) if dtype is not None else UnknownType()
+
+
+def _read(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    tensor, indices = args[0], [int(i) for i in (args[1] if len(args) > 1 else kw["indices"])]
+    if len(indices) != tensor.ndim:
+        raise OpError(f"{len(indices)} indices for a rank-{tensor.ndim} tensor")
+    try:
+        return tensor[tuple(indices)].item()
+    except IndexError as exc:
+        raise OpError(f"read out of bounds: {exc}") from None
+
+
+def _slice_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    base = types[0] if types else UnknownType()
+    shape = _list_elements(args[1] if len(args) > 1 else kw.get("shape"))
+    if shape is None or not isinstance(base, (TensorType, TileType)):
+        return UnknownType()
+    if isinstance(base, TileType):
+        return TileType(shape, base.dtype, base.memory_space)
+    return TensorType(shape, base.dtype)
+
+
+def _slice(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    source = args[0]
+    shapes = [int(s) for s in (args[1] if len(args) > 1 else kw["shape"])]
+    offsets = [int(o) for o in (args[2] if len(args) > 2 else kw["offset"])]
+    return np.array(source[_window(source, offsets, shapes)], copy=True)
+
+
+def _matmul_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    if len(types) < 2:
+        return UnknownType()
+    lhs, rhs = types[0], types[1]
+    if not (isinstance(lhs, (TensorType, TileType)) and isinstance(rhs, (TensorType, TileType))):
+        return UnknownType()
+    if len(lhs.shape) != 2 or len(rhs.shape) != 2:
+        return UnknownType()
+    shape = (lhs.shape[0], rhs.shape[1])
+    if isinstance(lhs, TileType):
+        return TileType(shape, lhs.dtype, lhs.memory_space)
+    return TensorType(shape, lhs.dtype)
+
+
+def _matmul(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    lhs, rhs = np.asarray(args[0]), np.asarray(args[1])
+    if lhs.ndim != 2 or rhs.ndim != 2 or lhs.shape[1] != rhs.shape[0]:
+        raise OpError(f"matmul of shapes {list(lhs.shape)} and {list(rhs.shape)}")
+    return np.matmul(lhs, rhs).astype(lhs.dtype)
+
+
 def _binary(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
     return OpDef(
         name,
@@ -337,10 +434,66 @@ _DECLARATIONS: tuple[OpDef, ...] = (
     ),
     OpDef(
         "tile.get_block_idx",
-        ("tile.get_block_idx",),
+        ("tile.get_block_idx", "get_block_idx"),
         _const(ScalarType(DataType.INDEX)),
         _block_idx,
         doc="the index of the current pl.spmd block",
+    ),
+    OpDef(
+        "tile.full",
+        ("tile.full", "full"),
+        _full_type,
+        _full,
+        doc="`pl.tile.full(shape, dtype, value)`: a new tile filled with `value`",
+    ),
+    OpDef(
+        "tensor.dim",
+        ("tensor.dim",),
+        _const(ScalarType(DataType.INDEX)),
+        _dim,
+        doc="`pl.tensor.dim(t, axis)`: the extent of one axis of a tensor",
+    ),
+    OpDef(
+        "cast",
+        ("cast", "tensor.cast", "tile.cast"),
+        _cast_type,
+        _cast,
+        doc="`pl.cast(x, pl.FP16)`: the value converted to another dtype; a new value",
+    ),
+    OpDef(
+        "read",
+        ("read", "tensor.read", "tile.read"),
+        _element_type,
+        _read,
+        doc="`pl.read(t, [i, j])`: one element as a scalar",
+    ),
+    OpDef(
+        "slice",
+        ("slice", "tensor.slice", "tile.slice"),
+        _slice_type,
+        _slice,
+        doc="`pl.slice(t, shape, offset)`: a copy of the window of `shape` at `offset`",
+    ),
+    OpDef(
+        "matmul",
+        ("matmul", "tensor.matmul", "tile.matmul"),
+        _matmul_type,
+        _matmul,
+        doc="`pl.matmul(a, b)`: the matrix product of two rank-2 values; a new value",
+    ),
+    OpDef(
+        "split",
+        ("split",),
+        _const(UnknownType()),
+        _nothing,
+        doc="`optimizations=[pl.split(pl.SplitMode.UP_DOWN)]`: the cross-core split hint of an InCore scope",
+    ),
+    OpDef(
+        "cross_core_slot",
+        ("cross_core_slot",),
+        _const(UnknownType()),
+        _nothing,
+        doc="`optimizations=[pl.cross_core_slot(slot_num=N)]`: the slot count of the cross-core pipe",
     ),
     OpDef(
         "dump_tag",

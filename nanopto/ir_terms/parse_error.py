@@ -1,8 +1,10 @@
-"""The one error type the parser raises, and how it shows the user where the problem is.
+"""The error type the parser raises, and how it shows the user where the problem is.
 
 A parse error is read by a person looking at their own source, so it carries the location, the
 offending line with a caret under the column and, where there is an obvious rewrite, a hint. Every
-bad input becomes this error: callers can catch one type and never see a Python traceback.
+bad input becomes a `ParserError`: callers can catch one type and never see a Python traceback.
+Its subclasses are PyPTO's, so a test that expects `ParserSyntaxError` or
+`UnsupportedFeatureError` reads the same against nanopto.
 """
 
 from __future__ import annotations
@@ -58,3 +60,19 @@ def quoted_window(text: str, col: int) -> tuple[str, int]:
     head = "..." if start > 0 else ""
     tail = "..." if start + _WINDOW < len(text) else ""
     return head + window + tail, len(head) + col - start
+
+
+class ParserSyntaxError(ParserError):
+    """A statement or call in a shape the `pl` grammar does not have (the default kind)."""
+
+
+class ParserTypeError(ParserError):
+    """A type annotation that is malformed or names no `pl` type."""
+
+
+class UndefinedVariableError(ParserError):
+    """A name read before anything binds it."""
+
+
+class UnsupportedFeatureError(ParserError):
+    """Python that is valid but outside what `pl` supports (`for ... else`, `*args`, `x += 1`)."""

@@ -10,6 +10,7 @@ The statement parser supplies the name table through `lookup_local`. Type infere
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,7 +40,13 @@ from nanopto.ir_terms.nodes import (
     Var,
 )
 from nanopto.ir_terms.ops import OPS
-from nanopto.ir_terms.parse_error import ParserError
+from nanopto.ir_terms.parse_error import (
+    ParserError,
+    ParserSyntaxError,
+    ParserTypeError,
+    UndefinedVariableError,
+    UnsupportedFeatureError,
+)
 from nanopto.ir_terms.parse_static import NotStatic, StaticSizes, static_eval
 from nanopto.ir_terms.types import (
     ArrayType,
@@ -134,6 +141,10 @@ class ExprParser:
         self.function_names: set[str] = set()
         self.static_sizes = StaticSizes()
         self._constant_elements = 0
+        self.standalone_functions: set[str] = set()
+        """Names of module-level `@pl.function`s the source may call by name."""
+        self.inline_templates: set[str] = set()
+        """Names of `@pl.inline` templates; a call of one is spliced by the statement parser."""
         self._depth = 0
         self._open: list[ast.AST] = []
         self.failed_at: ast.AST | None = None
@@ -156,18 +167,31 @@ class ExprParser:
             return None
         return Span(self.file, line + self.line_offset, getattr(node, "col_offset", 0))
 
-    def error(self, node: ast.AST | None, message: str, hint: str | None = None) -> ParserError:
-        """An error at `node`; without one, at the innermost node being parsed, else line 1."""
+    def error(
+        self,
+        node: ast.AST | None,
+        message: str,
+        hint: str | None = None,
+        kind: type[ParserError] = ParserSyntaxError,
+    ) -> ParserError:
+        """An error of `kind` at `node`; without one, at the innermost node being parsed, else line 1."""
         if node is None:
             node = self._open[-1] if self._open else self.failed_at
         line = getattr(node, "lineno", 1) if node is not None else 1
         col = getattr(node, "col_offset", 0) if node is not None else 0
-        return self.error_at(line, col, message, hint)
+        return self.error_at(line, col, message, hint, kind)
 
-    def error_at(self, line: int, col: int, message: str, hint: str | None = None) -> ParserError:
+    def error_at(
+        self,
+        line: int,
+        col: int,
+        message: str,
+        hint: str | None = None,
+        kind: type[ParserError] = ParserSyntaxError,
+    ) -> ParserError:
         """An error at `line` of this source (1-based, before `line_offset`) and 0-based `col`."""
         text = self.lines[line - 1] if 1 <= line <= len(self.lines) else None
-        return ParserError(
+        return kind(
             message,
             file=self.file,
             line=line + self.line_offset if line else 0,
@@ -247,7 +271,11 @@ class ExprParser:
             case ast.BinOp(left=left, op=op, right=right):
                 bin_op = _BINOPS.get(type(op))
                 if bin_op is None:  # `@` is the only Python operator pl has no BinOp for
-                    raise self.error(node, "the `@` (matrix multiply) operator is not supported in pl")
+                    raise self.error(
+                        node,
+                        "the `@` (matrix multiply) operator is not supported in pl",
+                        kind=UnsupportedFeatureError,
+                    )
                 return BinaryExpr(bin_op, self.expr(left), self.expr(right), span=span)
             case ast.BoolOp(op=op, values=values):
                 bop = BinOp.And if isinstance(op, ast.And) else BinOp.Or
@@ -268,12 +296,62 @@ class ExprParser:
                 return MakeTuple(tuple(self.expr(e) for e in elts), is_list=True, span=span)
             case ast.Tuple(elts=elts):
                 return MakeTuple(tuple(self.expr(e) for e in elts), span=span)
+            case ast.ListComp():
+                return self._list_comprehension(node)
             case ast.JoinedStr():
                 raise self.error(node, "f-strings are only allowed in pl.static_print")
             case ast.Starred():
-                raise self.error(node, "*args is not supported")
+                raise self.error(node, "*args is not supported", kind=UnsupportedFeatureError)
             case _:
-                raise self.error(node, f"unsupported expression ({type(node).__name__})")
+                raise self.error(
+                    node,
+                    f"unsupported expression ({type(node).__name__})",
+                    kind=UnsupportedFeatureError,
+                )
+
+    _MAX_COMPREHENSION = 4096  # elements a list comprehension may expand to
+
+    def _list_comprehension(self, node: ast.ListComp) -> Expr:
+        """`[tids[j] for j in range(2)]` (as in `deps=[...]`): unrolled at parse time into the
+        list it denotes, so the range must be compile-time constant."""
+        form = "a list comprehension must be [<expr> for <name> in range(<constants>)]"
+        gen = node.generators[0]
+        if (
+            len(node.generators) != 1
+            or gen.ifs
+            or gen.is_async
+            or not isinstance(gen.target, ast.Name)
+            or not isinstance(gen.iter, ast.Call)
+            or dotted_name(gen.iter.func) != "range"
+            or gen.iter.keywords
+            or not 1 <= len(gen.iter.args) <= 3
+        ):
+            raise self.error(node, form, kind=UnsupportedFeatureError)
+        try:
+            bounds = [static_eval(a, self.constants) for a in gen.iter.args]
+        except NotStatic as exc:
+            raise self.error(exc.node, f"{form}: {exc.message}", kind=UnsupportedFeatureError) from None
+        if not all(type(b) is int for b in bounds) or (len(bounds) == 3 and bounds[2] == 0):
+            raise self.error(gen.iter, f"{form}: the range bounds must be integers", kind=UnsupportedFeatureError)
+        values = range(*bounds)
+        if len(values) > self._MAX_COMPREHENSION:
+            raise self.error(gen.iter, f"a list comprehension may expand to at most {self._MAX_COMPREHENSION} elements")
+        name = gen.target.id
+        if self.lookup_local(name) is not None:
+            raise self.error(gen.target, f"the comprehension variable '{name}' shadows a variable of the function")
+        missing = object()
+        saved = self.constants.get(name, missing)
+        elements: list[Expr] = []
+        try:
+            for value in values:
+                self.constants[name] = value
+                elements.append(self.expr(node.elt))
+        finally:
+            if saved is missing:
+                self.constants.pop(name, None)
+            else:
+                self.constants[name] = saved
+        return MakeTuple(tuple(elements), is_list=True, span=self.span(node))
 
     def _compare(self, node: ast.Compare, left: ast.expr, ops: list[ast.cmpop], comparators: list[ast.expr]) -> Expr:
         """`a < b < c` is `a < b and b < c`, `b` parsed once (the IR shares the operand)."""
@@ -284,7 +362,7 @@ class ExprParser:
             for cmp, right in zip(ops, comparators, strict=True):
                 cop = _CMPOPS.get(type(cmp))
                 if cop is None:
-                    raise self.error(node, "`is` / `in` comparisons are not supported")
+                    raise self.error(node, "`is` / `in` comparisons are not supported", kind=UnsupportedFeatureError)
                 rhs = self.expr(right)
                 term = BinaryExpr(cop, lhs, rhs, span=span)
                 compared = term if compared is None else BinaryExpr(BinOp.And, compared, term, span=span)
@@ -328,7 +406,7 @@ class ExprParser:
                 )
             elements = tuple(self._constant(v, node) for v in value)
             return MakeTuple(elements, is_list=isinstance(value, list), span=span)
-        raise self.error(node, f"unsupported constant {value!r}")
+        raise self.error(node, f"unsupported constant {value!r}", kind=UnsupportedFeatureError)
 
     def _name(self, name: str, node: ast.Name) -> Expr:
         local = self.lookup_local(name)
@@ -340,7 +418,7 @@ class ExprParser:
             return self._constant(self.constants[name], node)
         if name == "pl":
             raise self.error(node, "`pl` is the language module, not a value")
-        raise self.error(node, f"unknown name '{name}'")
+        raise self.error(node, f"unknown name '{name}'", kind=UndefinedVariableError)
 
     def _unary(self, op: ast.unaryop, operand: ast.expr, node: ast.UnaryOp) -> Expr:
         span = self.span(node)
@@ -357,14 +435,14 @@ class ExprParser:
     def positional(self, call: ast.Call) -> list[ast.expr]:
         for arg in call.args:
             if isinstance(arg, ast.Starred):
-                raise self.error(arg, "*args is not supported")
+                raise self.error(arg, "*args is not supported", kind=UnsupportedFeatureError)
         return list(call.args)
 
     def keywords(self, call: ast.Call) -> tuple[Keyword, ...]:
         out: list[Keyword] = []
         for kw in call.keywords:
             if kw.arg is None:
-                raise self.error(kw.value, "**kwargs is not supported")
+                raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
             out.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
         return tuple(out)
 
@@ -401,13 +479,23 @@ class ExprParser:
                 raise self.error(node.func, f"unknown function 'self.{callee}'")
             values = tuple(self.expr(a) for a in self.positional(node))
             return Call(callee, values, self.keywords(node), function=True, span=span)
+        if path in self.standalone_functions:
+            values = tuple(self.expr(a) for a in self.positional(node))
+            return Call(path, values, self.keywords(node), function=True, span=span)
+        if path in self.inline_templates:
+            raise self.error(
+                node,
+                f"the @pl.inline function '{path}' is spliced only where its call is a whole statement",
+                hint=f"bind its result first: r = {path}(...)",
+                kind=UnsupportedFeatureError,
+            )
         if not path.startswith("pl."):
             raise self.error(node.func, f"unknown function '{path}'", hint="builtin ops are called as pl.<op>(...)")
         spelling = path[3:]
         if spelling == "const":
             return self._typed_const(node)
-        if spelling == "submit":
-            return self._submit(node)
+        if spelling in ("submit", "spmd_submit"):
+            return self._submit(node, spmd=spelling == "spmd_submit")
         if spelling in _STATEMENT_ONLY:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a statement")
         if spelling in _ITERATORS:
@@ -416,6 +504,14 @@ class ExprParser:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a with-statement scope")
         if spelling not in OPS:
             raise self.error(node.func, f"unknown op 'pl.{spelling}'")
+        if spelling == "split" and any(kw.arg == "slot_num" for kw in node.keywords):
+            line = getattr(node, "lineno", 0) + self.line_offset
+            warnings.warn(
+                f"{self.file}:{line}: pl.split(MODE, slot_num=N) is deprecated: write the slot count as "
+                "its own entry, optimizations=[pl.split(MODE), pl.cross_core_slot(slot_num=N)]",
+                FutureWarning,
+                stacklevel=2,
+            )
         values = tuple(self.expr(a) for a in self.positional(node))
         return Call(spelling, values, self.keywords(node), span=span)
 
@@ -438,23 +534,30 @@ class ExprParser:
             return ConstFloat(value, dtype, span=span)
         raise self.error(node.args[0], "pl.const takes a number")
 
-    def _submit(self, node: ast.Call) -> Expr:
+    def _submit(self, node: ast.Call, spmd: bool = False) -> Expr:
+        form = "pl.spmd_submit" if spmd else "pl.submit"
         args = self.positional(node)
         callee = dotted_name(args[0]) if args else None
         if callee is None or not callee.startswith("self.") or callee[5:] not in self.function_names:
             where = args[0] if args else node
-            raise self.error(where, "pl.submit's first argument must be a program function: pl.submit(self.k, ...)")
+            raise self.error(where, f"{form}'s first argument must be a program function: {form}(self.k, ...)")
+        if spmd and not any(kw.arg == "core_num" for kw in node.keywords):
+            raise self.error(
+                node,
+                "pl.spmd_submit needs the block count",
+                hint="write pl.spmd_submit(self.k, *args, core_num=N)",
+            )
         values = tuple(self.expr(a) for a in args[1:])
         kwargs: list[Keyword] = []
         dumps: tuple[Var, ...] = ()
         for kw in node.keywords:
             if kw.arg is None:
-                raise self.error(kw.value, "**kwargs is not supported")
+                raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
             if kw.arg == "dumps":
                 dumps = self.dumps(kw.value)
             else:
                 kwargs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
-        return Submit(callee[5:], values, tuple(kwargs), dumps, span=self.span(node))
+        return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, span=self.span(node))
 
     def _subscript(self, node: ast.Subscript) -> Expr:
         base = self.expr(node.value)
@@ -473,7 +576,7 @@ class ExprParser:
     def index(self, node: ast.expr) -> Expr:
         if isinstance(node, ast.Slice):
             if node.step is not None:
-                raise self.error(node, "slices with a step are not supported")
+                raise self.error(node, "slices with a step are not supported", kind=UnsupportedFeatureError)
             start = self.expr(node.lower) if node.lower is not None else None
             stop = self.expr(node.upper) if node.upper is not None else None
             return SliceExpr(start, stop, span=self.span(node))
@@ -500,7 +603,7 @@ class ExprParser:
         path = dotted_name(node)
         member = path.rsplit(".", 1)[-1] if path and path.startswith("pl.") else None
         if member is None or member not in DataType.__members__ or path not in (f"pl.{member}", f"pl.DataType.{member}"):
-            raise self.error(node, "expected a dtype such as pl.FP32 or pl.INDEX")
+            raise self.error(node, "expected a dtype such as pl.FP32 or pl.INDEX", kind=ParserTypeError)
         return DataType[member]
 
     def _memory_space(self, node: ast.expr) -> MemorySpace | None:
@@ -515,7 +618,7 @@ class ExprParser:
     def _shape(self, node: ast.expr) -> tuple[Expr, ...]:
         shape = self.expr(node)
         if not isinstance(shape, MakeTuple):
-            raise self.error(node, "a shape is a list of dimensions: [4, n]")
+            raise self.error(node, "a shape is a list of dimensions: [4, n]", kind=ParserTypeError)
         return shape.elements
 
     def param_annotation(self, node: ast.expr) -> tuple[Type, ParamDirection]:
@@ -548,30 +651,63 @@ class ExprParser:
         items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if head == "pl.Scalar":
             if len(items) != 1:
-                raise self.error(node, "pl.Scalar takes one dtype: pl.Scalar[pl.INDEX]")
+                raise self.error(node, "pl.Scalar takes one dtype: pl.Scalar[pl.INDEX]", kind=ParserTypeError)
             return ScalarType(self.dtype(items[0]))
         if head in ("pl.Tensor", "pl.Tile"):
             if len(items) < 2:
-                raise self.error(node, f"{head} takes a shape and a dtype: {head}[[4, 8], pl.FP32]")
+                raise self.error(
+                    node,
+                    f"{head} takes a shape and a dtype: {head}[[4, 8], pl.FP32]",
+                    kind=ParserTypeError,
+                )
             shape = self._shape(items[0])
             dtype = self.dtype(items[1])
             if head == "pl.Tensor":
                 if len(items) > 2:
-                    raise self.error(items[2], "tensor layouts and views are not supported")
+                    raise self.error(
+                        items[2],
+                        "tensor layouts and views are not supported",
+                        kind=UnsupportedFeatureError,
+                    )
                 return TensorType(shape, dtype)
             memory: MemorySpace | None = None
             for extra in items[2:]:
+                if isinstance(extra, ast.Call) and dotted_name(extra.func) == "pl.TileView":
+                    if extra.args or extra.keywords:  # the default view is the only one nanopto has
+                        raise self.error(
+                            extra,
+                            "only the default tile view pl.TileView() is supported",
+                            kind=UnsupportedFeatureError,
+                        )
+                    continue
                 space = self._memory_space(extra)
                 if space is None or memory is not None:
-                    raise self.error(extra, "a tile annotation takes shape, dtype and optionally a pl.Mem.<space>")
+                    raise self.error(
+                        extra,
+                        "a tile annotation takes shape, dtype and optionally a pl.Mem.<space>",
+                        kind=ParserTypeError,
+                    )
                 memory = space
             return TileType(shape, dtype, memory)
         if head == "pl.Array":
             if len(items) != 2:
-                raise self.error(node, "pl.Array takes a size and a dtype: pl.Array[8, pl.INT32]")
+                raise self.error(
+                    node,
+                    "pl.Array takes a size and a dtype: pl.Array[8, pl.INT32]",
+                    kind=ParserTypeError,
+                )
             return ArrayType(self.expr(items[0]), self.dtype(items[1]))
         if head in ("tuple", "pl.Tuple"):
             return TupleType(tuple(self.type_annotation(i) for i in items))
         if head in ("pl.Out", "pl.InOut"):
-            raise self.error(node, f"{head}[...] is only allowed on a function parameter")
-        raise self.error(node, "unknown type annotation", hint="use pl.Tensor, pl.Tile, pl.Scalar, pl.Array or a dtype")
+            raise self.error(
+                node,
+                f"{head}[...] is only allowed on a function parameter",
+                kind=ParserTypeError,
+            )
+        raise self.error(
+            node,
+            "unknown type annotation",
+            hint="use pl.Tensor, pl.Tile, pl.Scalar, pl.Array or a dtype",
+            kind=ParserTypeError,
+        )

@@ -22,8 +22,9 @@ import ast
 import io
 import tokenize
 import warnings
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from nanopto.gc_pause import gc_paused
 from nanopto.ir_terms.dtypes import DataType
@@ -31,6 +32,7 @@ from nanopto.ir_terms.nodes import (
     AssignStmt,
     BreakStmt,
     Call,
+    ConstBool,
     ConstInt,
     ContinueStmt,
     EvalStmt,
@@ -57,7 +59,7 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
 )
-from nanopto.ir_terms.parse_error import ParserError
+from nanopto.ir_terms.parse_error import ParserError, UnsupportedFeatureError
 from nanopto.ir_terms.parse_exprs import (
     MAX_NESTING,
     NESTING_HINT,
@@ -68,12 +70,20 @@ from nanopto.ir_terms.parse_exprs import (
 )
 from nanopto.ir_terms.parse_static import NotStatic, is_static_value, static_eval
 from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.templates import InlineFunction
 from nanopto.ir_terms.types import ArrayType, ScalarType, TupleType, Type, UnknownType
 
-__all__ = ["DynamicDim", "ParserError", "parse_program"]
+__all__ = ["DynamicDim", "ParserError", "parse_function", "parse_program"]
 
 _LANGUAGE_MODULES = ("nanopto.language", "pypto.language")
-_RANGE_LOOPS = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll}
+_RANGE_LOOPS = {
+    "range": ForKind.Sequential,
+    "parallel": ForKind.Parallel,
+    "unroll": ForKind.Unroll,
+    "pipeline": ForKind.Pipeline,
+}
+_LOOP_OPTIONS = {ForKind.Pipeline: ("stage",)}
+"""The keywords (besides init_values) a loop kind takes; they are kept in `ForStmt.attrs`."""
 _FOR_SCOPES = ("spmd", "split_aiv")
 _WITH_SCOPES = ("at", "cluster", "graph", "spmd", "scope", "manual_scope")
 _DUMP_TAG_FUNCTIONS = (FunctionType.Orchestration, FunctionType.Inline)
@@ -112,6 +122,9 @@ class _FunctionState:
     yields: list[_YieldContext] = field(default_factory=list)
     tmp_counter: int = 0
     func_type: FunctionType = FunctionType.Opaque
+    auto_scope: bool = True
+    scopes: list[str] = field(default_factory=list)
+    """The `pl` scope constructors enclosing the statement being parsed, outermost first."""
 
 
 def parse_program(
@@ -128,9 +141,29 @@ def parse_program(
     numbers when `source` is an excerpt of a larger file.
     """
     parser = _ProgramParser(source, filename, dict(closure or {}), line_offset)
+    return _run(parser, parser.parse)
+
+
+def parse_function(
+    source: str,
+    filename: str = "<string>",
+    *,
+    closure: Mapping[str, object] | None = None,
+    line_offset: int = 0,
+) -> Function:
+    """Parse the one module-level `@pl.function` (or `@pl.inline`) `def` in `source`; it takes no
+    `self`. What the decorators do for a function written outside a `@pl.program` class."""
+    parser = _ProgramParser(source, filename, dict(closure or {}), line_offset)
+    return _run(parser, parser.parse_standalone)
+
+
+T = TypeVar("T")
+
+
+def _run(parser: _ProgramParser, action: Callable[[], T]) -> T:
     try:
         with gc_paused():  # a 5 MB file parsed in 64 s with the collector on, 17 s without
-            return parser.parse()
+            return action()
     except ParserError:
         raise
     except RecursionError:
@@ -146,13 +179,24 @@ class _ProgramParser(ExprParser):
 
     def __init__(self, source: str, filename: str, closure: dict[str, object], line_offset: int) -> None:
         super().__init__(source, filename, line_offset)
+        self._standalone: dict[str, Function] = {}
+        self._templates: dict[str, InlineFunction] = {}
         for name, value in closure.items():
             if isinstance(value, DynamicDim):
                 self.bind_dynamic(name, value.name, None)
             elif is_static_value(value, self.static_sizes):
                 self.constants[name] = value
+            elif isinstance(value, Function):
+                self._standalone[name] = value if value.name == name else replace(value, name=name)
+                self.standalone_functions.add(name)
+            elif isinstance(value, InlineFunction):
+                self._templates[name] = value
+                self.inline_templates.add(name)
         self._signatures: dict[str, _Signature] = {}
         self._fn = _FunctionState()
+        self._standalone_def = False
+        self._splicing: list[str] = []
+        """The @pl.inline templates being spliced, innermost last (a template may call another)."""
 
     # -- ExprParser hooks ---------------------------------------------------------------------
 
@@ -161,6 +205,8 @@ class _ProgramParser(ExprParser):
 
     def function_return_types(self, name: str) -> tuple[Type, ...] | None:
         sig = self._signatures.get(name)
+        if sig is None and name in self._standalone:
+            return self._standalone[name].return_types
         return None if sig is None else sig.return_types
 
     # -- module -------------------------------------------------------------------------------
@@ -199,6 +245,7 @@ class _ProgramParser(ExprParser):
                         stmt,
                         "unsupported module-level statement",
                         hint="a pl source holds `import nanopto.language as pl`, constants and one @pl.program class",
+                        kind=UnsupportedFeatureError,
                     )
         if len(classes) != 1:
             where = classes[1] if len(classes) > 1 else None
@@ -229,6 +276,7 @@ class _ProgramParser(ExprParser):
                     stmt,
                     f"unsupported import '{alias.name}'",
                     hint="the only import a pl source may hold is `import nanopto.language as pl`",
+                    kind=UnsupportedFeatureError,
                 )
 
     def _module_constant(self, stmt: ast.Assign | ast.AnnAssign) -> None:
@@ -282,7 +330,40 @@ class _ProgramParser(ExprParser):
         for method in methods:
             self._signatures[method.name] = self._signature(method)
         functions = tuple(self._function(self._signatures[m.name]) for m in methods)
-        return Program(cls.name, functions, span=self.span(cls))
+        return Program(cls.name, functions + self._called_standalone(functions), span=self.span(cls))
+
+    def _called_standalone(self, functions: tuple[Function, ...]) -> tuple[Function, ...]:
+        """The module-level `@pl.function`s the program calls by name, each added once, in the
+        order first called (a called one's own standalone callees follow it)."""
+        added: dict[str, Function] = {}
+        pending = list(functions)
+        while pending:
+            for node in walk(pending.pop(0)):
+                if isinstance(node, Call) and node.function and node.op in self._standalone:
+                    if node.op in self._signatures:
+                        raise self.error(
+                            None, f"'{node.op}' names both a method of the program and a module-level function"
+                        )
+                    if node.op not in added:
+                        added[node.op] = self._standalone[node.op]
+                        pending.append(added[node.op])
+        return tuple(added.values())
+
+    def parse_standalone(self) -> Function:
+        """The one module-level `def` of the source, decorated `@pl.function` or `@pl.inline`."""
+        try:
+            module = ast.parse(self.source, filename=self.file)
+        except SyntaxError as exc:
+            raise self._syntax_error(exc) from None
+        defs = [s for s in module.body if isinstance(s, ast.FunctionDef)]
+        if len(defs) != 1:
+            raise self.error(None, f"expected exactly one function definition, found {len(defs)}")
+        self._standalone_def = True
+        fn = defs[0]
+        self.function_names.add(fn.name)
+        self._signatures[fn.name] = _Signature(fn.name, (), (), FunctionType.Opaque, (), fn)
+        self._signatures[fn.name] = self._signature(fn)
+        return self._function(self._signatures[fn.name])
 
     def _signature(self, fn: ast.FunctionDef) -> _Signature:
         self._fn = _FunctionState()
@@ -290,10 +371,16 @@ class _ProgramParser(ExprParser):
         args = fn.args
         if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg or args.defaults:
             raise self.error(fn, "a @pl.function takes plain positional parameters only")
-        if not args.args or args.args[0].arg != "self":
+        if self._standalone_def:
+            if args.args and args.args[0].arg == "self":
+                raise self.error(fn, f"the module-level function '{fn.name}' takes no self")
+            own = args.args
+        elif not args.args or args.args[0].arg != "self":
             raise self.error(fn, f"method '{fn.name}' must take self as its first parameter")
+        else:
+            own = args.args[1:]
         params: list[Param] = []
-        for arg in args.args[1:]:
+        for arg in own:
             if arg.arg in self._fn.names:
                 raise self.error(arg, f"duplicate parameter '{arg.arg}'")
             self.check_name(arg.arg, arg)
@@ -317,6 +404,8 @@ class _ProgramParser(ExprParser):
         if len(fn.decorator_list) != 1:
             raise self.error(fn, f"method '{fn.name}' must be decorated with @pl.function (exactly once)")
         deco = fn.decorator_list[0]
+        if self._standalone_def and dotted_name(deco) == "pl.inline":
+            return FunctionType.Inline, ()
         if dotted_name(_decorator_target(deco)) != "pl.function":
             raise self.error(deco, f"method '{fn.name}' must be decorated with @pl.function")
         if not isinstance(deco, ast.Call):
@@ -327,7 +416,11 @@ class _ProgramParser(ExprParser):
         attrs: list[Keyword] = []
         for kw in deco.keywords:
             if kw.arg is None:
-                raise self.error(kw.value, "**kwargs is not supported in @pl.function(...)")
+                raise self.error(
+                    kw.value,
+                    "**kwargs is not supported in @pl.function(...)",
+                    kind=UnsupportedFeatureError,
+                )
             if kw.arg == "type":
                 path = dotted_name(kw.value)
                 member = path.rsplit(".", 1)[-1] if path and path.startswith("pl.FunctionType.") else None
@@ -339,12 +432,24 @@ class _ProgramParser(ExprParser):
         return func_type, tuple(attrs)
 
     def _function(self, sig: _Signature) -> Function:
-        self._fn = _FunctionState(func_type=sig.func_type)
+        auto_scope = not any(
+            k.name == "auto_scope" and isinstance(k.value, ConstBool) and not k.value.value for k in sig.attrs
+        )
+        self._fn = _FunctionState(func_type=sig.func_type, auto_scope=auto_scope)
         for param in sig.params:
             self._fn.names[param.var.name] = param.var
         body_nodes = list(sig.node.body)
         if body_nodes and isinstance(body_nodes[0], ast.Expr) and isinstance(body_nodes[0].value, ast.Constant):
             body_nodes = body_nodes[1:]  # the docstring
+        attrs = sig.attrs
+        first_call = _func_attr_call(body_nodes[0]) if body_nodes else None
+        if first_call is not None:
+            attrs = attrs + self._func_attrs(first_call, attrs)
+            body_nodes = body_nodes[1:]
+        for later in body_nodes:
+            for node in ast.walk(later):
+                if isinstance(node, ast.Call) and dotted_name(node.func) == "pl.func_attr":
+                    raise self.error(node, "pl.func_attr({...}) must be the first statement of a function body")
         body = self._block(body_nodes, sig.node)
         return Function(
             sig.name,
@@ -352,9 +457,25 @@ class _ProgramParser(ExprParser):
             body,
             sig.return_types,
             sig.func_type,
-            sig.attrs,
+            attrs,
             span=self.span(sig.node),
         )
+
+    def _func_attrs(self, call: ast.Call, existing: tuple[Keyword, ...]) -> tuple[Keyword, ...]:
+        """`pl.func_attr({"name": value, ...})`: attributes of the function, as if written in its
+        decorator (which is how the printer writes them back)."""
+        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Dict):
+            raise self.error(call, 'pl.func_attr takes one dict literal: pl.func_attr({"name": value})')
+        seen = {k.name for k in existing}
+        out: list[Keyword] = []
+        for key, value in zip(call.args[0].keys, call.args[0].values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
+                raise self.error(key or value, "a pl.func_attr key is an identifier string literal")
+            if key.value in seen or key.value == "type":
+                raise self.error(key, f"duplicate function attribute '{key.value}'")
+            seen.add(key.value)
+            out.append(Keyword(key.value, self.expr(value), span=self.span(value)))
+        return tuple(out)
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -374,11 +495,19 @@ class _ProgramParser(ExprParser):
                 return self._ann_assign(node)
             case ast.AugAssign():
                 raise self.error(
-                    node, "Augmented assignments such as acc += ... are not supported", hint=_AUG_HINT
+                    node,
+                    "Augmented assignments such as acc += ... are not supported",
+                    hint=_AUG_HINT,
+                    kind=UnsupportedFeatureError,
                 )
             case ast.Expr():
                 return self._expr_stmt(node)
             case ast.Return():
+                template = self._template_of(node.value)
+                if template is not None:
+                    assert isinstance(node.value, ast.Call)
+                    spliced, results = self._splice(template, node.value)
+                    return [*spliced, ReturnStmt(results, span=self.span(node))]
                 return [ReturnStmt(self._values(node.value), span=self.span(node))]
             case ast.If():
                 return [self._if(node)]
@@ -393,7 +522,11 @@ class _ProgramParser(ExprParser):
             case ast.Pass():
                 return []
             case _:
-                raise self.error(node, f"unsupported statement ({type(node).__name__}) in a @pl.function body")
+                raise self.error(
+                    node,
+                    f"unsupported statement ({type(node).__name__}) in a @pl.function body",
+                    kind=UnsupportedFeatureError,
+                )
 
     def _values(self, node: ast.expr | None) -> tuple[Expr, ...]:
         if node is None:
@@ -414,11 +547,19 @@ class _ProgramParser(ExprParser):
 
     def _assign(self, node: ast.Assign) -> list[Stmt]:
         if len(node.targets) != 1:
-            raise self.error(node, "chained assignment (a = b = ...) is not supported")
+            raise self.error(
+                node,
+                "chained assignment (a = b = ...) is not supported",
+                kind=UnsupportedFeatureError,
+            )
         target = node.targets[0]
         if pl_call_name(node.value) == "yield_":
             assert isinstance(node.value, ast.Call)
             return self._yield(node.value.args, node.value.keywords, target, None, node)
+        template = self._template_of(node.value)
+        if template is not None and isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+            assert isinstance(node.value, ast.Call)
+            return self._splice_into(template, node.value, target, None, node)
         if isinstance(target, ast.Name):
             value = self.expr(node.value)
             var = self._bind(target, self.type_of(value))
@@ -427,7 +568,7 @@ class _ProgramParser(ExprParser):
             return self._unpack(target, node)
         if isinstance(target, ast.Subscript):
             return [self._subscript_write(target, node)]
-        raise self.error(target, "unsupported assignment target")
+        raise self.error(target, "unsupported assignment target", kind=UnsupportedFeatureError)
 
     def _ann_assign(self, node: ast.AnnAssign) -> list[Stmt]:
         if isinstance(node.target, (ast.Tuple, ast.List)):
@@ -444,6 +585,10 @@ class _ProgramParser(ExprParser):
         if pl_call_name(node.value) == "yield_":
             assert isinstance(node.value, ast.Call)
             return self._yield(node.value.args, node.value.keywords, node.target, ty, node)
+        template = self._template_of(node.value)
+        if template is not None:
+            assert isinstance(node.value, ast.Call)
+            return self._splice_into(template, node.value, node.target, ty, node)
         value = self.expr(node.value)
         var = self._bind(node.target, ty)
         return [AssignStmt(var, value, annotated=True, span=self.span(node))]
@@ -494,8 +639,8 @@ class _ProgramParser(ExprParser):
 
     def _expr_stmt(self, node: ast.Expr) -> list[Stmt]:
         value = node.value
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            return []  # a string statement is a comment
+        if isinstance(value, ast.Constant) and (isinstance(value.value, str) or value.value is Ellipsis):
+            return []  # a string statement is a comment; `...` is a placeholder, like `pass`
         if isinstance(value, ast.Yield):
             args = [] if value.value is None else list(_tuple_elements(value.value))
             return self._yield(args, [], None, None, node)
@@ -514,7 +659,99 @@ class _ProgramParser(ExprParser):
                 return [self._dump_tag(value, node)]
             if special == "cond":
                 raise self.error(node, "pl.cond(...) must be the first statement of a pl.while_ body")
+        template = self._template_of(value)
+        if template is not None:
+            assert isinstance(value, ast.Call)
+            return self._splice(template, value)[0]
         return [EvalStmt(self.expr(value), span=self.span(node))]
+
+    # -- @pl.inline templates -----------------------------------------------------------------
+
+    def _template_of(self, value: ast.expr | None) -> InlineFunction | None:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            return self._templates.get(value.func.id)
+        return None
+
+    def _splice_into(
+        self,
+        template: InlineFunction,
+        call: ast.Call,
+        target: ast.expr,
+        annotation: Type | None,
+        node: ast.stmt,
+    ) -> list[Stmt]:
+        """`target = template(args)`: the spliced body, then the target bound to the result(s)."""
+        stmts, results = self._splice(template, call)
+        names = [target] if isinstance(target, ast.Name) else list(getattr(target, "elts", []))
+        if not all(isinstance(n, ast.Name) for n in names):
+            raise self.error(target, "the result of a @pl.inline call may only bind plain names")
+        if len(names) != len(results):
+            raise self.error(
+                node, f"'{template.name}' returns {len(results)} value(s) into {len(names)} name(s)"
+            )
+        for name, result in zip(names, results, strict=True):
+            assert isinstance(name, ast.Name)
+            var = self._bind(name, annotation if annotation is not None else self.type_of(result))
+            if var is not result:  # `a = passthrough(a)` binds nothing
+                stmts.append(AssignStmt(var, result, annotated=annotation is not None, span=self.span(node)))
+        return stmts
+
+    def _splice(self, template: InlineFunction, call: ast.Call) -> tuple[list[Stmt], tuple[Expr, ...]]:
+        """The template's body parsed in the caller, its parameters bound to the arguments: the
+        statements before its `return`, and the returned values.
+
+        An argument that is a variable is the parameter (a rebinding of the parameter rebinds
+        it, as InlineFunctions does); any other argument is first bound to a variable named as
+        the parameter. Names the body binds are its own: the caller does not see them after.
+        """
+        if template.name in self._splicing:
+            raise self.error(
+                call,
+                f"the @pl.inline function '{template.name}' calls itself: splicing it would never end",
+                kind=UnsupportedFeatureError,
+            )
+        fn = template.definition()
+        params = [a.arg for a in fn.args.args]
+        if call.keywords or len(call.args) != len(params):
+            raise self.error(
+                call, f"'{template.name}' takes {len(params)} positional argument(s): {', '.join(params)}"
+            )
+        values = [self.expr(a) for a in self.positional(call)]
+        stmts: list[Stmt] = []
+        names: dict[str, Var] = {}
+        for param, value, arg in zip(params, values, call.args, strict=True):
+            if isinstance(value, Var):
+                names[param] = value
+            else:
+                var = Var(param, self.type_of(value), span=self.span(arg))
+                stmts.append(AssignStmt(var, value, span=self.span(arg)))
+                names[param] = var
+        body = list(fn.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        last = body[-1] if body else None
+        returns = last.value if isinstance(last, ast.Return) else None
+        if isinstance(last, ast.Return):
+            body = body[:-1]
+        saved = (self.file, self.lines, self.line_offset, self._fn.names, self.constants)
+        self.file, self.lines, self.line_offset = template.file, template.source.splitlines(), template.line_offset
+        self._fn.names = names
+        self.constants = {k: v for k, v in template.closure.items() if is_static_value(v)}
+        self._splicing.append(template.name)
+        try:
+            for stmt in body:
+                if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+                    raise self.error(
+                        stmt,
+                        f"a @pl.inline function returns only as its last statement ('{template.name}')",
+                        kind=UnsupportedFeatureError,
+                    )
+                stmts.extend(self._stmt(stmt))
+            results = self._values(returns)
+        finally:
+            self._splicing.pop()
+            self.file, self.lines, self.line_offset, self._fn.names, self.constants = saved
+        return stmts, results
 
     def _static_print(self, call: ast.Call) -> None:
         if not call.args or call.keywords:
@@ -693,7 +930,7 @@ class _ProgramParser(ExprParser):
 
     def _for(self, node: ast.For) -> Stmt:
         if node.orelse:
-            raise self.error(node, "for ... else is not supported")
+            raise self.error(node, "for ... else is not supported", kind=UnsupportedFeatureError)
         kind = pl_call_name(node.iter)
         if not isinstance(node.iter, ast.Call) or kind is None:
             raise self.error(
@@ -737,8 +974,11 @@ class _ProgramParser(ExprParser):
 
     def _range_loop(self, node: ast.For, call: ast.Call, kind: ForKind) -> ForStmt:
         rest, inits = self._init_values(call)
+        options = [kw for kw in rest if kw.arg in _LOOP_OPTIONS.get(kind, ())]
+        rest = [kw for kw in rest if kw not in options]
         if rest:
             raise self.error(rest[0].value, f"pl.{kind.value} does not take the keyword '{rest[0].arg}'")
+        attrs = tuple(Keyword(str(kw.arg), self.expr(kw.value), span=self.span(kw.value)) for kw in options)
         if not 1 <= len(call.args) <= 3 or any(isinstance(a, ast.Starred) for a in call.args):
             raise self.error(call, f"pl.{kind.value} takes 1 to 3 positional arguments: (stop), (start, stop) or (start, stop, step)")
         bounds = [self.expr(a) for a in call.args]
@@ -765,7 +1005,7 @@ class _ProgramParser(ExprParser):
         loop_var = Var(target.id, ScalarType(DataType.INDEX), span=self.span(target))
         iter_args = self._iter_args(carried, inits, node.target)
         _, return_vars, body = self._loop_body(node, kind.value, "for", [(target.id, loop_var)], iter_args, node.body)
-        return ForStmt(loop_var, start, stop, step, body, iter_args, return_vars, kind, span=self.span(node))
+        return ForStmt(loop_var, start, stop, step, body, iter_args, return_vars, kind, attrs, span=self.span(node))
 
     def _loop_body(
         self,
@@ -826,7 +1066,7 @@ class _ProgramParser(ExprParser):
 
     def _while(self, node: ast.While) -> WhileStmt:
         if node.orelse:
-            raise self.error(node, "while ... else is not supported")
+            raise self.error(node, "while ... else is not supported", kind=UnsupportedFeatureError)
         cond = self.expr(node.test)
         _, return_vars, body = self._loop_body(node, "while", "while", [], (), node.body)
         return WhileStmt(cond, body, (), return_vars, natural=True, span=self.span(node))
@@ -842,6 +1082,7 @@ class _ProgramParser(ExprParser):
                 node,
                 f"'{word}' is not supported when the innermost loop is pl.{innermost}()",
                 hint="break/continue need a sequential innermost loop (pl.range or while)",
+                kind=UnsupportedFeatureError,
             )
         if innermost in _FOR_SCOPES:
             raise self.error(node, f"'{word}' cannot leave a pl.{innermost} body")
@@ -855,7 +1096,7 @@ class _ProgramParser(ExprParser):
         dumps: tuple[Var, ...] = ()
         for kw in call.keywords:
             if kw.arg is None:
-                raise self.error(kw.value, "**kwargs is not supported")
+                raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
             if kw.arg == "dumps":
                 dumps = self.dumps(kw.value)
             else:
@@ -865,16 +1106,19 @@ class _ProgramParser(ExprParser):
     def _for_scope(self, node: ast.For, call: ast.Call, constructor: str) -> ScopeStmt:
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, f"for ... in pl.{constructor}(...) binds one name")
+        self._check_scope_call(call, constructor)
         args, kwargs, dumps = self._scope_arguments(call)
         self.check_name(node.target.id, node.target)
         var = Var(node.target.id, ScalarType(DataType.INDEX), span=self.span(node.target))
         header = [(node.target.id, var)]
         saved = self._header_scope_enter_at(node, header)
         self._fn.loops.append(constructor)
+        self._fn.scopes.append(constructor)
         try:
             body = self._block(node.body, node)
         finally:
             self._fn.loops.pop()
+            self._fn.scopes.pop()
         self._header_scope_exit(saved, header)
         return ScopeStmt(constructor, body, args, kwargs, var, True, dumps, span=self.span(node))
 
@@ -890,16 +1134,137 @@ class _ProgramParser(ExprParser):
                 + ", ".join(f"pl.{name}(...)" for name in _WITH_SCOPES),
             )
         assert constructor is not None
-        args, kwargs, dumps = self._scope_arguments(item.context_expr)
+        call = item.context_expr
+        self._check_scope_call(call, constructor)
+        args, kwargs, dumps = self._scope_arguments(call)
         var: Var | None = None
         if item.optional_vars is not None:
             if not isinstance(item.optional_vars, ast.Name):
                 raise self.error(item.optional_vars, "`with ... as` binds one name")
             var = self._bind(item.optional_vars, ScalarType(DataType.TASK_ID))
-        body = self._block(node.body, node)
+        self._fn.scopes.append(constructor)
+        try:
+            body = self._block(node.body, node)
+        finally:
+            self._fn.scopes.pop()
         if constructor == "spmd":
+            self._check_spmd_body(node, call, body)
             self._check_single_dispatch(body)
         return ScopeStmt(constructor, body, args, kwargs, var, False, dumps, span=self.span(node))
+
+    # -- the rules on scope calls (docs/specification.md, "Statement forms") --------------------
+
+    def _check_scope_call(self, call: ast.Call, constructor: str) -> None:
+        """Reject the scope calls PyPTO's parser rejects, each at the offending argument."""
+        keywords: dict[str | None, ast.keyword] = {kw.arg: kw for kw in call.keywords if kw.arg is not None}
+        early = keywords.get("allow_early_resolve")
+        if early is not None:
+            if not (isinstance(early.value, ast.Constant) and isinstance(early.value.value, bool)):
+                raise self.error(
+                    early.value, "allow_early_resolve takes a boolean literal", hint="write allow_early_resolve=True"
+                )
+            if constructor == "spmd" and "cluster" in self._fn.scopes:
+                raise self.error(
+                    early.value,
+                    "allow_early_resolve has no effect on a pl.spmd inside pl.cluster(): the scope is "
+                    "unwrapped into the Group function and never launched on its own",
+                    hint="drop allow_early_resolve here",
+                )
+        no_dep = keywords.get("no_dep_args")
+        if no_dep is not None:
+            if not isinstance(no_dep.value, ast.List):
+                raise self.error(no_dep.value, "no_dep_args takes a list of argument names: no_dep_args=[a, b]")
+            names = [e.id if isinstance(e, ast.Name) else None for e in no_dep.value.elts]
+            for elt, name in zip(no_dep.value.elts, names, strict=True):
+                if name is not None and names.count(name) > 1:
+                    raise self.error(elt, f"'{name}' is listed twice in no_dep_args", hint="list each name once")
+        match constructor:
+            case "graph":
+                if len(call.args) != 1 or not (
+                    isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
+                ):
+                    raise self.error(
+                        call,
+                        "pl.graph takes its name: the outlined function is named after it",
+                        hint='write pl.graph("name")',
+                    )
+            case "spmd":
+                self._check_block_count(call, keywords)
+            case "at":
+                self._check_at(call, keywords)
+            case "scope":
+                manual = keywords.get("mode")
+                if self._fn.auto_scope and not (manual is not None and "MANUAL" in ast.unparse(manual.value)):
+                    raise self.error(
+                        call,
+                        "a hand-placed pl.scope() needs @pl.function(auto_scope=False): with the "
+                        "default auto_scope=True the compiler places AUTO scopes itself",
+                        hint="decorate the function @pl.function(..., auto_scope=False), or use pl.manual_scope()",
+                    )
+
+    def _check_block_count(self, call: ast.Call, keywords: dict[str | None, ast.keyword]) -> None:
+        count: ast.expr | None = call.args[0] if call.args else None
+        if count is None and "core_num" in keywords:
+            count = keywords["core_num"].value
+        if count is None:
+            raise self.error(call, "pl.spmd needs a block count", hint="write pl.spmd(N) with N > 0 blocks")
+        if len(call.args) > 1:
+            raise self.error(
+                call.args[1],
+                "pl.spmd takes one positional argument, the block count",
+                hint="pass the other options by keyword: pl.spmd(4, core_num=...) is not a form",
+            )
+        if isinstance(count, ast.Constant):
+            if type(count.value) is not int:
+                raise self.error(count, "the pl.spmd block count is an integer", hint="write pl.spmd(N)")
+            if count.value <= 0:
+                raise self.error(count, "the pl.spmd block count must be positive", hint="write pl.spmd(N) with N > 0")
+
+    _AT_KEYWORDS = frozenset(
+        {"level", "role", "name_hint", "optimizations", "deps", "no_dep_args", "allow_early_resolve", "dumps"}
+    )
+
+    def _check_at(self, call: ast.Call, keywords: dict[str | None, ast.keyword]) -> None:
+        if not call.args and "level" not in keywords:
+            raise self.error(call, "pl.at needs a level", hint="write pl.at(level=pl.Level.CORE_GROUP)")
+        for name, kw in keywords.items():
+            if name not in self._AT_KEYWORDS:
+                raise self.error(
+                    kw.value,
+                    f"unknown pl.at keyword '{name}'",
+                    hint="pl.at takes " + ", ".join(sorted(self._AT_KEYWORDS)),
+                )
+        hint_kw = keywords.get("name_hint")
+        if hint_kw is not None and isinstance(hint_kw.value, ast.Constant):
+            value = hint_kw.value.value
+            if not (isinstance(value, str) and value.isidentifier()):
+                raise self.error(
+                    hint_kw.value,
+                    f"name_hint must be an identifier, not {value!r}",
+                    hint="name the scope like a variable: name_hint=\"load_tiles\"",
+                )
+
+    def _check_spmd_body(self, node: ast.With, call: ast.Call, body: SeqStmts) -> None:
+        """A `with pl.spmd(N):` body is a dispatch (one kernel launch), an inline block that reads
+        the block index, or a `pl.at` carrier; `optimizations=` then belongs on the carrier."""
+        carrier = len(body.stmts) == 1 and isinstance(body.stmts[0], ScopeStmt) and body.stmts[0].constructor == "at"
+        if carrier:
+            for kw in call.keywords:
+                if kw.arg == "optimizations":
+                    raise self.error(
+                        kw.value,
+                        "optimizations= goes on the pl.at carrier, not on the pl.spmd line",
+                        hint="move optimizations=[...] into the inner pl.at(...)",
+                    )
+            return
+        for sub in walk(body):
+            if isinstance(sub, Submit) or (isinstance(sub, Call) and (sub.function or sub.op == "tile.get_block_idx")):
+                return
+        raise self.error(
+            node,
+            "a pl.spmd body must read the block index or dispatch a kernel",
+            hint="call self.<kernel>(...) in the body, read pl.tile.get_block_idx(), or use for i in pl.spmd(N)",
+        )
 
     def _check_single_dispatch(self, body: SeqStmts) -> None:
         seen = 0
@@ -936,6 +1301,13 @@ def _deepest_line(source: str) -> tuple[int, int]:
     if count > best:
         where = start
     return where
+
+
+def _func_attr_call(stmt: ast.stmt) -> ast.Call | None:
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and dotted_name(call.func) == "pl.func_attr":
+        return call
+    return None
 
 
 def _decorator_target(node: ast.expr) -> ast.expr:

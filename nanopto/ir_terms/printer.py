@@ -51,6 +51,7 @@ from nanopto.ir_terms.nodes import (
     Var,
     WhileStmt,
     YieldStmt,
+    register_printer,
 )
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.types import (
@@ -131,6 +132,16 @@ def _dtype(dtype: DataType) -> str:
 
 def _shape(shape: Sequence[Expr]) -> str:
     return "[" + ", ".join(print_expr(d) for d in shape) + "]"
+
+
+register_printer(python_print)
+
+
+def python_print_type(ty: Type, prefix: str = "pl") -> str:
+    """PyPTO's name for `print_type`: a type's annotation spelling."""
+    if prefix != "pl":
+        raise ValueError("nanopto prints with the `pl` prefix only")
+    return print_type(ty)
 
 
 def print_type(ty: Type) -> str:
@@ -225,10 +236,11 @@ def print_expr(expr: Expr) -> str:
             return f"self.{op}({_args(args, kwargs)})"
         case Call(op=op, args=args, kwargs=kwargs):
             return f"pl.{op}({_args(args, kwargs)})"
-        case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps):
+        case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps, spmd=spmd):
             extra = [f"dumps=[{', '.join(d.name for d in dumps)}]"] if dumps else []
             rest = _args(args, kwargs, extra)
-            return f"pl.submit(self.{callee}{', ' + rest if rest else ''})"
+            form = "spmd_submit" if spmd else "submit"
+            return f"pl.{form}(self.{callee}{', ' + rest if rest else ''})"
         case MakeTuple(elements=elements, is_list=True):
             return "[" + ", ".join(print_expr(e) for e in elements) + "]"
         case MakeTuple(elements=elements):
@@ -462,7 +474,7 @@ class _FunctionPrinter:
             target += f", {_name_tuple(stmt.iter_args)}"
             extra.append(f"init_values={_value_tuple([a.init_value for a in stmt.iter_args])}")
         kind = stmt.kind.value if isinstance(stmt.kind, ForKind) else "range"
-        lines = [f"{indent}for {target} in pl.{kind}({_args(bounds, (), extra)}):"]
+        lines = [f"{indent}for {target} in pl.{kind}({_args(bounds, stmt.attrs, extra)}):"]
         return lines + self.body(stmt.body, indent + INDENT, stmt.return_vars)
 
     def _while(self, stmt: WhileStmt, indent: str) -> list[str]:

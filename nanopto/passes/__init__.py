@@ -28,14 +28,18 @@ from nanopto.passes.registry import (
     register_pass,
 )
 from nanopto.passes.rewrite import RewriteRules, rewrite
-from nanopto.verify.properties import IRProperty
+from nanopto.verify.diagnostics import Diagnostic, DiagnosticSeverity
+from nanopto.verify.properties import IRProperty, IRPropertySet, PropertyVerifierRegistry
 
 __all__ = [
     "PASS_REGISTRY",
     "STRATEGY_PIPELINES",
     "CallbackInstrument",
+    "Diagnostic",
+    "DiagnosticSeverity",
     "HoistNestedCalls",
     "IRProperty",
+    "IRPropertySet",
     "InlineFunctions",
     "OptimizationStrategy",
     "Pass",
@@ -47,6 +51,7 @@ __all__ = [
     "PassSpec",
     "PipelineSpecError",
     "PropertyRequirementError",
+    "PropertyVerifierRegistry",
     "RewriteRules",
     "UnknownPassError",
     "VerificationError",

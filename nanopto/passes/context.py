@@ -60,7 +60,9 @@ _STACK: ContextVar[tuple[PassContext, ...]] = ContextVar("nanopto_pass_context_s
 
 
 class PassContext:
-    """`with PassContext(VerificationLevel.NONE, instruments=[...]):` configures passes run inside.
+    """`with PassContext([...], VerificationLevel.NONE):` configures passes run inside.
+
+    The arguments are PyPTO's, in its order: the instruments, then the verification level.
 
     The innermost context wins; outside any `with`, `current()` is the process's root context
     (BASIC, no instruments), so a trace recorded there is kept: `PassContext.root().traces`.
@@ -68,11 +70,17 @@ class PassContext:
 
     def __init__(
         self,
-        verification_level: VerificationLevel = VerificationLevel.BASIC,
         instruments: Iterable[PassInstrument] = (),
+        verification_level: VerificationLevel = VerificationLevel.BASIC,
+        *,
         egraph_observer: Callable[..., None] | None = None,
         transcript: list[str] | None = None,
     ) -> None:
+        if isinstance(instruments, VerificationLevel):
+            raise TypeError(
+                "PassContext takes the instruments first, then the verification level: "
+                f"PassContext([], {instruments}) or PassContext(verification_level={instruments})"
+            )
         self.verification_level = verification_level
         self.instruments: tuple[PassInstrument, ...] = tuple(instruments)
         self.traces: list[tuple[str, object]] = []
@@ -108,7 +116,7 @@ class PassContext:
         return _ROOT
 
     def __repr__(self) -> str:
-        return f"PassContext({self.verification_level}, instruments={list(self.instruments)!r})"
+        return f"PassContext({list(self.instruments)!r}, {self.verification_level})"
 
 
 _ROOT = PassContext()

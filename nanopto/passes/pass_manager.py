@@ -77,6 +77,10 @@ class PassManager:
         history = self.run_with_history(program)
         return history[-1][1] if history else program
 
+    def run_passes(self, program: Program) -> Program:
+        """PyPTO's name for `run`."""
+        return self.run(program)
+
     def run_with_history(self, program: Program) -> list[tuple[str, Program]]:
         """Run every pass; return `(pass name, program after it)` for each pass, in order."""
         checking = PassContext.current().verification_level is not VerificationLevel.NONE

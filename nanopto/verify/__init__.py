@@ -2,11 +2,13 @@
 interpreter, the oracles a pass is checked against. This package imports only the IR."""
 
 from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
-from nanopto.verify.diagnostics import Diagnostic, Severity
+from nanopto.verify.diagnostics import Diagnostic, DiagnosticSeverity, Severity
 from nanopto.verify.interpreter import InterpreterError, interpret, values_equal
 from nanopto.verify.properties import (
     IRProperty,
+    IRPropertySet,
     PropertyVerifier,
+    PropertyVerifierRegistry,
     VerifyContext,
     get_verifier,
     has_verifier,
@@ -17,9 +19,12 @@ from nanopto.verify.properties import (
 
 __all__ = [
     "Diagnostic",
+    "DiagnosticSeverity",
     "IRProperty",
+    "IRPropertySet",
     "InterpreterError",
     "PropertyVerifier",
+    "PropertyVerifierRegistry",
     "RebindingCheckError",
     "Severity",
     "VerifyContext",

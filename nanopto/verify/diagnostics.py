@@ -16,6 +16,15 @@ class Severity(enum.Enum):
     ERROR = "error"
     WARNING = "warning"
 
+    # PyPTO spells the members `Error` and `Warning` (its `DiagnosticSeverity`); the aliases make
+    # `d.severity == DiagnosticSeverity.Error` read the same in both.
+    Error = "error"
+    Warning = "warning"
+
+
+DiagnosticSeverity = Severity
+"""PyPTO's name for `Severity`."""
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -28,6 +37,11 @@ class Diagnostic:
     in_the_input: bool = False
     """The finding is about the program the pass was given, fixable in its source (a call the
     specification leaves in place), not about what the pass did."""
+
+    @property
+    def rule_name(self) -> str:
+        """PyPTO's name for `rule`."""
+        return self.rule
 
     @property
     def is_error(self) -> bool:

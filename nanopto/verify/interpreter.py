@@ -740,8 +740,25 @@ class _Interpreter:
         # value is the task id even when the callee returns values (the callee communicates
         # through its Out / InOut arguments, as a launched task does).
         args = [self.eval(a) for a in expr.args]
-        self.call(expr.callee, args, {}, expr)
-        return next(self._task_ids)
+        if not expr.spmd:
+            self.call(expr.callee, args, {}, expr)
+            return next(self._task_ids)
+        # pl.spmd_submit: the kernel once per block, in block order (as a `pl.spmd` scope runs);
+        # the value is the last block's results followed by the dispatch's task id.
+        count = next(k.value for k in expr.kwargs if k.name == "core_num")
+        blocks = self._as_int(self.eval(count), expr, "pl.spmd_submit core_num")
+        ctx = self._ctx
+        saved = (ctx.block_idx, ctx.block_num)
+        ctx.block_num = blocks
+        results: Any = ()
+        try:
+            for block in range(blocks):
+                ctx.block_idx = block
+                results = self.call(expr.callee, args, {}, expr)
+        finally:
+            ctx.block_idx, ctx.block_num = saved
+        values = results if isinstance(results, tuple) else (results,)
+        return (*values, next(self._task_ids))
 
     def _eval_tuple(self, expr: MakeTuple) -> Any:
         return tuple(self.eval(e) for e in expr.elements)

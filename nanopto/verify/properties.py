@@ -11,7 +11,7 @@ that produces it and cannot establish it by verification.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from nanopto.ir_terms.nodes import (
@@ -124,6 +124,78 @@ def verify_properties(
 
 def _enum_order(prop: IRProperty) -> int:
     return list(IRProperty).index(prop)
+
+
+class IRPropertySet:
+    """A set of properties with PyPTO's method names (`insert`, `contains`, ...); iterable, so it
+    goes wherever nanopto takes an iterable of properties."""
+
+    def __init__(self, properties: Iterable[IRProperty] = ()) -> None:
+        self._items: set[IRProperty] = set(properties)
+
+    def insert(self, prop: IRProperty) -> None:
+        self._items.add(prop)
+
+    def remove(self, prop: IRProperty) -> None:
+        self._items.discard(prop)
+
+    def contains(self, prop: IRProperty) -> bool:
+        return prop in self._items
+
+    def contains_all(self, other: IRPropertySet) -> bool:
+        return other._items <= self._items
+
+    def union_with(self, other: IRPropertySet) -> IRPropertySet:
+        return IRPropertySet(self._items | other._items)
+
+    def intersection(self, other: IRPropertySet) -> IRPropertySet:
+        return IRPropertySet(self._items & other._items)
+
+    def difference(self, other: IRPropertySet) -> IRPropertySet:
+        return IRPropertySet(self._items - other._items)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def to_list(self) -> list[IRProperty]:
+        return sorted(self._items, key=_enum_order)
+
+    def __contains__(self, prop: object) -> bool:
+        return prop in self._items
+
+    def __iter__(self) -> Iterator[IRProperty]:
+        return iter(self.to_list())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IRPropertySet) and other._items == self._items
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a set
+
+    def __repr__(self) -> str:
+        return f"IRPropertySet({[p.name for p in self.to_list()]})"
+
+
+class PropertyVerifierRegistry:
+    """PyPTO's entry point to the registered verifiers: `verify(properties, program)`."""
+
+    @staticmethod
+    def verify(properties: Iterable[IRProperty], program: Program) -> list[Diagnostic]:
+        """The diagnostics of every property that has a verifier (the others are skipped)."""
+        return verify_properties(program, properties)
+
+    @staticmethod
+    def verify_or_throw(properties: Iterable[IRProperty], program: Program) -> None:
+        """Raise ValueError listing the errors, if any."""
+        errors = [d for d in verify_properties(program, properties) if d.is_error]
+        if errors:
+            raise ValueError("IR property verification failed:" + "".join(f"\n  {d}" for d in errors))
+
+    @staticmethod
+    def generate_report(diagnostics: Iterable[Diagnostic]) -> str:
+        return "\n".join(str(d) for d in diagnostics)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,194 @@
+"""Statement forms PyPTO accepts (docs/specification.md, "Statement forms"): parse, print, round
+trip and, where the form has a meaning, the interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nanopto import ir
+from nanopto.ir_terms.schema import walk
+from nanopto.verify import interpret
+
+HEAD = "import nanopto.language as pl\n\n"
+
+SPMD_SUBMIT = HEAD + '''
+@pl.program
+class Grid:
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, x: pl.Tensor[[4], pl.FP32], out: pl.Out[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
+        out = pl.tensor.assemble(out, pl.add(x, x), [0])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4], pl.FP32], out: pl.Out[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
+        out, tid = pl.spmd_submit(self.fill, x, out, core_num=4)
+        return out
+'''
+
+
+def test_spmd_submit_yields_the_results_then_the_task_id() -> None:
+    program = ir.parse_program(SPMD_SUBMIT)
+    text = ir.python_print(program)
+    assert "pl.spmd_submit(self.fill, x, out, core_num=4)" in text
+    ir.assert_structural_equal(ir.parse_program(text), program)
+    submit = next(n for n in walk(program) if isinstance(n, ir.Submit))
+    assert submit.spmd
+    x, out = np.arange(4, dtype=np.float32), np.zeros(4, dtype=np.float32)
+    result = interpret(program, "main", x, out)
+    assert np.array_equal(result, 2 * x) and np.array_equal(out, 2 * x)
+
+
+def test_spmd_submit_without_core_num_is_a_located_error() -> None:
+    with pytest.raises(ir.ParserSyntaxError) as info:
+        ir.parse_program(SPMD_SUBMIT.replace(", core_num=4", ""))
+    assert info.value.line == 13
+    assert info.value.hint is not None and "core_num=N" in info.value.hint
+
+
+def program_with(lines: list[str], params: str = "a: pl.Tensor[[4], pl.FP32]") -> str:
+    body = "".join(f"        {line}\n" for line in lines)
+    return HEAD + (
+        "@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        f"    def main(self, {params}):\n{body}"
+    )
+
+
+def round_trip(source: str) -> ir.Program:
+    program = ir.parse_program(source)
+    ir.assert_structural_equal(ir.parse_program(ir.python_print(program)), program)
+    return program
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):",
+        "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=4)]):",
+        "with pl.at(level=pl.Level.CORE_GROUP, "
+        "optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT), pl.cross_core_slot(slot_num=3)]):",
+        "for i in pl.spmd(4, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):",
+    ],
+)
+def test_scope_optimizations(header: str) -> None:
+    program = round_trip(program_with([header, "    b = pl.add(a, a)", "return a"]))
+    assert "optimizations=[" in ir.python_print(program)
+
+
+def test_ellipsis_after_a_statement_is_a_placeholder() -> None:
+    program = round_trip(program_with(["b = pl.add(a, a)", "...", "return b"]))
+    assert "..." not in ir.python_print(program.functions["main"].body)
+
+
+def test_default_tile_view_in_a_tile_annotation() -> None:
+    viewed = program_with(
+        ["t: pl.Tile[[4], pl.FP32, pl.MemorySpace.Vec, pl.TileView()] = pl.tile.load(a, [0], [4])", "return a"]
+    )
+    plain = viewed.replace(", pl.TileView()", "")
+    ir.assert_structural_equal(round_trip(viewed), ir.parse_program(plain))
+    with pytest.raises(ir.UnsupportedFeatureError):
+        ir.parse_program(viewed.replace("pl.TileView()", "pl.TileView(blayout=1)"))
+
+
+def test_func_attr_is_a_function_attribute() -> None:
+    program = round_trip(program_with(['pl.func_attr({"stage": 2})', "b = pl.add(a, a)", "return b"]))
+    attrs = program.functions["main"].attrs
+    assert [(k.name, k.value) for k in attrs] == [("stage", ir.ConstInt(2))]
+    with pytest.raises(ir.ParserSyntaxError, match="first statement") as info:
+        ir.parse_program(program_with(["b = pl.add(a, a)", 'pl.func_attr({"stage": 2})', "return b"]))
+    assert info.value.line == 8
+
+
+OPS_PROGRAM = HEAD + """
+@pl.program
+class Ops:
+    @pl.function
+    def main(self, a: pl.Tensor[[2, 2], pl.FP32]) -> pl.Tensor[[2, 2], pl.FP16]:
+        n: pl.Scalar[pl.INDEX] = pl.tensor.dim(a, 1)
+        first: pl.Scalar[pl.FP32] = pl.read(a, [0, 1])
+        row: pl.Tensor[[1, 2], pl.FP32] = pl.slice(a, [1, 2], [1, 0])
+        sq: pl.Tensor[[2, 2], pl.FP32] = pl.matmul(a, a)
+        filled: pl.Tile[[2, 2], pl.FP32, pl.Mem.Vec] = pl.tile.full([2, 2], pl.FP32, 1.0)
+        half: pl.Tensor[[2, 2], pl.FP16] = pl.cast(sq, pl.FP16)
+        return half
+"""
+
+
+def test_ops_have_type_rules_and_semantics() -> None:
+    from nanopto.ir_terms.infer import type_of
+
+    program = round_trip(OPS_PROGRAM)
+    body = program.functions["main"].body
+    assert isinstance(body, ir.SeqStmts)
+    inferred = [ir.python_print_type(type_of(s.value)) for s in body.stmts if isinstance(s, ir.AssignStmt)]
+    assert inferred == [
+        "pl.Scalar[pl.INDEX]",
+        "pl.Scalar[pl.FP32]",
+        "pl.Tensor[[1, 2], pl.FP32]",
+        "pl.Tensor[[2, 2], pl.FP32]",
+        "pl.Tile[[2, 2], pl.FP32, pl.Mem.Vec]",
+        "pl.Tensor[[2, 2], pl.FP16]",
+    ]
+    a = np.array([[1, 2], [3, 4]], dtype=np.float32)
+    result = interpret(program, "main", a)
+    assert result.dtype == np.float16 and np.array_equal(result, (a @ a).astype(np.float16))
+
+
+DEPS = HEAD + """
+@pl.program
+class Chain:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kern(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        return x
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        tids = pl.array.create(2, pl.TASK_ID)
+        with pl.spmd(4, deps=[tids[j] for j in range(2)]) as tid:
+            b = self.kern(a)
+        return a
+"""
+
+
+def test_deps_comprehension_unrolls_to_the_list() -> None:
+    comprehension = round_trip(DEPS)
+    spelled = ir.parse_program(DEPS.replace("[tids[j] for j in range(2)]", "[tids[0], tids[1]]"))
+    ir.assert_structural_equal(comprehension, spelled)
+    with pytest.raises(ir.UnsupportedFeatureError, match="range"):
+        ir.parse_program(DEPS.replace("range(2)", "range(a)"))
+
+
+def test_split_with_slot_num_is_the_deprecated_alias() -> None:
+    header = "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN, slot_num=4)]):"
+    with pytest.warns(FutureWarning, match="cross_core_slot"):
+        round_trip(program_with([header, "    b = pl.add(a, a)", "return a"]))
+
+
+def test_pipeline_loop_keeps_its_stage() -> None:
+    from nanopto import passes
+
+    source = HEAD + """
+@pl.program
+class Staged:
+    @pl.function(type=pl.FunctionType.Inline)
+    def twice(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        y: pl.Tensor[[4], pl.FP32] = pl.add(x, x)
+        return y
+
+    @pl.function
+    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        for i, (acc,) in pl.pipeline(4, stage=2, init_values=(a,)):
+            nxt = self.twice(acc)
+            out = pl.yield_(nxt)
+        return out
+"""
+    program = round_trip(source)
+    loop = program.functions["main"].body.stmts[0]
+    assert loop.kind is ir.ForKind.Pipeline and [k.name for k in loop.attrs] == ["stage"]
+    after = passes.inline_functions()(program)
+    assert "pl.pipeline(4, stage=2, init_values=(a,))" in ir.python_print(after)
+    a = np.ones(4, dtype=np.float32)
+    assert np.array_equal(interpret(program, "main", a), interpret(after, "main", a))
+    with pytest.raises(ir.ParserError, match="does not take the keyword 'stage'"):
+        ir.parse_program(source.replace("pl.pipeline(4,", "pl.range(4,"))

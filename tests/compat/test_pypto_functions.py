@@ -1,0 +1,122 @@
+"""Functions written outside a `@pl.program` class: `@pl.function` and `@pl.inline`."""
+
+from __future__ import annotations
+
+import pytest
+
+import nanopto.language as pl
+from nanopto import ir, passes
+
+
+@pl.function
+def scale(v: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+    w: pl.Tensor[[32], pl.FP32] = pl.mul(v, v)
+    return w
+
+
+@pl.inline
+def square_sum(p: pl.Tensor[[32], pl.FP32], q: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+    s: pl.Tensor[[32], pl.FP32] = pl.mul(p, p)
+    t: pl.Tensor[[32], pl.FP32] = pl.add(s, q)
+    return t
+
+
+def test_module_level_function_is_an_ir_function() -> None:
+    assert isinstance(scale, ir.Function)
+    assert scale.name == "scale" and [p.var.name for p in scale.params] == ["v"]
+    assert "pl.mul(v, v)" in scale.as_python()
+
+
+def test_a_called_standalone_function_joins_the_program() -> None:
+    @pl.program
+    class Uses:
+        @pl.function
+        def main(self, a: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+            b: pl.Tensor[[32], pl.FP32] = scale(a)
+            return b
+
+    assert list(Uses.functions) == ["main", "scale"]
+    ir.assert_structural_equal(Uses.functions["scale"], scale)
+    ir.assert_structural_equal(ir.parse_program(str(Uses)), Uses)
+
+
+def test_inline_template_is_spliced_and_leaves_no_function() -> None:
+    @pl.program
+    class Spliced:
+        @pl.function
+        def main(self, a: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+            r: pl.Tensor[[32], pl.FP32] = square_sum(a, a)
+            return r
+
+    @pl.program
+    class Written:
+        @pl.function
+        def main(self, a: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+            s: pl.Tensor[[32], pl.FP32] = pl.mul(a, a)
+            t: pl.Tensor[[32], pl.FP32] = pl.add(s, a)
+            r: pl.Tensor[[32], pl.FP32] = t
+            return r
+
+    assert list(Spliced.functions) == ["main"]
+    ir.assert_structural_equal(Spliced, Written)
+
+
+def test_inline_template_matches_an_inline_method_after_the_pass() -> None:
+    @pl.program
+    class WithMethod:
+        @pl.function(type=pl.FunctionType.Inline)
+        def square_sum(
+            self, p: pl.Tensor[[32], pl.FP32], q: pl.Tensor[[32], pl.FP32]
+        ) -> pl.Tensor[[32], pl.FP32]:
+            s: pl.Tensor[[32], pl.FP32] = pl.mul(p, p)
+            t: pl.Tensor[[32], pl.FP32] = pl.add(s, q)
+            return t
+
+        @pl.function
+        def main(self, a: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+            r: pl.Tensor[[32], pl.FP32] = self.square_sum(a, a)
+            return r
+
+    @pl.program
+    class WithTemplate:
+        @pl.function
+        def main(self, a: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+            r: pl.Tensor[[32], pl.FP32] = square_sum(a, a)
+            return r
+
+    ir.assert_structural_equal(passes.inline_functions()(WithMethod), WithTemplate)
+
+
+def test_template_misuse_is_a_located_error() -> None:
+    with pytest.raises(TypeError, match="template"):
+        square_sum(1, 2)
+    with pytest.raises(ir.UnsupportedFeatureError, match="whole statement") as info:
+
+        @pl.program
+        class Nested:
+            @pl.function
+            def main(self, a: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+                r: pl.Tensor[[32], pl.FP32] = pl.add(square_sum(a, a), a)
+                return r
+
+    assert info.value.hint is not None and "bind its result first" in info.value.hint
+
+
+def test_a_template_that_calls_itself_is_an_error() -> None:
+    from nanopto.ir_terms.templates import InlineFunction
+
+    source = (
+        "@pl.inline\n"
+        "def loop(x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:\n"
+        "    y = loop(x)\n"
+        "    return y\n"
+    )
+    template = InlineFunction("loop", source, "loop.py", 0)
+    program = (
+        "import nanopto.language as pl\n\n@pl.program\nclass P:\n    @pl.function\n"
+        "    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:\n"
+        "        b = loop(a)\n        return b\n"
+    )
+    with pytest.raises(ir.UnsupportedFeatureError, match="calls itself") as info:
+        ir.parse_program(program, closure={"loop": template})
+    assert info.value.file == "loop.py" and info.value.line == 3
