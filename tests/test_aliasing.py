@@ -95,3 +95,42 @@ def test_a_slice_of_a_parameter_is_not_a_self_update() -> None:
                 return a
         """,
     )
+
+
+# A loop-carried value passed to a pl.Out scalar is the variable the write-back must land on: a
+# fresh local would take the write and the caller's `acc` would never see it.
+ITER_ARG_TO_OUT_SCALAR = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def inc(self, m: pl.Out[{S}]) -> {S}:
+        m = m + 1
+        return m
+
+    @pl.function
+    def main(self, k: {S}) -> {S}:
+        for i, (acc,) in pl.range(3, init_values=(k,)):
+            r = self.inc(acc)
+            s = acc + r
+            acc2 = pl.yield_(s)
+        return acc2
+"""
+
+
+def test_a_loop_carried_value_passed_to_an_out_scalar_receives_the_write_back() -> None:
+    check(
+        ITER_ARG_TO_OUT_SCALAR,
+        1,
+        expected=f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, k: {S}) -> {S}:
+                for i, (acc,) in pl.range(3, init_values=(k,)):
+                    acc = acc + 1
+                    r = acc
+                    s = acc + r
+                    acc2 = pl.yield_(s)
+                return acc2
+        """,
+    )

@@ -161,9 +161,22 @@ def bind_argument(param: Var, row: RebindingRow, actual: Expr) -> tuple[bool, st
         return True, "computed argument: evaluated once at the call site"
     if row.binds_local:
         return True, "the callee rebinds this parameter: its rebinding stays on a local"
-    if row.rebinds_caller_var and (not isinstance(actual, Var) or isinstance(actual, IterArg)):
+    if row.rebinds_caller_var and not _receives_rebinding(row, actual):
         return True, "rebound parameter whose argument is not an assignable Var"
     return False, "substituted directly"
+
+
+def _receives_rebinding(row: RebindingRow, actual: Expr) -> bool:
+    """Whether the callee's rebinding of the parameter may land on the actual itself.
+
+    The specification binds an IterArg to a fresh local like any other non-assignable argument.
+    For a `pl.Out`/`pl.InOut` scalar that would lose the write-back the caller reads (the value
+    is the caller's variable, docs/03-rebinding-table.md), so a loop-carried value is rebound in
+    place, as the caller's own `acc = acc + 1` inside the loop is.
+    """
+    if not isinstance(actual, Var):
+        return False
+    return not isinstance(actual, IterArg) or row is RebindingRow.OUT_SCALAR
 
 
 def find_sites(fn: Function, templates: dict[str, HelperTemplate], first_number: int) -> list[CallSite]:
