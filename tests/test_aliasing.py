@@ -134,3 +134,128 @@ def test_a_loop_carried_value_passed_to_an_out_scalar_receives_the_write_back() 
                 return acc2
         """,
     )
+
+
+def _out_scalar_program(call: str, body: str = "m = m + 100\n        r = n + m\n        return r") -> str:
+    return f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def f(self, n: {S}, m: pl.Out[{S}]) -> {S}:
+        {body}
+
+    @pl.function
+    def main(self, k: {S}) -> {S}:
+        a = {call}
+        return a + k
+"""
+
+
+# The write-back of a pl.Out scalar rebinds the caller's `k`; an argument that reads `k` and is
+# used after that write is bound to a local first, as the call evaluated it.
+OUT_SCALAR_EXPRESSION = _out_scalar_program("self.f(k + 1, k)")
+OUT_SCALAR_SAME_VAR = _out_scalar_program("self.f(k, k)")
+OUT_SCALAR_IN_LOOP = _out_scalar_program(
+    "self.f(k * 2, k)", "for i in pl.range(3):\n            m = m + n\n        return m"
+)
+OUT_SCALAR_READ_FIRST = _out_scalar_program("self.f(k + 1, k)", "r = n + m\n        m = m + 100\n        return r")
+
+
+def test_an_argument_read_after_an_out_scalar_write_back_is_bound_first() -> None:
+    check(
+        OUT_SCALAR_EXPRESSION,
+        1,
+        expected=f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, k: {S}) -> {S}:
+                n_inline0: {S} = k + 1
+                k = k + 100
+                r_inline1 = n_inline0 + k
+                a = r_inline1
+                return a + k
+        """,
+    )
+
+
+def test_the_same_var_passed_to_an_out_scalar_and_a_read_only_scalar() -> None:
+    check(OUT_SCALAR_SAME_VAR, 1)
+
+
+def test_an_argument_read_in_a_loop_that_writes_back_is_bound_first() -> None:
+    check(OUT_SCALAR_IN_LOOP, 1)
+
+
+def test_an_argument_read_before_the_write_back_is_still_substituted() -> None:
+    check(
+        OUT_SCALAR_READ_FIRST,
+        1,
+        expected=f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, k: {S}) -> {S}:
+                r_inline0 = k + 1 + k
+                k = k + 100
+                a = r_inline0
+                return a + k
+        """,
+    )
+
+
+# An in-place write through one parameter changes what an expression over the same storage,
+# passed for another parameter, evaluates to; the call evaluated it before the write.
+ARRAY_WRITE_EXPRESSION = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def g(self, xs: {AR}, n: {S}) -> {S}:
+        xs[0] = 9
+        return n
+
+    @pl.function
+    def main(self, arr: {AR}) -> {S}:
+        m = self.g(arr, arr[0] + 1)
+        return m
+"""
+
+TENSOR_WRITE_ELEMENT = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def g(self, t: {T}, x: {T}, n: pl.Scalar[pl.FP32]) -> pl.Scalar[pl.FP32]:
+        t = pl.tensor.assemble(t, x, [0])
+        return n
+
+    @pl.function
+    def main(self, a: {T}, b: {T}) -> pl.Scalar[pl.FP32]:
+        m = self.g(a, b, a[1] + 0.0)
+        return m
+"""
+
+TENSOR_WRITE_COMPUTED = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def g(self, t: {T}, x: {T}, y: {T}) -> {T}:
+        t = pl.tensor.assemble(t, y, [0])
+        return x
+
+    @pl.function
+    def main(self, a: {T}, b: {T}) -> {T}:
+        m = self.g(a, a + b, b)
+        return m
+"""
+
+
+def test_an_expression_over_an_array_written_in_place_is_bound_first() -> None:
+    check(ARRAY_WRITE_EXPRESSION, np.arange(4, dtype=np.int64))
+
+
+def test_an_expression_over_a_tensor_written_in_place_is_bound_first() -> None:
+    check(TENSOR_WRITE_ELEMENT, arange(4), arange(4) + 10)
+
+
+def test_a_computed_tensor_expression_is_bound_once() -> None:
+    check(TENSOR_WRITE_COMPUTED, arange(4), arange(4) + 10)

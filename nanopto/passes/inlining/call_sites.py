@@ -11,6 +11,7 @@ all the splicing, substituting and renaming.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ from nanopto.ir_terms.nodes import (
 from nanopto.ir_terms.printer import print_type, python_print
 from nanopto.ir_terms.schema import iter_children, nodes_of, walk, whole_value
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
+from nanopto.passes.evaluation_order import Timeline, is_constant, reads_contents
 from nanopto.passes.inlining.rebinding import RebindingRow, classify_params
 
 
@@ -65,6 +67,11 @@ class HelperTemplate:
     @property
     def name(self) -> str:
         return self.function.name
+
+    @functools.cached_property
+    def timeline(self) -> Timeline:
+        """Where the body (then its returned values) reads and writes what."""
+        return Timeline.of(self.body, self.returns)
 
 
 @dataclass(frozen=True)
@@ -248,8 +255,48 @@ def _make_site(
         validate_argument(fn, call, helper, index, actual)
         bind, reason = bind_argument(param.var, row, actual)
         bindings.append(ParamBinding(param.var, actual, row, bind, reason))
+    bindings = bind_disturbed_arguments(template, bindings)
     form = _form_of(fn, stmt, template, whole_uses)
     return CallSite(number, fn.name, helper.name, call, stmt, form, tuple(bindings))
+
+
+def bind_disturbed_arguments(template: HelperTemplate, bindings: list[ParamBinding]) -> list[ParamBinding]:
+    """Bind an argument the specification substitutes directly when the body would change what
+    it evaluates to before using it (docs/08-aliasing-traps.md, "Arguments").
+
+    The call evaluates every argument once, before the body. A substituted argument is evaluated
+    at each use instead, which is the same unless the body first rebinds a caller Var the argument
+    reads (a `pl.Out` scalar given that Var) or writes in place storage whose elements it reads;
+    then it is bound to a fresh local at the call, which is what the call evaluated.
+    """
+    timeline = template.timeline
+    rebinders = [
+        b for b in bindings if b.row is RebindingRow.OUT_SCALAR and not b.bind_local and isinstance(b.actual, Var)
+    ]
+    out: list[ParamBinding] = []
+    for b in bindings:
+        reason = None if b.bind_local or b.row.rebinds_caller_var else _disturbance(timeline, b, rebinders)
+        out.append(b if reason is None else ParamBinding(b.param, b.actual, b.row, True, reason))
+    return out
+
+
+def _disturbance(timeline: Timeline, b: ParamBinding, rebinders: list[ParamBinding]) -> str | None:
+    """Why the substituted argument of `b` must be bound instead, or None."""
+    if is_constant(b.actual):
+        return None
+    if not isinstance(b.actual, Var) and isinstance(type_of(b.actual), TensorType | TileType | ArrayType):
+        return "computed argument: evaluated once at the call site"
+    read = {v.id for v in walk(b.actual) if isinstance(v, Var)}
+    for writer in rebinders:
+        assert isinstance(writer.actual, Var)
+        if writer is not b and writer.actual.id in read and timeline.rebound_before_read(writer.param.id, b.param.id):
+            return f"bound: `{writer.param.name}` writes `{writer.actual.name}`, which this argument reads"
+    if reads_contents(b.actual):
+        store = timeline.stored_before_read(b.param.id)
+        if store is not None:
+            where = f" ({store.stmt.span})" if store.stmt is not None and store.stmt.span is not None else ""
+            return f"bound: the body writes storage in place{where} before it reads this argument, whose elements it reads"
+    return None
 
 
 def validate_argument(fn: Function, call: Call, helper: Function, index: int, actual: Expr) -> None:
