@@ -13,10 +13,12 @@ import textwrap
 from typing import Any
 
 import numpy as np
+import pytest
 
 from nanopto import ir
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
+from nanopto.passes.call_sites import InlineError
 from nanopto.passes.inline_functions import inline_program
 from nanopto.verify.interpreter import interpret, values_equal
 
@@ -259,3 +261,27 @@ def test_an_expression_over_a_tensor_written_in_place_is_bound_first() -> None:
 
 def test_a_computed_tensor_expression_is_bound_once() -> None:
     check(TENSOR_WRITE_COMPUTED, arange(4), arange(4) + 10)
+
+
+# An Array parameter's rebinding lands on the caller's Var (orchestration codegen cannot declare an
+# array alias); rebinding it to a new array would replace the caller's buffer, so it is refused.
+ARRAY_REBOUND_TO_NEW = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def g(self, xs: {AR}) -> {S}:
+        xs = pl.array.create(4, pl.INT64)
+        xs[0] = 9
+        return xs[0]
+
+    @pl.function
+    def main(self, arr: {AR}) -> {S}:
+        m = self.g(arr)
+        arr[1] = 5
+        return m
+"""
+
+
+def test_an_array_parameter_rebound_to_a_new_array_is_refused_where_it_is_rebound() -> None:
+    with pytest.raises(InlineError, match=r":7:9: Inline function 'g' rebinds its Array parameter 'xs' to another array"):
+        inline_program(pl(ARRAY_REBOUND_TO_NEW))

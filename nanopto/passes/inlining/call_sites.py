@@ -37,7 +37,7 @@ from nanopto.ir_terms.printer import print_type, python_print
 from nanopto.ir_terms.schema import iter_children, nodes_of, walk, whole_value
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
 from nanopto.passes.evaluation_order import Timeline, is_constant, reads_contents
-from nanopto.passes.inlining.rebinding import RebindingRow, classify_params
+from nanopto.passes.inlining.rebinding import RebindingRow, classify_params, is_self_update
 
 
 class SiteForm(enum.Enum):
@@ -118,6 +118,7 @@ def make_template(fn: Function) -> HelperTemplate:
                 f"{_where(node, fn)}: Inline function '{fn.name}' returns before its last statement; "
                 "an Inline body can only return at its end (bind the value and return it last)"
             )
+    _check_array_rebinding(fn)
     stmts, returns = _project_returned_tuple(stmts, returns)
     params = {p.var.id for p in fn.params}
     local_ids: set[int] = set()
@@ -133,6 +134,21 @@ def make_template(fn: Function) -> HelperTemplate:
     local_ids -= params
     free = referenced - params - local_ids
     return HelperTemplate(fn, stmts, returns, classify_params(fn), frozenset(local_ids), frozenset(free))
+
+
+def _check_array_rebinding(fn: Function) -> None:
+    """An Array parameter's rebinding lands on the caller's Var (the table's Array row: codegen
+    cannot declare an array alias, so no local can take it). That is right for an in-place update
+    (`xs[i] = v`); rebinding the name to another array would replace the caller's buffer, so the
+    helper is refused (docs/08-aliasing-traps.md, "Arrays")."""
+    arrays = {p.var.id for p in fn.params if isinstance(p.var.type, ArrayType)}
+    for node in walk(fn.body):
+        if isinstance(node, AssignStmt) and node.var.id in arrays and not is_self_update(node):
+            raise InlineError(
+                f"{_where(node, fn)}: Inline function '{fn.name}' rebinds its Array parameter '{node.var.name}' "
+                f"to another array (`{python_print(node)}`); the rebinding would land on the caller's array "
+                "(an Array parameter is never given a local copy). Give the new array a name of its own."
+            )
 
 
 def _defined_vars(node: object) -> Iterator[int]:
