@@ -285,3 +285,42 @@ class P:
 def test_an_array_parameter_rebound_to_a_new_array_is_refused_where_it_is_rebound() -> None:
     with pytest.raises(InlineError, match=r":7:9: Inline function 'g' rebinds its Array parameter 'xs' to another array"):
         inline_program(pl(ARRAY_REBOUND_TO_NEW))
+
+
+# `tmp = (a, b); return tmp` returns what `return a, b` does only if nothing in between rebinds
+# `a` or `b`: an element read at the return instead of at the tuple would see the rebinding, so
+# such an element is bound where the tuple is made.
+TUPLE_TEMPORARY_THEN_REBOUND = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def h(self, n: {S}) -> tuple[{S}, {S}]:
+        tmp = (n, n + 1)
+        n = n + 5
+        return tmp
+
+    @pl.function
+    def main(self, k: {S}) -> {S}:
+        y, m = self.h(k)
+        return y * 10 + m
+"""
+
+
+def test_a_returned_tuple_temporary_keeps_the_values_it_was_made_of() -> None:
+    check(
+        TUPLE_TEMPORARY_THEN_REBOUND,
+        1,
+        expected=f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, k: {S}) -> {S}:
+                n_inline0: {S} = k
+                tmp_0_inline1 = n_inline0
+                tmp_1_inline2 = n_inline0 + 1
+                n_inline0 = n_inline0 + 5
+                y = tmp_0_inline1
+                m = tmp_1_inline2
+                return y * 10 + m
+        """,
+    )

@@ -36,7 +36,14 @@ from nanopto.ir_terms.nodes import (
 from nanopto.ir_terms.printer import print_type, python_print
 from nanopto.ir_terms.schema import iter_children, nodes_of, walk, whole_value
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
-from nanopto.passes.evaluation_order import Timeline, is_constant, reads_contents
+from nanopto.passes.evaluation_order import (
+    Timeline,
+    has_call,
+    is_atom,
+    is_constant,
+    reads_contents,
+    writes_in_place,
+)
 from nanopto.passes.inlining.rebinding import RebindingRow, classify_params, is_self_update
 
 
@@ -171,7 +178,30 @@ def _project_returned_tuple(stmts: tuple[Stmt, ...], returns: tuple[Expr, ...]) 
     others = [s for s in stmts if s is not defs[0]]
     if any(node == tmp for s in others for node in walk(s)):
         return stmts, returns
-    return tuple(others), defs[0].value.elements
+    made = stmts.index(defs[0])
+    later = stmts[made + 1 :]
+    if not later:
+        return tuple(others), defs[0].value.elements
+    # Each element is evaluated where the tuple is made; an element the statements after it could
+    # change is bound there to a local of its own (docs/08-aliasing-traps.md, "Returned values").
+    rebound = {v for s in later for node in walk(s) for v in _defined_ids(node)}
+    effects = any(writes_in_place(e) for s in later for e in walk(s) if isinstance(e, Expr))
+    bound: list[Stmt] = []
+    elements: list[Expr] = []
+    for i, element in enumerate(defs[0].value.elements):
+        changed = any(v.id in rebound for v in walk(element) if isinstance(v, Var))
+        if changed or (not is_atom(element) and (has_call(element) or (effects and reads_contents(element)))):
+            local = Var(f"{tmp.name}_{i}", type_of(element), span=element.span)
+            bound.append(AssignStmt(local, element, span=defs[0].span))
+            element = local
+        elements.append(element)
+    return (*stmts[:made], *bound, *later), tuple(elements)
+
+
+def _defined_ids(node: object) -> Iterator[int]:
+    if isinstance(node, AssignStmt):
+        yield node.var.id
+    yield from _defined_vars(node)
 
 
 def _is_call_like(expr: Expr) -> bool:
