@@ -324,3 +324,132 @@ def test_a_returned_tuple_temporary_keeps_the_values_it_was_made_of() -> None:
                 return y * 10 + m
         """,
     )
+
+
+# Returned tuple components are evaluated once, at the call, in return order, however often the
+# caller reads them; no tuple binding is emitted for a projected result.
+TUPLE_SWAP = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def swap(self, x: {S}, y: {S}) -> tuple[{S}, {S}]:
+        return y, x
+
+    @pl.function
+    def main(self, k: {S}, j: {S}) -> {S}:
+        k, j = self.swap(k, j)
+        return k * 10 + j
+"""
+
+TUPLE_READ_LATE = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def h(self, n: {S}) -> tuple[{S}, {S}]:
+        return n, n + 1
+
+    @pl.function
+    def main(self, k: {S}) -> {S}:
+        t = self.h(k)
+        k = 7
+        u = t[0]
+        return u
+"""
+
+
+def _effect_program(reads: str) -> str:
+    return f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def w(self, o: pl.InOut[{T}], x: {T}) -> tuple[{T}, {T}]:
+        return x, pl.tensor.assemble(o, pl.add(o, x), [0])
+
+    @pl.function
+    def main(self, o: pl.InOut[{T}], x: {T}) -> {T}:
+        t = self.w(o, x)
+{reads}
+"""
+
+
+TUPLE_EFFECT_UNREAD = _effect_program("        u = t[0]\n        return u")
+TUPLE_EFFECT_READ_TWICE = _effect_program("        u = t[1]\n        v = t[1]\n        return pl.add(u, v)")
+
+TUPLE_RECEIVER_REUSED = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def h(self, n: {S}) -> tuple[{S}, {S}]:
+        return n, n + 1
+
+    @pl.function
+    def main(self, k: {S}, j: {S}) -> {S}:
+        t = self.h(k)
+        u = t[0]
+        t = self.h(j)
+        w = t[0]
+        return u * 10 + w
+"""
+
+
+def test_a_swapped_pair_is_read_at_the_call() -> None:
+    check(
+        TUPLE_SWAP,
+        1,
+        2,
+        expected=f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, k: {S}, j: {S}) -> {S}:
+                ret1_inline0 = k
+                k = j
+                j = ret1_inline0
+                return k * 10 + j
+        """,
+    )
+
+
+def test_a_returned_value_read_after_the_caller_rebinds_its_argument() -> None:
+    check(TUPLE_READ_LATE, 1)
+
+
+def test_a_returned_effect_the_caller_never_reads_still_happens_once() -> None:
+    check(TUPLE_EFFECT_UNREAD, arange(4), arange(4) + 10)
+
+
+def test_a_returned_effect_read_twice_happens_once() -> None:
+    check(
+        TUPLE_EFFECT_READ_TWICE,
+        arange(4),
+        arange(4) + 10,
+        expected=f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, o: pl.InOut[{T}], x: {T}) -> {T}:
+                ret1_inline0 = pl.tensor.assemble(o, pl.add(o, x), [0])
+                u = ret1_inline0
+                v = ret1_inline0
+                return pl.add(u, v)
+        """,
+    )
+
+
+def test_one_tuple_receiver_assigned_by_two_sites() -> None:
+    check(
+        TUPLE_RECEIVER_REUSED,
+        1,
+        2,
+        expected=f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, k: {S}, j: {S}) -> {S}:
+                ret1_inline0 = k + 1
+                u = k
+                ret1_inline1 = j + 1
+                w = j
+                return u * 10 + w
+        """,
+    )

@@ -121,6 +121,8 @@ class Timeline:
     reads: dict[int, list[Point]] = field(default_factory=dict)
     defs: dict[int, list[Point]] = field(default_factory=dict)
     stores: list[Point] = field(default_factory=list)
+    points: dict[int, Point] = field(default_factory=dict)
+    """Each statement (by identity) -> where it is evaluated."""
     end: int = 0
 
     @classmethod
@@ -147,7 +149,7 @@ class Timeline:
         self.defs.setdefault(var.id, []).append(at)
 
     def _visit(self, stmt: Stmt, loops: frozenset[int]) -> None:
-        at = Point(self._next(), loops, stmt)
+        at = self.points[id(stmt)] = Point(self._next(), loops, stmt)
         own = [c for c in iter_children(stmt) if not isinstance(c, Stmt)]
         inner = loops | {id(stmt)} if isinstance(stmt, ForStmt | WhileStmt) else loops
         targets: list[Var] = []

@@ -101,6 +101,13 @@ class CallSite:
     stmt: Stmt
     form: SiteForm
     bindings: tuple[ParamBinding, ...]
+    reads: tuple[TupleGetItemExpr, ...] = ()
+    """A projected site: the caller's reads `tmp[i]` its assignment reaches (`tuple_results`)."""
+    stand_in: Var | None = None
+    """A projected site whose receiver is assigned more than once: the Var standing for the
+    receiver at this site's assignment and reads only."""
+    bound_returns: tuple[tuple[int, str], ...] = ()
+    """A projected site: the returned components bound at the call, each with the reason."""
 
     @property
     def span(self) -> Span | None:
