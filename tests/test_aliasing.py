@@ -453,3 +453,74 @@ def test_one_tuple_receiver_assigned_by_two_sites() -> None:
                 return u * 10 + w
         """,
     )
+
+
+# A nested call is hoisted onto its own statement; an operand evaluated before it that the call
+# would change is hoisted with it, in evaluation order.
+HOIST_PAST_OPERAND = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def inc(self, m: pl.Out[{S}]) -> {S}:
+        m = m + 1
+        return m
+
+    @pl.function
+    def main(self, k: {S}) -> {S}:
+        z = k * 10 + self.inc(k)
+        return z
+"""
+
+HOIST_PAST_TENSOR_OPERAND = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def w(self, t: pl.InOut[{T}], x: {T}) -> {T}:
+        t = pl.tensor.assemble(t, x, [0])
+        return t
+
+    @pl.function
+    def main(self, a: {T}, b: {T}) -> {T}:
+        z = pl.add(pl.exp(a), self.w(a, b))
+        return z
+"""
+
+HOIST_AFTER_OPERAND = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def inc(self, m: pl.Out[{S}]) -> {S}:
+        m = m + 1
+        return m
+
+    @pl.function
+    def main(self, k: {S}) -> {S}:
+        z = self.inc(k) + k * 10
+        return z
+"""
+
+
+def test_an_operand_read_before_a_nested_call_is_hoisted_with_it() -> None:
+    check(
+        HOIST_PAST_OPERAND,
+        1,
+        expected=f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, k: {S}) -> {S}:
+                t__inline_arg_v1 = k * 10
+                k = k + 1
+                t__inline_arg_v0 = k
+                z = t__inline_arg_v1 + t__inline_arg_v0
+                return z
+        """,
+    )
+
+
+def test_a_tensor_operand_read_before_a_nested_call_is_hoisted_with_it() -> None:
+    check(HOIST_PAST_TENSOR_OPERAND, arange(4), arange(4) + 10)
+
+
+def test_an_operand_read_after_a_nested_call_stays() -> None:
+    check(HOIST_AFTER_OPERAND, 1)
