@@ -9,6 +9,8 @@ the pass, with both ways of copying helper bodies, and the output is pinned wher
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 import textwrap
 from typing import Any
 
@@ -18,8 +20,10 @@ import pytest
 from nanopto import ir
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
+from nanopto.passes import call_sites, tuple_results
 from nanopto.passes.call_sites import InlineError
 from nanopto.passes.inline_functions import inline_program
+from nanopto.verify import RebindingCheckError
 from nanopto.verify.interpreter import interpret, values_equal
 
 S = "pl.Scalar[pl.INDEX]"
@@ -524,3 +528,55 @@ def test_a_tensor_operand_read_before_a_nested_call_is_hoisted_with_it() -> None
 
 def test_an_operand_read_after_a_nested_call_stays() -> None:
     check(HOIST_AFTER_OPERAND, 1)
+
+
+# The rebinding checker catches each of the old behaviours on its own: each is planted back into
+# the pass, which must then stop with an internal error instead of printing a wrong program.
+def _substitute_as_specified(template: Any, bindings: list[Any]) -> list[Any]:
+    return bindings
+
+
+def _never_disturbs(templates: Any) -> Any:
+    return lambda call, operand: False
+
+
+def _bind_no_returns(*args: Any) -> tuple[()]:
+    return ()
+
+
+def _no_stand_ins(fn: Any, sites: Any) -> Any:
+    return {number: dataclasses.replace(reads, stand_in=None) for number, reads in real_receiver_reads(fn, sites).items()}
+
+
+real_receiver_reads = tuple_results.receiver_reads
+
+PLANTED: list[tuple[str, Any, str, str]] = [
+    ("bind_disturbed_arguments", _substitute_as_specified, OUT_SCALAR_EXPRESSION, "writes `k` back"),
+    ("bind_disturbed_arguments", _substitute_as_specified, OUT_SCALAR_SAME_VAR, "writes `k` back"),
+    ("bind_disturbed_arguments", _substitute_as_specified, OUT_SCALAR_IN_LOOP, "writes `k` back"),
+    ("bind_disturbed_arguments", _substitute_as_specified, ARRAY_WRITE_EXPRESSION, "writes storage in place"),
+    ("bind_disturbed_arguments", _substitute_as_specified, TENSOR_WRITE_ELEMENT, "writes storage in place"),
+    ("bind_disturbed_arguments", _substitute_as_specified, TENSOR_WRITE_COMPUTED, "writes storage in place"),
+    ("disturbs_by_templates", _never_disturbs, HOIST_PAST_OPERAND, "must be hoisted with the call"),
+    ("disturbs_by_templates", _never_disturbs, HOIST_PAST_TENSOR_OPERAND, "must be hoisted with the call"),
+    ("bound_returns", _bind_no_returns, TUPLE_SWAP, "read after the caller rebinds `k`"),
+    ("bound_returns", _bind_no_returns, TUPLE_READ_LATE, "read after the caller rebinds `k`"),
+    ("bound_returns", _bind_no_returns, TUPLE_EFFECT_UNREAD, "evaluated at each read"),
+    ("bound_returns", _bind_no_returns, TUPLE_EFFECT_READ_TWICE, "evaluated at each read"),
+    ("receiver_reads", _no_stand_ins, TUPLE_RECEIVER_REUSED, "without a stand-in per site"),
+]
+MODULES = {
+    "bind_disturbed_arguments": call_sites,
+    "disturbs_by_templates": sys.modules["nanopto.passes.inline_functions"],  # the package's name is the pass
+    "bound_returns": tuple_results,
+    "receiver_reads": tuple_results,
+}
+
+
+@pytest.mark.parametrize(("name", "planted", "src", "needle"), PLANTED, ids=[f"{p[0]}-{i}" for i, p in enumerate(PLANTED)])
+def test_the_checker_catches_the_old_behaviour(
+    name: str, planted: Any, src: str, needle: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(MODULES[name], name, planted)
+    with pytest.raises(RebindingCheckError, match=needle):
+        inline_program(pl(src))
