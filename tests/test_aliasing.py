@@ -10,6 +10,7 @@ the pass, with both ways of copying helper bodies, and the output is pinned wher
 from __future__ import annotations
 
 import dataclasses
+import io
 import sys
 import textwrap
 from typing import Any
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 from nanopto import ir
+from nanopto.cli import explain_sites, site_record
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes import call_sites, tuple_results
@@ -580,3 +582,15 @@ def test_the_checker_catches_the_old_behaviour(
     monkeypatch.setattr(MODULES[name], name, planted)
     with pytest.raises(RebindingCheckError, match=needle):
         inline_program(pl(src))
+
+
+def test_the_trace_gives_the_reason_for_every_binding_the_principle_adds() -> None:
+    program = pl(OUT_SCALAR_EXPRESSION)
+    out = io.StringIO()
+    explain_sites(inline_program(program), out)
+    assert "bound to local n_inline0 = k + 1  (bound: `m` writes `k`, which this argument reads)" in out.getvalue()
+    out = io.StringIO()
+    explain_sites(inline_program(pl(TUPLE_SWAP)), out)
+    assert "returned value 1: bound to a fresh local at the call  (bound: the caller rebinds `k`" in out.getvalue()
+    record = site_record(inline_program(pl(TUPLE_SWAP)), inline_program(pl(TUPLE_SWAP)).sites[0])
+    assert record["bound_returns"] == [{"index": 1, "reason": "bound: the caller rebinds `k` before it reads this value"}]
