@@ -594,3 +594,36 @@ def test_the_trace_gives_the_reason_for_every_binding_the_principle_adds() -> No
     assert "returned value 1: bound to a fresh local at the call  (bound: the caller rebinds `k`" in out.getvalue()
     record = site_record(inline_program(pl(TUPLE_SWAP)), inline_program(pl(TUPLE_SWAP)).sites[0])
     assert record["bound_returns"] == [{"index": 1, "reason": "bound: the caller rebinds `k` before it reads this value"}]
+
+
+# Two pl.Out scalars given the same Var are one variable: the one the body only reads sees the
+# other's write-back, so it stays substituted (binding it would read the value from before).
+OUT_SCALARS_SHARING_A_VAR = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def f(self, s: pl.Out[{S}], m: pl.Out[{S}]) -> {S}:
+        m = m + 3
+        return s + s
+
+    @pl.function
+    def main(self, k: {S}) -> {S}:
+        a = self.f(k, k)
+        return a * 10 + k
+"""
+
+
+def test_two_out_scalars_given_one_var_stay_one_variable() -> None:
+    check(
+        OUT_SCALARS_SHARING_A_VAR,
+        1,
+        expected=f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, k: {S}) -> {S}:
+                k = k + 3
+                a = k + k
+                return a * 10 + k
+        """,
+    )

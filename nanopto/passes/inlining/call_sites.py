@@ -25,6 +25,7 @@ from nanopto.ir_terms.nodes import (
     Function,
     IterArg,
     MakeTuple,
+    ParamDirection,
     ReturnStmt,
     SeqStmts,
     Span,
@@ -326,9 +327,15 @@ def bind_disturbed_arguments(template: HelperTemplate, bindings: list[ParamBindi
     rebinders = [
         b for b in bindings if b.row is RebindingRow.OUT_SCALAR and not b.bind_local and isinstance(b.actual, Var)
     ]
+    # pl.Out / pl.InOut scalars given the same Var are one variable (the caller's), whether or not
+    # this body writes them: such a Var stays substituted, by reference.
+    by_reference = {
+        p.var.id for p in template.function.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+    }
     out: list[ParamBinding] = []
     for b in bindings:
-        reason = None if b.bind_local or b.row.rebinds_caller_var else _disturbance(timeline, b, rebinders)
+        shared = b.param.id in by_reference and isinstance(b.actual, Var)
+        reason = None if b.bind_local or b.row.rebinds_caller_var or shared else _disturbance(timeline, b, rebinders)
         out.append(b if reason is None else ParamBinding(b.param, b.actual, b.row, True, reason))
     return out
 
