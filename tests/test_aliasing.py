@@ -18,20 +18,29 @@ from typing import Any
 import numpy as np
 import pytest
 
+import nanopto.passes.inlining.call_sites as call_sites
+import nanopto.passes.inlining.tuple_results as tuple_results
 from nanopto import ir
-from nanopto.cli import explain_sites, site_record
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.passes import call_sites, tuple_results
-from nanopto.passes.call_sites import InlineError
-from nanopto.passes.inline_functions import inline_program
+from nanopto.passes.hoist_nested_calls import hoist_program
+from nanopto.passes.inlining import InlineResult
+from nanopto.passes.inlining import inline_program as inline_hoisted
+from nanopto.passes.inlining.call_sites import InlineError
+from nanopto.tools.inline_report import explain_sites, site_record
 from nanopto.verify import RebindingCheckError
 from nanopto.verify.interpreter import interpret, values_equal
+
+hoist_module = sys.modules["nanopto.passes.hoist_nested_calls"]
 
 S = "pl.Scalar[pl.INDEX]"
 T = "pl.Tensor[[4], pl.FP32]"
 AR = "pl.Array[4, pl.INT64]"
-MODES = ("instance", "rules")
+
+
+def inline_program(program: ir.Program) -> InlineResult:
+    """The default pipeline's two steps: hoist nested calls, then inline."""
+    return inline_hoisted(hoist_program(program))
 
 
 def pl(src: str) -> ir.Program:
@@ -51,17 +60,14 @@ def same_meaning(before: ir.Program, after: ir.Program, *args: Any) -> bool:
 
 
 def check(src: str, *args: Any, expected: str | None = None) -> ir.Program:
-    """Inline `src` both ways; each must compute what `src` does (and print `expected`)."""
+    """Inline `src`; it must compute what `src` does (and print `expected`)."""
     before = pl(src)
-    outputs = []
-    for mode in MODES:
-        after = inline_program(before, body_copies=mode).program  # type: ignore[arg-type]
-        assert same_meaning(before, after, *args), mode
-        if expected is not None:
-            # Printed, so names count too; types derived for the receivers are not printed.
-            assert python_print(after) == python_print(pl(expected)), mode
-        outputs.append(after)
-    return outputs[0]
+    after = inline_program(before).program
+    assert same_meaning(before, after, *args)
+    if expected is not None:
+        # Printed, so names count too; types derived for the receivers are not printed.
+        assert python_print(after) == python_print(pl(expected))
+    return after
 
 
 def arange(count: int, dtype: Any = np.float32) -> Any:
@@ -538,7 +544,7 @@ def _substitute_as_specified(template: Any, bindings: list[Any]) -> list[Any]:
     return bindings
 
 
-def _never_disturbs(templates: Any) -> Any:
+def _never_disturbs(inline: Any) -> Any:
     return lambda call, operand: False
 
 
@@ -559,8 +565,8 @@ PLANTED: list[tuple[str, Any, str, str]] = [
     ("bind_disturbed_arguments", _substitute_as_specified, ARRAY_WRITE_EXPRESSION, "writes storage in place"),
     ("bind_disturbed_arguments", _substitute_as_specified, TENSOR_WRITE_ELEMENT, "writes storage in place"),
     ("bind_disturbed_arguments", _substitute_as_specified, TENSOR_WRITE_COMPUTED, "writes storage in place"),
-    ("disturbs_by_templates", _never_disturbs, HOIST_PAST_OPERAND, "must be hoisted with the call"),
-    ("disturbs_by_templates", _never_disturbs, HOIST_PAST_TENSOR_OPERAND, "must be hoisted with the call"),
+    ("disturbs_by_helpers", _never_disturbs, HOIST_PAST_OPERAND, "must be hoisted with the call"),
+    ("disturbs_by_helpers", _never_disturbs, HOIST_PAST_TENSOR_OPERAND, "must be hoisted with the call"),
     ("bound_returns", _bind_no_returns, TUPLE_SWAP, "read after the caller rebinds `k`"),
     ("bound_returns", _bind_no_returns, TUPLE_READ_LATE, "read after the caller rebinds `k`"),
     ("bound_returns", _bind_no_returns, TUPLE_EFFECT_UNREAD, "evaluated at each read"),
@@ -569,7 +575,7 @@ PLANTED: list[tuple[str, Any, str, str]] = [
 ]
 MODULES = {
     "bind_disturbed_arguments": call_sites,
-    "disturbs_by_templates": sys.modules["nanopto.passes.inline_functions"],  # the package's name is the pass
+    "disturbs_by_helpers": hoist_module,
     "bound_returns": tuple_results,
     "receiver_reads": tuple_results,
 }

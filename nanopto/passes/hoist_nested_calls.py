@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.nodes import (
     AssignStmt,
     Call,
@@ -41,15 +42,14 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
 )
-from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.schema import map_children, nodes_of, walk_stmts, whole_value
 from nanopto.ir_terms.types import ScalarType, Type, UnknownType
 from nanopto.passes.evaluation_order import Timeline, is_constant, reads_contents, vars_read, writes_in_place
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
+from nanopto.verify.check_rebinding import RebindingCheckError, check_hoisted_operands
 from nanopto.verify.diagnostics import Diagnostic, Severity
 from nanopto.verify.properties import IRProperty, VerifyContext, register_verifier
-
 
 Disturbs = Callable[[Call, Expr], bool]
 """Whether evaluating the call (an Inline site) may change what the expression evaluates to."""
@@ -269,6 +269,14 @@ def hoist_program(program: Program) -> Program:
     functions = tuple(hoist_nested_calls(fn, inline) for fn in program.function_list)
     if all(new is old for new, old in zip(functions, program.function_list, strict=True)):
         return program
+    problems = [
+        d
+        for old, new in zip(program.function_list, functions, strict=True)
+        if new is not old
+        for d in check_hoisted_operands(program, old, new)
+    ]
+    if problems:
+        raise RebindingCheckError(problems)
     return Program(program.name, functions, span=program.span)
 
 
@@ -283,7 +291,10 @@ def verify_nested_calls_hoisted(program: Program, context: VerifyContext) -> lis
         temps = [
             stmt
             for stmt in walk_stmts(hoisted.body)
-            if isinstance(stmt, AssignStmt) and stmt.var.name.startswith("t__inline_arg_v")
+            if isinstance(stmt, AssignStmt)
+            and stmt.var.name.startswith("t__inline_arg_v")
+            and isinstance(stmt.value, Call)
+            and stmt.value.function  # not an operand hoisted along with a call
         ]
         for stmt in temps:
             callee = stmt.value.op if isinstance(stmt.value, Call) else "?"

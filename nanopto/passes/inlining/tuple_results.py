@@ -23,12 +23,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 
+from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.nodes import AssignStmt, Function, Node, SeqStmts, Stmt, TupleGetItemExpr, Var
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import walk, walk_stmts
-from nanopto.ir_terms.infer import type_of
-from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, InlineError, SiteForm
 from nanopto.passes.evaluation_order import Point, Timeline, is_atom, is_constant, reads_contents, vars_read
+from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, InlineError, SiteForm
 
 
 @dataclasses.dataclass(frozen=True)
