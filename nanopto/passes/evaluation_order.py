@@ -4,7 +4,7 @@ evaluation across a write it depends on.
 A call evaluates its arguments once, before the body runs, and its returned values once, when the
 body ends. Substituting an argument expression into the body, or a returned expression at the
 caller's later uses, evaluates it somewhere else instead; that is the same only if nothing it reads
-is written in between (docs/08-aliasing-traps.md). A `Timeline` numbers the statements of a list
+is written in between (docs/specification.md, "Meaning under aliasing"). A `Timeline` numbers the statements of a list
 in evaluation order and records, per Var, where it is read and where it is defined, and where
 storage may be written in place; `may_precede` says whether a write can happen before a read.
 """

@@ -43,7 +43,7 @@ are used, so float32 arithmetic is exact and comparisons need no tolerance.
 such calls on the caller's InOut `c`: the shape a pass that deletes discarded calls gets wrong.
 
 `aliasing=True` draws the shapes inlining can get wrong under aliasing and evaluation order
-(docs/08-aliasing-traps.md): one caller variable passed to several parameters, expressions over a
+(docs/specification.md, "Meaning under aliasing"): one caller variable passed to several parameters, expressions over a
 variable next to that variable (`k * 2 + 1`, `arr[0] + k`, `pl.add(a, b)` beside `a`), `pl.Out`
 scalars given assignable Vars, tuple receivers the call reads (`k, j = self.h(k, j)`), tuple
 results read late (after a rebinding of an argument), never or twice, calls nested after an
@@ -616,7 +616,7 @@ _S, _T = _TYPES["scalar"], _TYPES["tensor"]
 
 def _trap(draw: st.DrawFn, name: str, scope: _Scope, drawer: _Drawer) -> tuple[FunctionDesc, tuple[Stmt, ...]]:
     """One of the shapes inlining gets wrong under aliasing or evaluation order, with its variations:
-    a helper and the statements of `main` that call it (docs/08-aliasing-traps.md)."""
+    a helper and the statements of `main` that call it (docs/specification.md, "Meaning under aliasing")."""
     kind = draw(st.sampled_from(["out-scalar", "in-place", "hoist", "swap", "late", "effect", "temp", "carried"]))
     v = draw(st.sampled_from(scope.assignable("scalar")))
     w = draw(st.sampled_from([n for n in scope.assignable("scalar") if n != v] or [v]))

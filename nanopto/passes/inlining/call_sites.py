@@ -155,7 +155,7 @@ def _check_array_rebinding(fn: Function) -> None:
     """An Array parameter's rebinding lands on the caller's Var (the table's Array row: codegen
     cannot declare an array alias, so no local can take it). That is right for an in-place update
     (`xs[i] = v`); rebinding the name to another array would replace the caller's buffer, so the
-    helper is refused (docs/08-aliasing-traps.md, "Arrays")."""
+    helper is refused (docs/specification.md, "Meaning under aliasing")."""
     arrays = {p.var.id for p in fn.params if isinstance(p.var.type, ArrayType)}
     for node in walk(fn.body):
         if isinstance(node, AssignStmt) and node.var.id in arrays and not is_self_update(node):
@@ -191,7 +191,7 @@ def _project_returned_tuple(stmts: tuple[Stmt, ...], returns: tuple[Expr, ...]) 
     if not later:
         return tuple(others), defs[0].value.elements
     # Each element is evaluated where the tuple is made; an element the statements after it could
-    # change is bound there to a local of its own (docs/08-aliasing-traps.md, "Returned values").
+    # change is bound there to a local of its own (docs/specification.md, "Meaning under aliasing").
     rebound = {v for s in later for node in walk(s) for v in _defined_ids(node)}
     effects = any(writes_in_place(e) for s in later for e in walk(s) if isinstance(e, Expr))
     bound: list[Stmt] = []
@@ -232,7 +232,7 @@ def _receives_rebinding(row: RebindingRow, actual: Expr) -> bool:
 
     The specification binds an IterArg to a fresh local like any other non-assignable argument.
     For a `pl.Out`/`pl.InOut` scalar that would lose the write-back the caller reads (the value
-    is the caller's variable, docs/03-rebinding-table.md), so a loop-carried value is rebound in
+    is the caller's variable, docs/specification.md, "Rebinding a parameter"), so a loop-carried value is rebound in
     place, as the caller's own `acc = acc + 1` inside the loop is.
     """
     if not isinstance(actual, Var):
@@ -316,7 +316,7 @@ def _make_site(
 
 def bind_disturbed_arguments(template: HelperTemplate, bindings: list[ParamBinding]) -> list[ParamBinding]:
     """Bind an argument the specification substitutes directly when the body would change what
-    it evaluates to before using it (docs/08-aliasing-traps.md, "Arguments").
+    it evaluates to before using it (docs/specification.md, "Meaning under aliasing").
 
     The call evaluates every argument once, before the body. A substituted argument is evaluated
     at each use instead, which is the same unless the body first rebinds a caller Var the argument

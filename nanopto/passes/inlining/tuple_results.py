@@ -6,7 +6,7 @@ the i-th returned value. Taken literally that evaluates a returned expression at
 of once at the call: never, for a component the caller ignores (its write is lost), twice for one
 read twice, and after whatever the caller did in between (`k, j = self.swap(k, j)` would print
 `k = j; j = k`). nanopto keeps the call's meaning with the specification's own means
-(docs/08-aliasing-traps.md, "Returned values"):
+(docs/specification.md, "Meaning under aliasing"):
 
 * a returned component that is not a Var or a constant is bound to a fresh local at the end of the
   spliced body, once, in return order (a per-site variant of the template, `f@bind_returns(0)`);
