@@ -558,6 +558,11 @@ def _no_stand_ins(fn: Any, sites: Any) -> Any:
 
 real_receiver_reads = tuple_results.receiver_reads
 
+
+def _iter_args_bound(row: Any, actual: Any) -> bool:
+    """The specification read literally: an IterArg is not an assignable Var."""
+    return isinstance(actual, ir.Var) and not isinstance(actual, ir.IterArg)
+
 PLANTED: list[tuple[str, Any, str, str]] = [
     ("bind_disturbed_arguments", _substitute_as_specified, OUT_SCALAR_EXPRESSION, "writes `k` back"),
     ("bind_disturbed_arguments", _substitute_as_specified, OUT_SCALAR_SAME_VAR, "writes `k` back"),
@@ -572,12 +577,14 @@ PLANTED: list[tuple[str, Any, str, str]] = [
     ("bound_returns", _bind_no_returns, TUPLE_EFFECT_UNREAD, "evaluated at each read"),
     ("bound_returns", _bind_no_returns, TUPLE_EFFECT_READ_TWICE, "evaluated at each read"),
     ("receiver_reads", _no_stand_ins, TUPLE_RECEIVER_REUSED, "without a stand-in per site"),
+    ("_receives_rebinding", _iter_args_bound, ITER_ARG_TO_OUT_SCALAR, "the write-back would not reach it"),
 ]
 MODULES = {
     "bind_disturbed_arguments": call_sites,
     "disturbs_by_helpers": hoist_module,
     "bound_returns": tuple_results,
     "receiver_reads": tuple_results,
+    "_receives_rebinding": call_sites,
 }
 
 
@@ -633,3 +640,10 @@ def test_two_out_scalars_given_one_var_stay_one_variable() -> None:
                 return a * 10 + k
         """,
     )
+
+
+def test_the_checker_names_the_out_scalar_row_as_the_table_does() -> None:
+    from nanopto.passes.inlining.rebinding import RebindingRow
+    from nanopto.verify import check_rebinding
+
+    assert RebindingRow.OUT_SCALAR.value == check_rebinding._OUT_SCALAR_ROW

@@ -50,6 +50,7 @@ from nanopto.ir_terms.nodes import (
     Function,
     FunctionType,
     IfStmt,
+    IterArg,
     MakeTuple,
     Node,
     ParamDirection,
@@ -120,6 +121,8 @@ class SiteLike(Protocol):
 
 
 RULE = "RebindingTable"
+_OUT_SCALAR_ROW = "explicit pl.Out/pl.InOut scalar: the caller's Var"
+"""`RebindingRow.OUT_SCALAR.value` (the checker reads rows as data)."""
 
 
 class RebindingCheckError(RuntimeError):
@@ -217,6 +220,18 @@ def check_function(
                         Severity.ERROR,
                         f"{_site_label(site)}: parameter '{b.param.name}' ({b.row.value}) was given the local "
                         f"'{local}' instead of rebinding the caller's Var '{python_print(b.actual)}'",
+                        site.span,
+                        RULE,
+                    )
+                )
+            # A loop-carried value given to a pl.Out / pl.InOut scalar is the variable its
+            # write-back must reach; a local would take the write away from the loop.
+            if b.bind_local and isinstance(b.actual, IterArg) and b.row.value == _OUT_SCALAR_ROW:
+                problems.append(
+                    Diagnostic(
+                        Severity.ERROR,
+                        f"{_site_label(site)}: the loop-carried value '{b.actual.name}' given to pl.Out/pl.InOut "
+                        f"scalar parameter '{b.param.name}' was bound to a local: the write-back would not reach it",
                         site.span,
                         RULE,
                     )
