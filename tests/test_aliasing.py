@@ -647,3 +647,26 @@ def test_the_checker_names_the_out_scalar_row_as_the_table_does() -> None:
 
     checker = sys.modules["nanopto.verify.check_rebinding"]  # `verify.check_rebinding` is the function
     assert RebindingRow.OUT_SCALAR.value == checker._OUT_SCALAR_ROW
+
+
+# A returned tuple temporary over one pl.Out scalar, then a write to another given the same Var:
+# the element is that Var as it was where the tuple was made.
+TUPLE_TEMPORARY_OVER_SHARED_OUT_SCALARS = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def h(self, s: pl.Out[{S}], m: pl.Out[{S}]) -> tuple[{S}, {S}]:
+        tmp = (s, s + 1)
+        m = m + 1
+        return tmp
+
+    @pl.function
+    def main(self, k: {S}) -> {S}:
+        t = self.h(k, k)
+        y = t[0]
+        return y * 10 + k
+"""
+
+
+def test_a_tuple_temporary_over_out_scalars_sharing_a_var() -> None:
+    check(TUPLE_TEMPORARY_OVER_SHARED_OUT_SCALARS, 1)

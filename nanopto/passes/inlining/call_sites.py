@@ -134,7 +134,10 @@ def make_template(fn: Function) -> HelperTemplate:
                 "an Inline body can only return at its end (bind the value and return it last)"
             )
     _check_array_rebinding(fn)
-    stmts, returns = _project_returned_tuple(stmts, returns)
+    by_reference = frozenset(
+        p.var.id for p in fn.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+    )
+    stmts, returns = _project_returned_tuple(stmts, returns, by_reference)
     params = {p.var.id for p in fn.params}
     local_ids: set[int] = set()
     referenced: set[int] = set()
@@ -175,7 +178,9 @@ def _defined_vars(node: object) -> Iterator[int]:
         yield var.id
 
 
-def _project_returned_tuple(stmts: tuple[Stmt, ...], returns: tuple[Expr, ...]) -> tuple[tuple[Stmt, ...], tuple[Expr, ...]]:
+def _project_returned_tuple(
+    stmts: tuple[Stmt, ...], returns: tuple[Expr, ...], by_reference: frozenset[int] = frozenset()
+) -> tuple[tuple[Stmt, ...], tuple[Expr, ...]]:
     """`tmp = (a, b); return tmp` returns the same as `return a, b` (nanopto's choice: docs/specification.md, "Tuple returns and projection")."""
     if len(returns) != 1 or not isinstance(returns[0], Var):
         return stmts, returns
@@ -193,6 +198,10 @@ def _project_returned_tuple(stmts: tuple[Stmt, ...], returns: tuple[Expr, ...]) 
     # Each element is evaluated where the tuple is made; an element the statements after it could
     # change is bound there to a local of its own (docs/specification.md, "Meaning under aliasing").
     rebound = {v for s in later for node in walk(s) for v in _defined_ids(node)}
+    if rebound & by_reference:
+        # pl.Out / pl.InOut scalars a site gives the same Var are one variable: a write to one
+        # may be a write to another.
+        rebound |= by_reference
     effects = any(writes_in_place(e) for s in later for e in walk(s) if isinstance(e, Expr))
     bound: list[Stmt] = []
     elements: list[Expr] = []
