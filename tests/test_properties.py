@@ -85,7 +85,10 @@ def test_inlining_preserves_meaning_under_aliasing(case: tuple[Program, tuple[An
     """The same, on programs drawn to alias and to depend on evaluation order (nested calls
     included, so the default pipeline hoists them first)."""
     program, args = case
-    inlined = PassManager.default().run(program)
+    try:
+        inlined = PassManager.default().run(program)
+    except call_sites.InlineError:
+        return  # refused where the meaning cannot be kept (a loop-carried value's lost write-back)
     note(f"inlined:\n{python_print(inlined)}")
     assert differences(program, inlined, args) == []
 
@@ -221,7 +224,7 @@ def _substitute_as_specified(template: Any, bindings: list[Any]) -> list[Any]:
     return bindings
 
 
-def _project_at_the_return(stmts: Any, returns: Any) -> Any:
+def _project_at_the_return(stmts: Any, returns: Any, by_reference: Any = ()) -> Any:
     """A returned tuple temporary's elements read at the return, after later statements."""
     if len(returns) == 1 and isinstance(returns[0], Var):
         made = [s for s in stmts if isinstance(s, AssignStmt) and s.var == returns[0] and isinstance(s.value, MakeTuple)]
@@ -241,11 +244,7 @@ OLD_BEHAVIOURS: dict[str, tuple[Any, str, Any]] = {
     "operand-moved-after-a-hoisted-call": (hoist_module, "disturbs_by_helpers", lambda inline: None),
     "returned-value-evaluated-at-its-reads": (tuple_results, "bound_returns", lambda *args: ()),
     "one-receiver-for-two-sites": (tuple_results, "receiver_reads", _without_stand_ins),
-    "iter-arg-bound-away-from-its-write-back": (
-        call_sites,
-        "_receives_rebinding",
-        lambda row, actual: isinstance(actual, Var) and not isinstance(actual, IterArg),
-    ),
+    "iter-arg-bound-away-from-its-write-back": (call_sites, "refuse_lost_write_back", lambda *args: None),
     "tuple-temporary-read-at-the-return": (call_sites, "_project_returned_tuple", _project_at_the_return),
 }
 

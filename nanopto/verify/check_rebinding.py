@@ -224,9 +224,14 @@ def check_function(
                         RULE,
                     )
                 )
-            # A loop-carried value given to a pl.Out / pl.InOut scalar is the variable its
-            # write-back must reach; a local would take the write away from the loop.
-            if b.bind_local and isinstance(b.actual, IterArg) and b.row.value == _OUT_SCALAR_ROW:
+            # A loop-carried value given to a pl.Out / pl.InOut scalar and read after the call is
+            # the variable its write-back must reach; a local would take the write away from it.
+            if (
+                b.bind_local
+                and isinstance(b.actual, IterArg)
+                and b.row.value == _OUT_SCALAR_ROW
+                and _read_after(before, site.stmt, b.actual)
+            ):
                 problems.append(
                     Diagnostic(
                         Severity.ERROR,
@@ -603,6 +608,13 @@ def _nested_calls(program: Program, stmt: Stmt) -> list[tuple[Call, list[Expr]]]
     for i, root in enumerate(roots):
         visit(root, [r for r in roots[:i] if isinstance(r, Expr)])
     return found
+
+
+def _read_after(fn: Function, stmt: Stmt, var: Var) -> bool:
+    """Whether `var` is read by a statement after `stmt` in `fn` (in evaluation order)."""
+    order = _Order(list(fn.body.stmts) if isinstance(fn.body, SeqStmts) else [fn.body])
+    at = order.position.get(id(stmt))
+    return at is not None and any(position > at for position, _ in order.reads.get(var.id, ()))
 
 
 def _copies_by_name(sites: Sequence[SiteLike], after: Program) -> dict[tuple[int, int], str]:

@@ -231,22 +231,38 @@ def bind_argument(param: Var, row: RebindingRow, actual: Expr) -> tuple[bool, st
         return True, "computed argument: evaluated once at the call site"
     if row.binds_local:
         return True, "the callee rebinds this parameter: its rebinding stays on a local"
-    if row.rebinds_caller_var and not _receives_rebinding(row, actual):
+    if row.rebinds_caller_var and (not isinstance(actual, Var) or isinstance(actual, IterArg)):
         return True, "rebound parameter whose argument is not an assignable Var"
     return False, "substituted directly"
 
 
-def _receives_rebinding(row: RebindingRow, actual: Expr) -> bool:
-    """Whether the callee's rebinding of the parameter may land on the actual itself.
+def refuse_lost_write_back(fn: Function, site_stmt: Stmt, helper: str, bindings: list[ParamBinding]) -> None:
+    """Refuse a loop-carried value given to a `pl.Out` / `pl.InOut` scalar and read after the call.
 
-    The specification binds an IterArg to a fresh local like any other non-assignable argument.
-    For a `pl.Out`/`pl.InOut` scalar that would lose the write-back the caller reads (the value
-    is the caller's variable, docs/specification.md, "Rebinding a parameter"), so a loop-carried value is rebound in
-    place, as the caller's own `acc = acc + 1` inside the loop is.
+    The specification binds an IterArg to a fresh local (it is not an assignable Var). For such a
+    scalar the write-back then lands on the local, so a read of the IterArg after the call in the
+    same iteration would see the value from before the call: the meaning would change, and the
+    binding that would keep it (an assignment to the IterArg) is one the specification rules out
+    (docs/specification.md, "Meaning under aliasing").
     """
-    if not isinstance(actual, Var):
-        return False
-    return not isinstance(actual, IterArg) or row is RebindingRow.OUT_SCALAR
+    carried = [
+        b for b in bindings if b.row is RebindingRow.OUT_SCALAR and b.bind_local and isinstance(b.actual, IterArg)
+    ]
+    if not carried:
+        return
+    timeline = Timeline.of(fn.body.stmts if isinstance(fn.body, SeqStmts) else (fn.body,))
+    at = timeline.points.get(id(site_stmt))
+    for b in carried:
+        assert isinstance(b.actual, Var)
+        later = [p for p in timeline.reads.get(b.actual.id, ()) if at is not None and p.position > at.position]
+        if later:
+            raise InlineError(
+                f"{_where(site_stmt, fn)}: the loop-carried value '{b.actual.name}' is passed to pl.Out/pl.InOut "
+                f"scalar parameter '{b.param.name}' of Inline function '{helper}' and read again after the call "
+                f"in '{fn.name}': its write-back cannot land on a loop-carried value (the specification binds it "
+                f"to a local, which would lose the write). Copy it into a variable first (`v = {b.actual.name}`), "
+                "pass that and read it after the call."
+            )
 
 
 def find_sites(fn: Function, templates: dict[str, HelperTemplate], first_number: int) -> list[CallSite]:
@@ -319,6 +335,7 @@ def _make_site(
         bind, reason = bind_argument(param.var, row, actual)
         bindings.append(ParamBinding(param.var, actual, row, bind, reason))
     bindings = bind_disturbed_arguments(template, bindings)
+    refuse_lost_write_back(fn, stmt, helper.name, bindings)
     form = _form_of(fn, stmt, template, whole_uses)
     return CallSite(number, fn.name, helper.name, call, stmt, form, tuple(bindings))
 
