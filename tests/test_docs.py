@@ -279,6 +279,7 @@ CHAPTERS = (
     "05-discarding-a-return-value.md",
     "06-nested-call-sites.md",
     "07-writing-your-own-rule.md",
+    "08-aliasing-traps.md",
     "10-the-rest-of-the-specification.md",
     "lab.md",
 )

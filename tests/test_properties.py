@@ -14,6 +14,7 @@ sets the budget: `ci` is fixed and derandomized, `soak` runs thousands of progra
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -24,8 +25,9 @@ from hypothesis import Phase, given, note, settings
 from hypothesis import strategies as st
 
 import nanopto.passes.inlining.call_sites as call_sites
+import nanopto.passes.inlining.tuple_results as tuple_results
 from nanopto.egraph import roundtrip_program
-from nanopto.ir_terms.nodes import IterArg, Program, Var
+from nanopto.ir_terms.nodes import AssignStmt, IterArg, MakeTuple, Program, Var
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.structural import assert_structural_equal
@@ -38,14 +40,15 @@ from nanopto.verify.strategies import ENTRY, inputs_for, programs
 
 # `nanopto.passes.inlining` the attribute is the pass factory; the module is needed here.
 inline_module = sys.modules["nanopto.passes.inlining.driver"]
+hoist_module = sys.modules["nanopto.passes.hoist_nested_calls"]
 
 Inline = Callable[[Program], Program]
 
 
 def programs_with_inputs(
-    *, out_scalars: bool = True, writing_discards: bool = False
+    *, out_scalars: bool = True, writing_discards: bool = False, aliasing: bool = False
 ) -> st.SearchStrategy[tuple[Program, tuple[Any, ...]]]:
-    drawn = programs(out_scalars=out_scalars, writing_discards=writing_discards)
+    drawn = programs(out_scalars=out_scalars, writing_discards=writing_discards, aliasing=aliasing)
     return drawn.flatmap(lambda p: st.tuples(st.just(p), inputs_for(p)))
 
 
@@ -73,6 +76,19 @@ def differences(original: Program, transformed: Program, args: tuple[Any, ...]) 
 def test_inlining_preserves_meaning(case: tuple[Program, tuple[Any, ...]]) -> None:
     program, args = case
     inlined = inline_functions()(program)
+    note(f"inlined:\n{python_print(inlined)}")
+    assert differences(program, inlined, args) == []
+
+
+@given(programs_with_inputs(aliasing=True))
+def test_inlining_preserves_meaning_under_aliasing(case: tuple[Program, tuple[Any, ...]]) -> None:
+    """The same, on programs drawn to alias and to depend on evaluation order (nested calls
+    included, so the default pipeline hoists them first)."""
+    program, args = case
+    try:
+        inlined = PassManager.default().run(program)
+    except call_sites.InlineError:
+        return  # refused where the meaning cannot be kept (a loop-carried value's lost write-back)
     note(f"inlined:\n{python_print(inlined)}")
     assert differences(program, inlined, args) == []
 
@@ -123,14 +139,14 @@ class Counterexample(Exception):
 
 
 def counterexample(
-    inline: Inline, *, errors_count: bool, writing_discards: bool = False
+    inline: Inline, *, errors_count: bool, writing_discards: bool = False, aliasing: bool = False
 ) -> tuple[Program, tuple[Any, ...]]:
     """The first drawn (program, inputs) on which `inline` changes meaning: property 1 run under
     the CI budget with `inline` in place of the pass, expected to fail. With `errors_count`, a
     pass that raises counts as a failure of the property too."""
 
     @TEETH_BUDGET
-    @given(programs_with_inputs(out_scalars=False, writing_discards=writing_discards))
+    @given(programs_with_inputs(out_scalars=aliasing, writing_discards=writing_discards, aliasing=aliasing))
     def property_1(case: tuple[Program, tuple[Any, ...]]) -> None:
         program, args = case
         try:
@@ -152,6 +168,7 @@ def no_rebinding_checker(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The pass checks its own output against the rebinding table; a planted bug must be found by
     the interpreter comparison alone, so that check is switched off."""
     monkeypatch.setattr(inline_module, "check_rebinding", lambda *args: [], raising=False)
+    monkeypatch.setattr(hoist_module, "check_hoisted_operands", lambda *args: [], raising=False)
     yield
 
 
@@ -200,3 +217,44 @@ def test_property_reports_a_missing_discard_rule(no_rebinding_checker: None) -> 
     """Without any rule for a discarded Call the e-graph has no extractable body for the site, so
     the pass raises rather than miscompiling; property 1 reports that as a failure."""
     counterexample(_with_discard(DISCARD.without("discard-keep-Call")), errors_count=True)
+
+
+# The old behaviours under aliasing and evaluation order (docs/08-aliasing-traps.md), planted back.
+def _substitute_as_specified(template: Any, bindings: list[Any]) -> list[Any]:
+    return bindings
+
+
+def _project_at_the_return(stmts: Any, returns: Any, by_reference: Any = ()) -> Any:
+    """A returned tuple temporary's elements read at the return, after later statements."""
+    if len(returns) == 1 and isinstance(returns[0], Var):
+        made = [s for s in stmts if isinstance(s, AssignStmt) and s.var == returns[0] and isinstance(s.value, MakeTuple)]
+        if len(made) == 1:
+            return tuple(s for s in stmts if s is not made[0]), made[0].value.elements
+    return stmts, returns
+
+
+def _without_stand_ins(fn: Any, sites: Any) -> Any:
+    return {n: dataclasses.replace(r, stand_in=None) for n, r in _receiver_reads(fn, sites).items()}
+
+
+_receiver_reads = tuple_results.receiver_reads
+
+OLD_BEHAVIOURS: dict[str, tuple[Any, str, Any]] = {
+    "argument-substituted-after-a-write": (call_sites, "bind_disturbed_arguments", _substitute_as_specified),
+    "operand-moved-after-a-hoisted-call": (hoist_module, "disturbs_by_helpers", lambda inline: None),
+    "returned-value-evaluated-at-its-reads": (tuple_results, "bound_returns", lambda *args: ()),
+    "one-receiver-for-two-sites": (tuple_results, "receiver_reads", _without_stand_ins),
+    "iter-arg-bound-away-from-its-write-back": (call_sites, "refuse_lost_write_back", lambda *args: None),
+    "tuple-temporary-read-at-the-return": (call_sites, "_project_returned_tuple", _project_at_the_return),
+}
+
+
+@pytest.mark.parametrize("behaviour", sorted(OLD_BEHAVIOURS))
+def test_property_finds_the_old_aliasing_behaviours(
+    behaviour: str, monkeypatch: pytest.MonkeyPatch, no_rebinding_checker: None
+) -> None:
+    """Each old behaviour, planted back, is found on the aliasing programs within the CI budget."""
+    module, name, planted = OLD_BEHAVIOURS[behaviour]
+    monkeypatch.setattr(module, name, planted)
+    program, _ = counterexample(PassManager.default().run, errors_count=False, aliasing=True)
+    print(python_print(program))

@@ -18,10 +18,11 @@ rewrites, and it is small enough to check by eye; its tests are in
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.nodes import (
     AssignStmt,
     Call,
@@ -31,6 +32,7 @@ from nanopto.ir_terms.nodes import (
     Function,
     FunctionType,
     IfStmt,
+    ParamDirection,
     Program,
     ReturnStmt,
     ScopeStmt,
@@ -41,36 +43,98 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
 )
 from nanopto.ir_terms.schema import map_children, nodes_of, walk_stmts, whole_value
-from nanopto.ir_terms.types import Type, UnknownType
+from nanopto.ir_terms.types import ScalarType, Type, UnknownType
+from nanopto.passes.evaluation_order import Timeline, is_constant, reads_contents, vars_read, writes_in_place
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
+from nanopto.verify.check_rebinding import RebindingCheckError, check_hoisted_operands
 from nanopto.verify.diagnostics import Diagnostic, Severity
 from nanopto.verify.properties import IRProperty, VerifyContext, register_verifier
 
+Disturbs = Callable[[Call, Expr], bool]
+"""Whether evaluating the call (an Inline site) may change what the expression evaluates to."""
+
 
 class _Hoister:
-    def __init__(self, hoistable: Callable[[str], bool], result_type: Callable[[str], Type]) -> None:
+    def __init__(
+        self, hoistable: Callable[[str], bool], result_type: Callable[[str], Type], disturbs: Disturbs | None
+    ) -> None:
         self.hoistable = hoistable
         self.result_type = result_type
+        self.disturbs = disturbs
         self.version = 0
 
     def _is_site(self, expr: Expr) -> bool:
         return isinstance(expr, Call) and expr.function and self.hoistable(expr.op)
 
+    def _temp(self, value: Expr, ty: Type) -> Var:
+        temp = Var(f"t__inline_arg_v{self.version}", ty, span=value.span)
+        self.version += 1
+        return temp
+
     def expr(self, expr: Any, pre: list[Stmt]) -> Any:
         """Post-order: arguments first (left to right), then the call itself."""
         if isinstance(expr, Var):
             return expr
-        rebuilt = map_children(expr, lambda child: self.expr(child, pre))
+        starts: list[int] = []
+        children: list[Any] = []
+
+        def visit(child: Any) -> Any:
+            starts.append(len(pre))
+            children.append(self.expr(child, pre))
+            return children[-1]
+
+        rebuilt = map_children(expr, visit)
+        ordered = self.keep_order(children, starts, pre)
+        if ordered is not children:
+            remaining = iter(ordered)
+            rebuilt = map_children(rebuilt, lambda _child: next(remaining))
         if self._is_site(rebuilt):
-            temp = Var(f"t__inline_arg_v{self.version}", self.result_type(rebuilt.op), span=expr.span)
-            self.version += 1
+            temp = self._temp(expr, self.result_type(rebuilt.op))
             pre.append(AssignStmt(temp, rebuilt, span=expr.span))
             return temp
         return rebuilt
 
+    def exprs(self, items: Sequence[Any], pre: list[Stmt]) -> list[Any]:
+        """Sibling expressions, evaluated left to right."""
+        starts: list[int] = []
+        out: list[Any] = []
+        for item in items:
+            starts.append(len(pre))
+            out.append(self.expr(item, pre))
+        return self.keep_order(out, starts, pre)
+
+    def keep_order(self, siblings: list[Any], starts: list[int], pre: list[Stmt]) -> list[Any]:
+        """Hoist an operand along with a later sibling's call that would change it.
+
+        Operands are evaluated left to right, so `k * 10 + self.inc(k)` reads `k` before the call;
+        moving the call ahead of the statement would make the operand read what the call wrote.
+        Such an operand is bound just before the later siblings' hoisted calls
+        (docs/specification.md, "Meaning under aliasing"). `siblings` is returned when nothing moves.
+        """
+        if self.disturbs is None or len(siblings) < 2:
+            return siblings
+        ends = [*starts[1:], len(pre)]
+        calls = [
+            [s.value for s in pre[a:b] if isinstance(s, AssignStmt) and isinstance(s.value, Call) and self._is_site(s.value)]
+            for a, b in zip(starts, ends, strict=True)
+        ]
+        moved: dict[int, Var] = {}
+        for i in reversed(range(len(siblings) - 1)):
+            operand = siblings[i]
+            if not isinstance(operand, Expr):
+                continue
+            later = [c for group in calls[i + 1 :] for c in group]
+            if any(self.disturbs(call, operand) for call in later):
+                temp = self._temp(operand, type_of(operand))
+                pre.insert(ends[i], AssignStmt(temp, operand, span=operand.span))
+                moved[i] = temp
+        if not moved:
+            return siblings
+        return [moved.get(i, sibling) for i, sibling in enumerate(siblings)]
+
     def args_only(self, call: Call, pre: list[Stmt]) -> Call:
-        args = tuple(self.expr(a, pre) for a in call.args)
+        args = tuple(self.exprs(call.args, pre))
         return call if args == call.args else dataclasses.replace(call, args=args)
 
     def value(self, expr: Expr, pre: list[Stmt]) -> Expr:
@@ -101,7 +165,7 @@ class _Hoister:
             case ReturnStmt() if len(stmt.values) == 1:
                 return dataclasses.replace(stmt, values=(self.value(stmt.values[0], pre),))
             case ReturnStmt() | YieldStmt():
-                return dataclasses.replace(stmt, values=tuple(self.expr(v, pre) for v in stmt.values))
+                return dataclasses.replace(stmt, values=tuple(self.exprs(stmt.values, pre)))
             case IfStmt():
                 return dataclasses.replace(
                     stmt,
@@ -110,13 +174,8 @@ class _Hoister:
                     else_body=self.body(stmt.else_body),
                 )
             case ForStmt():
-                return dataclasses.replace(
-                    stmt,
-                    start=self.expr(stmt.start, pre),
-                    stop=self.expr(stmt.stop, pre),
-                    step=self.expr(stmt.step, pre),
-                    body=self.body(stmt.body),
-                )
+                start, stop, step = self.exprs((stmt.start, stmt.stop, stmt.step), pre)
+                return dataclasses.replace(stmt, start=start, stop=stop, step=step, body=self.body(stmt.body))
             case WhileStmt() | ScopeStmt():
                 return dataclasses.replace(stmt, body=self.body(stmt.body))
             case _:
@@ -124,7 +183,8 @@ class _Hoister:
 
 
 def hoist_nested_calls(fn: Function, inline: dict[str, Function]) -> Function:
-    """`fn` with every hoistable nested Inline call moved onto a `t__inline_arg_vN` binding."""
+    """`fn` with every hoistable nested Inline call moved onto a `t__inline_arg_vN` binding, and,
+    where the call would change an operand evaluated before it, that operand too."""
 
     def returns(name: str) -> int:
         return len(inline[name].return_types)
@@ -138,7 +198,7 @@ def hoist_nested_calls(fn: Function, inline: dict[str, Function]) -> Function:
 
     if not isinstance(fn.body, SeqStmts) or not _has_nested_call(fn.body, hoistable):
         return fn
-    hoister = _Hoister(hoistable, result_type)
+    hoister = _Hoister(hoistable, result_type, disturbs_by_helpers(inline))
     body = hoister.seq(fn.body)
     return fn if hoister.version == 0 else dataclasses.replace(fn, body=body)
 
@@ -160,6 +220,43 @@ def _returned_values(fn: Function) -> int:
     return 0
 
 
+def disturbs_by_helpers(inline: dict[str, Function]) -> Disturbs:
+    """`Disturbs` read from the helpers themselves, conservatively: a call changes an operand when
+    it may write back, through a `pl.Out`/`pl.InOut` scalar, a Var the operand reads, or may write
+    storage in place while the operand reads elements (a helper calling another helper may do
+    either); an operand with an effect of its own keeps its place too."""
+    effects: dict[str, tuple[frozenset[int], bool]] = {}
+
+    def effects_of(name: str) -> tuple[frozenset[int], bool]:
+        known = effects.get(name)
+        if known is None:
+            helper = inline[name]
+            timeline = Timeline.of(helper.body.stmts if isinstance(helper.body, SeqStmts) else (helper.body,))
+            written = {v for v, points in timeline.defs.items() if points}
+            nested = [c for c in nodes_of(helper.body) if isinstance(c, Call) and c.function and c.op in inline]
+            passed = {a.id for c in nested for a in c.args if isinstance(a, Var)}
+            outs = frozenset(
+                i
+                for i, p in enumerate(helper.params)
+                if p.direction is not ParamDirection.In
+                and isinstance(p.var.type, ScalarType)
+                and (p.var.id in written or p.var.id in passed)
+            )
+            known = effects[name] = (outs, bool(timeline.stores) or bool(nested))
+        return known
+
+    def disturbs(call: Call, operand: Expr) -> bool:
+        if call.op not in inline or is_constant(operand):
+            return False
+        outs, stores = effects_of(call.op)
+        rebound = {a.id for i, a in enumerate(call.args) if i in outs and isinstance(a, Var)}
+        if any(v.id in rebound for v in vars_read(operand)):
+            return True
+        return stores and (reads_contents(operand) or writes_in_place(operand))
+
+    return disturbs
+
+
 def _inline_of(program: Program) -> dict[str, Function]:
     return {f.name: f for f in program.function_list if f.func_type is FunctionType.Inline}
 
@@ -172,6 +269,14 @@ def hoist_program(program: Program) -> Program:
     functions = tuple(hoist_nested_calls(fn, inline) for fn in program.function_list)
     if all(new is old for new, old in zip(functions, program.function_list, strict=True)):
         return program
+    problems = [
+        d
+        for old, new in zip(program.function_list, functions, strict=True)
+        if new is not old
+        for d in check_hoisted_operands(program, old, new)
+    ]
+    if problems:
+        raise RebindingCheckError(problems)
     return Program(program.name, functions, span=program.span)
 
 
@@ -186,7 +291,10 @@ def verify_nested_calls_hoisted(program: Program, context: VerifyContext) -> lis
         temps = [
             stmt
             for stmt in walk_stmts(hoisted.body)
-            if isinstance(stmt, AssignStmt) and stmt.var.name.startswith("t__inline_arg_v")
+            if isinstance(stmt, AssignStmt)
+            and stmt.var.name.startswith("t__inline_arg_v")
+            and isinstance(stmt.value, Call)
+            and stmt.value.function  # not an operand hoisted along with a call
         ]
         for stmt in temps:
             callee = stmt.value.op if isinstance(stmt.value, Call) else "?"

@@ -301,6 +301,11 @@ def _sites_table(page: InlinePage) -> str:
                 f"<tr><td><code>{escape(b['param'])}</code></td><td>{escape(b['row_text'])}</td>"
                 f"<td>{how}</td><td class=\"muted\">{escape(b['reason'])}</td></tr>"
             )
+        for r in record["bound_returns"]:
+            bindings.append(
+                f"<tr><td>returned value {r['index']}</td><td></td><td>bound to a fresh local at the call</td>"
+                f"<td class=\"muted\">{escape(r['reason'])}</td></tr>"
+            )
         table = (
             "<table><tr><th>parameter</th><th>rebinding-table row</th><th>binding</th><th>why</th></tr>"
             + "".join(bindings)

@@ -58,6 +58,7 @@ def site_record(result: InlineResult, site: CallSite, source: str | None = None)
         "form": site.form.name,
         "form_text": site.form.value,
         "bindings": bindings,
+        "bound_returns": [{"index": i, "reason": reason} for i, reason in site.bound_returns],
     }
 
 
@@ -77,6 +78,8 @@ def explain_sites(result: InlineResult, out: TextIO, source: str | None = None) 
             else:
                 binding = f"replaced by {b['actual']}  ({b['reason']})"
             out.write(f'    {b["param"]}: row "{b["row_text"]}"; {binding}\n')
+        for r in record["bound_returns"]:
+            out.write(f"    returned value {r['index']}: bound to a fresh local at the call  ({r['reason']})\n")
 
 
 def rule_counts(result: InlineResult) -> dict[str, int]:

@@ -13,12 +13,26 @@ inlining and checks invariants any correct splice must keep (docs/specification.
    Array must stay the caller's Var; orchestration codegen cannot declare an alias).
 3. Every computed argument (a Call such as `a[r]`) is evaluated exactly as often after inlining as
    before: once, at the call site.
+4. An argument substituted directly is not changed by the spliced body before a use: no write-back
+   of a `pl.Out`/`pl.InOut` scalar to a Var it reads, no in-place write of storage whose elements
+   it reads, may happen before the body reads the parameter (docs/specification.md, "Meaning under
+   aliasing").
+5. Hoisting a nested call does not move an operand evaluated before the call to after it, when
+   the call writes back a Var the operand reads or writes storage in place the operand reads
+   (`check_hoisted_operands`, run by `hoist-nested-calls` on its own output).
+6. A projected multi-value site evaluates each returned expression once, at the call: one that is
+   not a Var or a constant is bound there, and a Var component is bound when the caller rebinds
+   what it stands for before reading it; a receiver several sites assign has a stand-in per site.
+
+Checks 4-6 re-derive what the helper and the caller read and write from the input program, by
+their own walk (`_Order`), rather than reusing the pass's analysis.
 
 A violation is an internal error of the pass, reported with the call site, parameter and row.
 """
 
 from __future__ import annotations
 
+import enum
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
@@ -26,21 +40,36 @@ from typing import Protocol
 from nanopto.ir_terms.nodes import (
     AssignStmt,
     Call,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    ConstStr,
+    EvalStmt,
+    Expr,
     ForStmt,
     Function,
     FunctionType,
     IfStmt,
+    IterArg,
+    MakeTuple,
     Node,
+    ParamDirection,
     Program,
+    ReturnStmt,
     ScopeStmt,
+    SeqStmts,
     Span,
+    Stmt,
     Submit,
+    TupleGetItemExpr,
     Var,
     WhileStmt,
 )
+from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.schema import iter_children, nodes_of, walk, walk_stmts
+from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, walk, walk_stmts
 from nanopto.ir_terms.structural import structural_hash
+from nanopto.ir_terms.types import ScalarType
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
 
@@ -79,9 +108,21 @@ class SiteLike(Protocol):
     def span(self) -> Span | None: ...
     @property
     def bindings(self) -> Sequence[BindingLike]: ...
+    @property
+    def stmt(self) -> Stmt: ...
+    @property
+    def form(self) -> enum.Enum: ...
+    @property
+    def reads(self) -> Sequence[TupleGetItemExpr]: ...
+    @property
+    def stand_in(self) -> Var | None: ...
+    @property
+    def bound_returns(self) -> Sequence[tuple[int, str]]: ...
 
 
 RULE = "RebindingTable"
+_OUT_SCALAR_ROW = "explicit pl.Out/pl.InOut scalar: the caller's Var"
+"""`RebindingRow.OUT_SCALAR.value` (the checker reads rows as data)."""
 
 
 class RebindingCheckError(RuntimeError):
@@ -200,6 +241,23 @@ def check_function(
                         RULE,
                     )
                 )
+            # A loop-carried value given to a pl.Out / pl.InOut scalar and read after the call is
+            # the variable its write-back must reach; a local would take the write away from it.
+            if (
+                b.bind_local
+                and isinstance(b.actual, IterArg)
+                and b.row.value == _OUT_SCALAR_ROW
+                and _read_after(before, site.stmt, b.actual)
+            ):
+                problems.append(
+                    Diagnostic(
+                        Severity.ERROR,
+                        f"{_site_label(site)}: the loop-carried value '{b.actual.name}' given to pl.Out/pl.InOut "
+                        f"scalar parameter '{b.param.name}' was bound to a local: the write-back would not reach it",
+                        site.span,
+                        RULE,
+                    )
+                )
 
     # 3. Computed arguments: evaluated exactly once, at the call site.
     computed_args = [b.actual for site in sites for b in site.bindings if isinstance(b.actual, Call | Submit)]
@@ -246,7 +304,334 @@ def check_rebinding(
         own = [s for s in sites if s.caller == fn.name]
         if own:
             problems += check_function(fn, after.functions[fn.name], own, copies)
+            problems += check_evaluation_order(before, fn, own)
     return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks 4-6: evaluation order
+# ---------------------------------------------------------------------------------------------
+
+
+class _Order:
+    """Statements numbered in evaluation order, with the loops around each, and where each Var
+    is read and defined and storage written in place. Only what is certain counts: a definition
+    or an op that declares a write, never a call that might write."""
+
+    def __init__(self, stmts: Sequence[Stmt], inline: frozenset[str] = frozenset()) -> None:
+        self.inline = inline
+        """Inline helpers: what their arguments read depends on their bodies, so it is not counted."""
+        self.reads: dict[int, list[tuple[int, frozenset[int]]]] = {}
+        self.defs: dict[int, list[tuple[int, frozenset[int]]]] = {}
+        self.stores: list[tuple[int, frozenset[int]]] = []
+        self.position: dict[int, int] = {}
+        self.count = 0
+        for stmt in stmts:
+            self._visit(stmt, frozenset())
+
+    def _visit(self, stmt: Stmt, loops: frozenset[int]) -> None:
+        self.count += 1
+        at = (self.count, loops)
+        self.position[id(stmt)] = self.count
+        inner = loops | {id(stmt)} if isinstance(stmt, ForStmt | WhileStmt) else loops
+        if isinstance(stmt, AssignStmt):
+            exprs: list[Node] = [stmt.value]
+            self.defs.setdefault(stmt.var.id, []).append(at)
+        elif isinstance(stmt, ForStmt):
+            exprs = [stmt.start, stmt.stop, stmt.step, *(a.init_value for a in stmt.iter_args)]
+        elif isinstance(stmt, WhileStmt):
+            exprs = [a.init_value for a in stmt.iter_args]
+            self._note(stmt.cond, (self.count, inner))
+        elif isinstance(stmt, IfStmt):
+            exprs = [stmt.cond]
+        elif isinstance(stmt, SeqStmts | ScopeStmt):
+            exprs = [c for c in iter_children(stmt) if not isinstance(c, Stmt | Var)]
+        else:
+            exprs = [c for c in iter_children(stmt) if not isinstance(c, Stmt)]
+        for expr in exprs:
+            self._note(expr, at)
+        for child in stmt_children(stmt):
+            self._visit(child, inner)
+        for var in getattr(stmt, "return_vars", ()):
+            self.count += 1
+            self.defs.setdefault(var.id, []).append((self.count, loops))
+
+    def _note(self, expr: Node, at: tuple[int, frozenset[int]]) -> None:
+        for node in _shallow(expr, self.inline):
+            if isinstance(node, Var):
+                self.reads.setdefault(node.id, []).append(at)
+            elif isinstance(node, Call) and not node.function:
+                op = OPS.lookup(node.op)
+                if op is not None and op.writes:
+                    self.stores.append(at)
+
+    def first_write_before_read(self, writes: Iterable[tuple[int, frozenset[int]]], var_id: int) -> bool:
+        return any(w[0] < r[0] or w[1] & r[1] for w in writes for r in self.reads.get(var_id, ()))
+
+
+def _shallow(expr: Node, skip_calls: frozenset[str] = frozenset()) -> Iterable[Node]:
+    """The nodes of an expression, not descending into a Var (an IterArg's initial value is read
+    before its loop) nor into the arguments of a call to one of `skip_calls`."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, Call) and node.function and node.op in skip_calls:
+            continue
+        if not isinstance(node, Var):
+            stack.extend(iter_children(node))
+
+
+def _constant(expr: Node) -> bool:
+    return isinstance(expr, ConstInt | ConstFloat | ConstBool | ConstStr)
+
+
+def _reads_elements(expr: Node) -> bool:
+    return not isinstance(expr, Var) and any(
+        isinstance(v, Var) and not isinstance(v.type, ScalarType) for v in _shallow(expr)
+    )
+
+
+def _helper_parts(program: Program, name: str) -> tuple[list[Stmt], tuple[Expr, ...]] | None:
+    """A helper's statements before its trailing return, and the values it returns (a returned
+    tuple temporary's elements when it returns one)."""
+    if name not in program.functions:
+        return None
+    helper = program.functions[name]
+    stmts = list(helper.body.stmts) if isinstance(helper.body, SeqStmts) else [helper.body]
+    returns: tuple[Expr, ...] = ()
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ReturnStmt):
+        stmts.pop()
+        returns = last.values
+    if len(returns) == 1 and isinstance(returns[0], Var):
+        made = [s for s in stmts if isinstance(s, AssignStmt) and s.var == returns[0] and isinstance(s.value, MakeTuple)]
+        if len(made) == 1:
+            assert isinstance(made[0].value, MakeTuple)
+            # Elements of a tuple made before the last statement are evaluated where it is made.
+            returns = made[0].value.elements if stmts[-1] is made[0] else ()
+    inline = {f.name for f in program.function_list if f.func_type is FunctionType.Inline}
+    if any(isinstance(node, Call) and node.function and node.op in inline for r in returns for node in walk(r)):
+        returns = ()  # what a nested helper returns is that helper's to check, at its own sites
+    return stmts, returns
+
+
+def check_evaluation_order(before: Program, caller: Function, sites: Sequence[SiteLike]) -> list[Diagnostic]:
+    """Checks 4 and 6 for the sites of one caller."""
+    problems: list[Diagnostic] = []
+    caller_order: tuple[_Order, dict[int, Stmt]] | None = None
+    inline = frozenset(f.name for f in before.function_list if f.func_type is FunctionType.Inline)
+    for site in sites:
+        parts = _helper_parts(before, site.helper)
+        if parts is None:
+            continue
+        stmts, returns = parts
+        order = _Order([*stmts, ReturnStmt(returns)], inline)
+        helper = before.functions[site.helper]
+        by_reference = {
+            p.var.id for p in helper.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+        }
+        problems += _check_substituted(site, order, by_reference)
+        if site.form.name == "TUPLE_PROJECT":
+            if caller_order is None:
+                body = list(caller.body.stmts) if isinstance(caller.body, SeqStmts) else [caller.body]
+                caller_order = _Order(body), _holders(caller)
+            problems += _check_returned(site, returns, *caller_order)
+    receivers: dict[int, list[SiteLike]] = {}
+    for site in sites:
+        if site.form.name == "TUPLE_PROJECT" and isinstance(site.stmt, AssignStmt):
+            receivers.setdefault(site.stmt.var.id, []).append(site)
+    for shared in receivers.values():
+        if len(shared) > 1 and any(s.stand_in is None for s in shared):
+            problems.append(
+                _order_problem(
+                    shared[1],
+                    f"the tuple receiver '{python_print(shared[0].stmt.var)}' is assigned by {len(shared)} sites "  # type: ignore[attr-defined]
+                    "without a stand-in per site: a read would take another site's value",
+                )
+            )
+    return problems
+
+
+def _check_substituted(site: SiteLike, order: _Order, by_reference: set[int]) -> list[Diagnostic]:
+    """Check 4 for one site; `by_reference` are the pl.Out / pl.InOut scalars (one variable with
+    every other such parameter given the same Var)."""
+    problems: list[Diagnostic] = []
+    for b in site.bindings:
+        if b.bind_local or b.row.rebinds_caller_var or _constant(b.actual):
+            continue
+        if b.param.id in by_reference and isinstance(b.actual, Var):
+            continue
+        read = {v.id for v in _shallow(b.actual) if isinstance(v, Var)}
+        for other in site.bindings:
+            if (
+                other is not b
+                and other.row.rebinds_caller_var
+                and not other.bind_local
+                and isinstance(other.actual, Var)
+                and other.actual.id in read
+                and isinstance(other.actual.type, ScalarType)
+                and order.first_write_before_read(order.defs.get(other.param.id, ()), b.param.id)
+            ):
+                problems.append(
+                    _order_problem(
+                        site,
+                        f"the argument `{python_print(b.actual)}` for parameter '{b.param.name}' is substituted, "
+                        f"but parameter '{other.param.name}' writes `{other.actual.name}` back before the body reads "
+                        f"'{b.param.name}': it must be bound at the call",
+                    )
+                )
+        if _reads_elements(b.actual) and order.first_write_before_read(order.stores, b.param.id):
+            problems.append(
+                _order_problem(
+                    site,
+                    f"the argument `{python_print(b.actual)}` for parameter '{b.param.name}' is substituted, but the "
+                    f"body writes storage in place before it reads '{b.param.name}': it must be bound at the call",
+                )
+            )
+    return problems
+
+
+def _check_returned(site: SiteLike, returns: Sequence[Expr], caller: _Order, holder: Mapping[int, Stmt]) -> list[Diagnostic]:
+    problems: list[Diagnostic] = []
+    bound = {i for i, _ in site.bound_returns}
+    at = caller.position.get(id(site.stmt))
+    actual_of = {b.param.id: b for b in site.bindings}
+    for i, value in enumerate(returns):
+        if i in bound:
+            continue
+        if not isinstance(value, Var) and not _constant(value):
+            problems.append(
+                _order_problem(
+                    site,
+                    f"the returned value `{python_print(value)}` (component {i}) is not bound at the call: "
+                    "it would be evaluated at each read of the receiver instead of once",
+                )
+            )
+            continue
+        b = actual_of.get(value.id) if isinstance(value, Var) else None
+        if b is None or b.bind_local or at is None:
+            continue
+        reads = [caller.position[id(holder[id(r)])] for r in site.reads if r.index == i and id(r) in holder]
+        for v in _shallow(b.actual):
+            if isinstance(v, Var) and any(at < d[0] < r for d in caller.defs.get(v.id, ()) for r in reads):
+                problems.append(
+                    _order_problem(
+                        site,
+                        f"the returned value `{python_print(b.actual)}` (component {i}) is read after the caller "
+                        f"rebinds `{v.name}`: it must be bound at the call",
+                    )
+                )
+                break
+    return problems
+
+
+def _holders(fn: Function) -> dict[int, Stmt]:
+    """Each node (by identity) -> the innermost statement holding it."""
+    holder: dict[int, Stmt] = {}
+    for stmt in walk_stmts(fn.body):
+        if not isinstance(stmt, SeqStmts):
+            for node in walk(stmt):
+                holder[id(node)] = stmt
+    return holder
+
+
+def _order_problem(site: SiteLike, message: str) -> Diagnostic:
+    return Diagnostic(Severity.ERROR, f"{_site_label(site)}: {message}", site.span, ORDER_RULE)
+
+
+ORDER_RULE = "EvaluationOrder"
+
+
+def check_hoisted_operands(before: Program, caller: Function, after: Function) -> list[Diagnostic]:
+    """Check 5: an operand evaluated before a nested Inline call is not evaluated after its body."""
+    problems: list[Diagnostic] = []
+    after_by_span: dict[object, list[Stmt]] = {}
+    for stmt in walk_stmts(after.body):
+        if stmt.span is not None and not isinstance(stmt, SeqStmts):
+            after_by_span.setdefault((type(stmt), stmt.span), []).append(stmt)
+    for stmt in walk_stmts(caller.body):
+        if isinstance(stmt, SeqStmts) or stmt.span is None:
+            continue
+        for call, earlier in _nested_calls(before, stmt):
+            parts = _helper_parts(before, call.op)
+            if parts is None:
+                continue
+            helper = before.functions[call.op]
+            rebound = {
+                a.id
+                for p, a in zip(helper.params, call.args, strict=False)
+                if isinstance(a, Var) and isinstance(p.var.type, ScalarType) and p.direction is not ParamDirection.In
+                and any(isinstance(s, AssignStmt) and s.var == p.var for s in walk_stmts(helper.body))
+            }
+            stores = bool(_Order(parts[0]).stores)
+            for operand in earlier:
+                if _constant(operand):
+                    continue
+                moved = any(isinstance(v, Var) and v.id in rebound for v in _shallow(operand)) or (
+                    stores and _reads_elements(operand)
+                )
+                if not moved:
+                    continue
+                key = _operand_key(operand)
+                for spliced in after_by_span.get((type(stmt), stmt.span), ()):
+                    if _occurrences(spliced, key) > _occurrences(stmt, key) - 1:
+                        problems.append(
+                            Diagnostic(
+                                Severity.ERROR,
+                                f"the operand `{python_print(operand)}` is evaluated before the nested call to "
+                                f"'{call.op}' in '{caller.name}', which changes what it reads, but after inlining "
+                                "it is evaluated after the call's body: it must be hoisted with the call",
+                                stmt.span,
+                                ORDER_RULE,
+                            )
+                        )
+    return problems
+
+
+def _operand_key(node: Node) -> object:
+    return ("var", node.id) if isinstance(node, Var) else _identity_key(node)
+
+
+def _occurrences(stmt: Stmt, key: object) -> int:
+    own = [c for c in iter_children(stmt) if not isinstance(c, Stmt)]
+    if isinstance(stmt, AssignStmt):
+        own = [stmt.value]
+    return sum(1 for e in own for node in _shallow(e) if _operand_key(node) == key)
+
+
+def _nested_calls(program: Program, stmt: Stmt) -> list[tuple[Call, list[Expr]]]:
+    """Each nested Inline call in a statement's own expressions, with the operands evaluated
+    before it (the siblings to its left, at every level)."""
+    inline = {f.name for f in program.function_list if f.func_type is FunctionType.Inline}
+    whole = stmt.value if isinstance(stmt, AssignStmt) else stmt.expr if isinstance(stmt, EvalStmt) else None
+    if isinstance(stmt, ReturnStmt) and len(stmt.values) == 1:
+        whole = stmt.values[0]
+    found: list[tuple[Call, list[Expr]]] = []
+
+    def visit(node: Node, left: list[Expr]) -> None:
+        if isinstance(node, Var):
+            return
+        if isinstance(node, Call) and node.function and node.op in inline and node is not whole:
+            found.append((node, list(left)))
+        children = list(iter_children(node))
+        for i, child in enumerate(children):
+            visit(child, left + [c for c in children[:i] if isinstance(c, Expr)])
+
+    if isinstance(stmt, AssignStmt):
+        roots: list[Node] = [stmt.value]
+    else:
+        roots = [c for c in iter_children(stmt) if not isinstance(c, Stmt)]
+    for i, root in enumerate(roots):
+        visit(root, [r for r in roots[:i] if isinstance(r, Expr)])
+    return found
+
+
+def _read_after(fn: Function, stmt: Stmt, var: Var) -> bool:
+    """Whether `var` is read by a statement after `stmt` in `fn` (in evaluation order)."""
+    order = _Order(list(fn.body.stmts) if isinstance(fn.body, SeqStmts) else [fn.body])
+    at = order.position.get(id(stmt))
+    return at is not None and any(position > at for position, _ in order.reads.get(var.id, ()))
 
 
 def _copies_by_name(sites: Sequence[SiteLike], after: Program) -> dict[tuple[int, int], str]:

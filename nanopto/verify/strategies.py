@@ -42,12 +42,21 @@ are used, so float32 arithmetic is exact and comparisons need no tolerance.
 `writing_discards=True` makes every helper return a write into its first parameter and discards
 such calls on the caller's InOut `c`: the shape a pass that deletes discarded calls gets wrong.
 
+`aliasing=True` draws the shapes inlining can get wrong under aliasing and evaluation order
+(docs/specification.md, "Meaning under aliasing"): one caller variable passed to several parameters, expressions over a
+variable next to that variable (`k * 2 + 1`, `arr[0] + k`, `pl.add(a, b)` beside `a`), `pl.Out`
+scalars given assignable Vars, tuple receivers the call reads (`k, j = self.h(k, j)`), tuple
+results read late (after a rebinding of an argument), never or twice, calls nested after an
+operand (`m = k * 10 + self.h(k)`), loops carrying a value (`init_values=`), and helpers returning
+a tuple temporary after rebinding one of its elements.
+
 `inputs_for(program)` draws arguments for `main`: float32 arrays of shape `[4]` holding integers
 0..5, ints 0..5 for scalars and int64 arrays for `pl.Array` parameters.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -132,7 +141,37 @@ class Branch:
         return lines
 
 
-Stmt = Line | Loop | Branch
+@dataclass(frozen=True)
+class Lines:
+    """Several simple statements drawn together (`t = self.h(k)`, `k = k + 5`, `u = t[0]`)."""
+
+    texts: tuple[str, ...]
+
+    def render(self, depth: int) -> list[str]:
+        return [_INDENT * depth + text for text in self.texts]
+
+
+@dataclass(frozen=True)
+class CarriedLoop:
+    """`for i, (acc,) in pl.range(2, init_values=(init,)):` ... `result = pl.yield_(acc)`."""
+
+    var: str
+    acc: str
+    init: str
+    body: tuple[Stmt, ...]
+    result: str
+
+    def render(self, depth: int) -> list[str]:
+        head = f"{_INDENT * depth}for {self.var}, ({self.acc},) in pl.range(2, init_values=({self.init},)):"
+        body = [line for s in self.body for line in s.render(depth + 1)]
+        return [head, *body, f"{_INDENT * (depth + 1)}{self.result} = pl.yield_({self.acc})"]
+
+
+Stmt = Line | Lines | Loop | Branch | CarriedLoop
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"\b{re.escape(name)}\b", text) is not None
 
 
 def _render_block(stmts: tuple[Stmt, ...], depth: int) -> list[str]:
@@ -197,6 +236,8 @@ class _Scope:
     scalars: list[str] = field(default_factory=list)
     arrays: list[str] = field(default_factory=list)
     readonly: set[str] = field(default_factory=set)
+    tuples: list[tuple[str, tuple[Kind, ...]]] = field(default_factory=list)
+    """Tuple receivers assigned in this very block (a later site may assign one again)."""
 
     def nested(self) -> _Scope:
         return _Scope(list(self.tensors), list(self.scalars), list(self.arrays), set(self.readonly))
@@ -214,6 +255,7 @@ class _Options:
     existing_receivers: bool = True
     max_depth: int = 2
     writing_discards: bool = False
+    aliasing: bool = False
 
 
 class _Drawer:
@@ -224,6 +266,8 @@ class _Drawer:
         self.helpers = helpers
         self.options = options
         self.counter = 0
+        self.carried: list[str] = []
+        """Loop-carried values of the loops being drawn, innermost last."""
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -268,8 +312,47 @@ class _Drawer:
         return [h for h in self.helpers if scope.arrays or all(p.kind != "array" for p in h.params)]
 
     def call(self, helper: FunctionDesc, scope: _Scope) -> str:
-        args = ", ".join(self.arg(p.kind, scope) for p in helper.params)
-        return f"self.{helper.name}({args})"
+        if not self.options.aliasing:
+            args = ", ".join(self.arg(p.kind, scope) for p in helper.params)
+            return f"self.{helper.name}({args})"
+        used: list[tuple[Kind, str]] = []
+        texts: dict[int, str] = {}
+        # pl.Out scalars first: the arguments of the others then often read the Var they write.
+        order = sorted(range(len(helper.params)), key=lambda i: helper.params[i].direction == "In")
+        for i in order:
+            param = helper.params[i]
+            texts[i] = self.aliasing_arg(param, scope, [name for kind, name in used if kind == param.kind])
+            used.append((param.kind, texts[i]))
+        return f"self.{helper.name}({', '.join(texts[i] for i in range(len(helper.params)))})"
+
+    def aliasing_arg(self, param: ParamDesc, scope: _Scope, used: list[str]) -> str:
+        """An argument that aliases another often: the same Var again, an expression over a Var
+        passed next to it, an element of an array; an Out scalar mostly gets an assignable Var."""
+        names = [n for n in used if n in scope.names(param.kind)]
+        if param.kind == "scalar" and param.direction != "In":
+            assignable = scope.assignable("scalar") or scope.scalars
+            if self.carried and self.carried[-1] in assignable and self.draw(st.booleans()):
+                return self.carried[-1]  # the loop-carried value the write-back must land on
+            if assignable and self.draw(st.integers(0, 4)) > 0:
+                return self.pick(sorted(set(assignable) & set(names)) or assignable)
+            return self.scalar_expr(scope)
+        form = self.draw(st.integers(0, 3))
+        if param.kind == "array":
+            return self.pick(names or scope.arrays)
+        if param.kind == "tensor" and form == 0:
+            return self.pick(scope.tensors)  # a buffer the caller observes
+        if form == 0 or not (names or scope.names(param.kind)):
+            return self.arg(param.kind, scope)
+        base = self.pick(names or scope.names(param.kind))
+        if param.kind == "scalar":
+            if form == 1:
+                return base
+            if form == 2 and scope.arrays:
+                return f"{self.pick(scope.arrays)}[0] + {base}"
+            return f"{base} * 2 + 1"
+        if form == 1:
+            return base
+        return f"pl.add({base}, {self.pick(scope.tensors)})"
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -281,9 +364,26 @@ class _Drawer:
         kinds = ["tensor-local", "self-update", "rebind-tensor", "rebind-scalar", "array-store"]
         if self.callable_helpers(scope):
             kinds += ["call", "call"]
+            if self.options.aliasing:
+                kinds += ["call", "nested-call", "nested-call"]
         if depth < self.options.max_depth:
             kinds += ["loop", "branch"]
+            if self.options.aliasing and scope.scalars:
+                kinds += ["carried-loop"]
         kind = self.draw(st.sampled_from(kinds))
+        if kind == "nested-call":
+            return self.nested_call(scope)
+        if kind == "carried-loop":
+            var, acc, result = self.fresh("i"), self.fresh("acc"), self.fresh("r")
+            inner = scope.nested()
+            inner.scalars += [var, acc]
+            inner.readonly.add(var)
+            self.carried.append(acc)
+            calls = [self.call_site(inner)] if self.callable_helpers(inner) else []
+            body = (*calls, *self.block(inner, depth + 1, min_size=1 - len(calls), max_size=2))
+            self.carried.pop()
+            scope.scalars.append(result)
+            return CarriedLoop(var, acc, self.pick(scope.scalars[:-1]), body, result)
         if kind == "tensor-local":
             name = self.fresh("v")
             text = f"{name} = {self.tensor_expr(scope)}"
@@ -336,11 +436,15 @@ class _Drawer:
             return Line(f"self.{helper.name}({', '.join(['c', *rest])})")
         if form == "discard":
             return Line(call)
+        if len(helper.result_kinds) == 2 and self.options.aliasing and self.draw(st.booleans()):
+            return self.tuple_read_late(helper, call, scope)
         if len(helper.result_kinds) == 2:
             # Tuple unpack: `y, m = self.h(...)`; receivers may be fresh or existing names.
             receivers = []
             for kind in helper.result_kinds:
                 existing = scope.assignable(kind)
+                if self.options.aliasing:  # `k, j = self.swap(k, j)`: receivers the call reads
+                    existing = [n for n in existing if _mentions(call, n)] or existing
                 if form == "assign-existing" and existing:
                     receivers.append(self.pick(existing))
                 else:
@@ -359,6 +463,51 @@ class _Drawer:
         scope.names(kind).append(name)
         return Line(f"{name} = {call}")
 
+    def tuple_read_late(self, helper: FunctionDesc, call: str, scope: _Scope) -> Stmt:
+        """`t = self.h(...)`, then maybe a rebinding of a Var the call read, then each component
+        read zero, one or two times."""
+        same = [name for name, kinds in scope.tuples if kinds == helper.result_kinds]
+        receiver = self.pick(same) if bool(same) and self.draw(st.booleans()) else self.fresh("tup")
+        scope.tuples.append((receiver, helper.result_kinds))
+        texts = [f"{receiver} = {call}"]
+        rebindable = [n for n in scope.assignable("scalar") if _mentions(call, n)]
+        if bool(rebindable) and self.draw(st.booleans()):
+            n = self.pick(rebindable)
+            texts.append(f"{n} = {n} + 5")
+        self.read_components(helper, receiver, scope, texts)
+        if self.draw(st.booleans()):
+            # The same receiver assigned again: each read takes the value of the site before it.
+            texts.append(f"{receiver} = {self.call(helper, scope)}")
+            self.read_components(helper, receiver, scope, texts)
+        return Lines(tuple(texts))
+
+    def read_components(self, helper: FunctionDesc, receiver: str, scope: _Scope, texts: list[str]) -> None:
+        for index, kind in enumerate(helper.result_kinds):
+            for _ in range(self.draw(st.integers(0, 2))):
+                name = self.fresh("y" if kind == "tensor" else "m")
+                texts.append(f"{name} = {receiver}[{index}]")
+                scope.names(kind).append(name)
+
+    def nested_call(self, scope: _Scope) -> Stmt:
+        """A call inside an expression, after an operand that reads what the call may write."""
+        single = [h for h in self.callable_helpers(scope) if len(h.result_kinds) == 1]
+        if not single:
+            return self.call_site(scope)
+        helper = self.draw(st.sampled_from(single))
+        call = self.call(helper, scope)
+        kind = helper.result_kinds[0]
+        name = self.fresh("y" if kind == "tensor" else "m")
+        if kind == "scalar":
+            read = [n for n in scope.scalars if _mentions(call, n)]
+            operand = self.pick(read) if bool(read) and self.draw(st.integers(0, 3)) > 0 else self.scalar_expr(scope)
+            text = f"{name} = {operand} * 10 + {call}"
+        else:
+            read = [n for n in scope.tensors if _mentions(call, n)]
+            operand = self.pick(read or scope.tensors)
+            text = f"{name} = pl.add(pl.add({operand}, {operand}), {call})"
+        scope.names(kind).append(name)
+        return Line(text)
+
     def returns(self, scope: _Scope, result_kinds: tuple[Kind, ...]) -> str:
         """What the function returns: Vars, a call-free scalar expression, one Call, or a site."""
         candidates = [h for h in self.callable_helpers(scope) if h.result_kinds == result_kinds]
@@ -370,6 +519,10 @@ class _Drawer:
         if form == "site" and candidates:
             return self.call(self.draw(st.sampled_from(candidates)), scope)
         if len(result_kinds) == 2:
+            if self.options.aliasing and self.draw(st.booleans()):
+                # A component with an effect: it must happen once, however often it is read.
+                t = self.pick(scope.tensors)
+                return f"pl.tensor.assemble({t}, pl.add({t}, {self.pick(scope.tensors)}), [0]), {self.scalar_expr(scope)}"
             return f"{self.pick(scope.tensors)}, {self.scalar_expr(scope)}"
         if result_kinds == ("scalar",):
             return self.scalar_expr(scope)
@@ -385,24 +538,57 @@ def _draw_helper(draw: st.DrawFn, index: int, earlier: tuple[FunctionDesc, ...],
     kinds: list[Kind] = ["tensor", "scalar", "array"]
     n_params = draw(st.integers(1, 4))
     params: list[ParamDesc] = []
+    # With aliasing, often a read-only scalar next to a pl.Out scalar: `f(n, m)` called `f(k + 1, k)`.
+    pattern: list[tuple[Kind, Direction]] = []
+    if options.aliasing and options.out_scalars and draw(st.booleans()):
+        pattern = [("tensor", "In"), ("scalar", "In"), ("scalar", "Out")]
+        n_params = max(n_params, 3)
     for p in range(n_params):
+        if p < len(pattern):
+            params.append(ParamDesc(f"{pattern[p][0][0]}{p}", *pattern[p]))
+            continue
         kind = draw(st.sampled_from(kinds)) if p > 0 else "tensor"
         direction: Direction = "In"
         if kind == "tensor":
             direction = draw(st.sampled_from(["In", "Out", "InOut"]))
         elif kind == "scalar" and options.out_scalars:
-            direction = draw(st.sampled_from(["In", "Out"]))
+            direction = draw(st.sampled_from(["In", "Out", "Out"] if options.aliasing else ["In", "Out"]))
         params.append(ParamDesc(f"{kind[0]}{p}", kind, direction))
     scope = _Scope()
     for param in params:
         scope.names(param.kind).append(param.name)
     drawer = _Drawer(draw, earlier, options)
-    body = drawer.block(scope, 0, max_size=4)
-    result_kinds: tuple[Kind, ...] = draw(st.sampled_from([("tensor",), ("tensor", "scalar"), ("scalar",)]))
+    body = (*(_writes_first(draw, params) if options.aliasing else ()), *drawer.block(scope, 0, max_size=4))
+    shapes: list[tuple[Kind, ...]] = [("tensor",), ("tensor", "scalar"), ("scalar",)]
+    result_kinds: tuple[Kind, ...] = draw(st.sampled_from(shapes + shapes[1:] if options.aliasing else shapes))
     if result_kinds != ("tensor",) and not scope.scalars:
         result_kinds = ("tensor",)
     returns = drawer.returns(scope, result_kinds)
+    pair = len(result_kinds) == 2 and not returns.startswith("self.") and scope.assignable("scalar")
+    if options.aliasing and pair and draw(st.booleans()):
+        # `tmp = (x, n); n = n + 1; return tmp`: the tuple holds the values it was made of.
+        n = draw(st.sampled_from(scope.assignable("scalar")))
+        body += (Line(f"tmp = ({returns})"), Line(f"{n} = {n} + 1"))
+        returns = "tmp"
     return FunctionDesc(f"h{index}", tuple(params), body, returns, result_kinds)
+
+
+def _writes_first(draw: st.DrawFn, params: list[ParamDesc]) -> tuple[Stmt, ...]:
+    """Writes through parameters before the body reads the others: a `pl.Out` scalar's write-back,
+    an array element, a tensor self-update."""
+    tensors = [p.name for p in params if p.kind == "tensor"]
+    lines: list[Stmt] = []
+    for param in params:
+        if not draw(st.booleans()):
+            continue
+        if param.kind == "scalar" and param.direction != "In":
+            lines.append(Line(f"{param.name} = {param.name} + 3"))
+        elif param.kind == "array":
+            lines.append(Line(f"{param.name}[0] = 9"))
+        elif param.kind == "tensor" and len(tensors) > 1:
+            source = draw(st.sampled_from([t for t in tensors if t != param.name]))
+            lines.append(Line(f"{param.name} = pl.tensor.assemble({param.name}, {source}, [0])"))
+    return tuple(lines)
 
 
 _MAIN_PARAMS = (
@@ -425,11 +611,104 @@ _OBSERVE = (
 )
 
 
+_S, _T = _TYPES["scalar"], _TYPES["tensor"]
+
+
+def _trap(draw: st.DrawFn, name: str, scope: _Scope, drawer: _Drawer) -> tuple[FunctionDesc, tuple[Stmt, ...]]:
+    """One of the shapes inlining gets wrong under aliasing or evaluation order, with its variations:
+    a helper and the statements of `main` that call it (docs/specification.md, "Meaning under aliasing")."""
+    kind = draw(st.sampled_from(["out-scalar", "in-place", "hoist", "swap", "late", "effect", "temp", "carried"]))
+    v = draw(st.sampled_from(scope.assignable("scalar")))
+    w = draw(st.sampled_from([n for n in scope.assignable("scalar") if n != v] or [v]))
+    c = draw(st.integers(1, 9))
+
+    def new(prefix: str) -> str:
+        """A name main binds, made observable (`_observe_all`)."""
+        name = drawer.fresh(prefix)
+        scope.names("tensor" if prefix == "y" else "scalar").append(name)
+        return name
+
+    out = f"{name}(self, m: pl.Out[{_S}]) -> {_S}"
+    if kind == "out-scalar":  # the write-back changes an argument read after it
+        arg = draw(st.sampled_from([v, f"{v} + 1", f"{v} * 2"]))
+        write = [f"m = m + {c}"] if draw(st.booleans()) else ["for i in pl.range(2):", "    m = m + n"]
+        helper = _helper(f"{name}(self, n: {_S}, m: pl.Out[{_S}]) -> {_S}", [*write, "r = n + m"], "r", ("scalar",))
+        return helper, (Line(f"{new('m')} = self.{name}({arg}, {v})"),)
+    if kind == "in-place":  # an in-place write changes an expression argument
+        if draw(st.booleans()):
+            helper = _helper(f"{name}(self, xs: {_TYPES['array']}, n: {_S}) -> {_S}", [f"xs[0] = {c}"], "n", ("scalar",))
+            return helper, (Line(f"{new('m')} = self.{name}(arr, arr[0] + {v})"),)
+        sig = f"{name}(self, t: {_T}, x: {_T}, y: {_T}) -> {_T}"
+        helper = _helper(sig, ["t = pl.tensor.assemble(t, y, [0])"], "x", ("tensor",))
+        return helper, (Line(f"{new('y')} = self.{name}(c, pl.add(c, b), a)"),)
+    if kind == "hoist":  # an operand evaluated before a nested call that changes it
+        helper = _helper(out, [f"m = m + {c}"], "m", ("scalar",))
+        return helper, (Line(f"{new('m')} = {v} * 10 + self.{name}({v})"),)
+    if kind == "swap":  # receivers the call reads
+        helper = _helper(f"{name}(self, x: {_S}, y: {_S}) -> tuple[{_S}, {_S}]", [], "y, x", ("scalar", "scalar"))
+        return helper, (Line(f"{v}, {w} = self.{name}({v}, {w})"),)
+    if kind in ("late", "temp"):  # a component read after a rebinding; a tuple temporary
+        sig = f"{name}(self, n: {_S}) -> tuple[{_S}, {_S}]"
+        if kind == "temp":
+            helper = _helper(sig, ["tmp = (n, n + 1)", f"n = n + {c}"], "tmp", ("scalar", "scalar"))
+        else:
+            helper = _helper(sig, [], "n, n + 1", ("scalar", "scalar"))
+        t = drawer.fresh("tup")
+        texts = [f"{t} = self.{name}({v})", f"{v} = {c}", f"{new('m')} = {t}[0]"]
+        if draw(st.booleans()):  # the same receiver again
+            texts += [f"{t} = self.{name}({w})", f"{new('m')} = {t}[{draw(st.integers(0, 1))}]"]
+        return helper, (Lines(tuple(texts)),)
+    if kind == "effect":  # a component with an effect, read never or twice
+        sig = f"{name}(self, o: pl.InOut[{_T}], x: {_T}) -> tuple[{_T}, {_T}]"
+        helper = _helper(sig, [], "x, pl.tensor.assemble(o, pl.add(o, x), [0])", ("tensor", "tensor"))
+        t = drawer.fresh("tup")
+        reads = [f"{new('y')} = {t}[{i}]" for i in draw(st.sampled_from([[0], [1, 1], [0, 1]]))]
+        return helper, (Lines((f"{t} = self.{name}(c, a)", *reads)),)
+    # a loop-carried value given to a pl.Out scalar
+    helper = _helper(out, [f"m = m + {c}"], "m", ("scalar",))
+    i, acc, r, res = drawer.fresh("i"), drawer.fresh("acc"), drawer.fresh("m"), new("m")
+    body = (Line(f"{r} = self.{name}({acc})"), Line(f"{acc} = {acc} + {r}"))
+    return helper, (CarriedLoop(i, acc, v, body, res),)
+
+
+def _helper(signature: str, body: list[str], returns: str, result_kinds: tuple[Kind, ...]) -> FunctionDesc:
+    """A helper written out (`_trap`): `signature` is `name(self, ...) -> type`."""
+    return _Written(signature.split("(")[0], (), tuple(Line(b) for b in body), returns, result_kinds, signature=signature)
+
+
+@dataclass(frozen=True)
+class _Written(FunctionDesc):
+    signature: str = ""
+
+    def render(self) -> list[str]:
+        return [
+            f"{_INDENT}@pl.function(type=pl.FunctionType.Inline)",
+            f"{_INDENT}def {self.signature}:",
+            *(line for s in self.body for line in s.render(2)),
+            f"{_INDENT * 2}return {self.returns}",
+        ]
+
+
+def _observe_all(scope: _Scope) -> tuple[Stmt, ...]:
+    """Make every scalar and tensor main binds observable: a wrong value read inside a helper only
+    shows if it reaches a buffer."""
+    total = " + ".join(scope.scalars)
+    tensors = scope.tensors[0]
+    for name in scope.tensors[1:]:
+        tensors = f"pl.add({tensors}, {name})"
+    return (Line(f"arr[2] = {total}"), Line(f"c = pl.tensor.assemble(c, {tensors}, [0])"))
+
+
 @st.composite
 def _program_descs(
-    draw: st.DrawFn, max_helpers: int, out_scalars: bool, existing_receivers: bool, writing_discards: bool = False
+    draw: st.DrawFn,
+    max_helpers: int,
+    out_scalars: bool,
+    existing_receivers: bool,
+    writing_discards: bool = False,
+    aliasing: bool = False,
 ) -> ProgramDesc:
-    options = _Options(out_scalars, existing_receivers, writing_discards=writing_discards)
+    options = _Options(out_scalars, existing_receivers, writing_discards=writing_discards, aliasing=aliasing)
     helpers: tuple[FunctionDesc, ...] = ()
     for index in range(draw(st.integers(1, max_helpers))):
         helpers += (_draw_helper(draw, index, helpers, options),)
@@ -438,20 +717,39 @@ def _program_descs(
         scope.names(param.kind).append(param.name)
     drawer = _Drawer(draw, helpers, options)
     # At least one call site in main, so every drawn program gives the pass something to do.
-    body = (drawer.call_site(scope), *drawer.block(scope, 0, max_size=4), *_OBSERVE)
+    first = drawer.call_site(scope)
+    traps: tuple[Stmt, ...] = ()
+    if aliasing:
+        for _ in range(draw(st.integers(1, 2))):
+            helper, stmts = _trap(draw, f"h{len(helpers)}", scope, drawer)
+            helpers += (helper,)
+            traps += stmts
+    body = (first, *traps, *drawer.block(scope, 0, max_size=4), *_OBSERVE)
+    if aliasing:
+        body += _observe_all(scope)
     main = FunctionDesc(ENTRY, _MAIN_PARAMS, body, drawer.returns(scope, ("tensor",)), ("tensor",), inline=False)
     return ProgramDesc(helpers, main)
 
 
 def program_descs(
-    *, max_helpers: int = 3, out_scalars: bool = True, existing_receivers: bool = True, writing_discards: bool = False
+    *,
+    max_helpers: int = 3,
+    out_scalars: bool = True,
+    existing_receivers: bool = True,
+    writing_discards: bool = False,
+    aliasing: bool = False,
 ) -> st.SearchStrategy[ProgramDesc]:
     """Descriptions of programs (see the module docstring); `.source` is the `pl` text."""
-    return _program_descs(max_helpers, out_scalars, existing_receivers, writing_discards)
+    return _program_descs(max_helpers, out_scalars, existing_receivers, writing_discards, aliasing)
 
 
 def programs(
-    *, max_helpers: int = 3, out_scalars: bool = True, existing_receivers: bool = True, writing_discards: bool = False
+    *,
+    max_helpers: int = 3,
+    out_scalars: bool = True,
+    existing_receivers: bool = True,
+    writing_discards: bool = False,
+    aliasing: bool = False,
 ) -> st.SearchStrategy[Program]:
     """Well-typed `pl` programs with an Opaque `main` and 1..`max_helpers` Inline helpers.
 
@@ -462,6 +760,7 @@ def programs(
         out_scalars=out_scalars,
         existing_receivers=existing_receivers,
         writing_discards=writing_discards,
+        aliasing=aliasing,
     ).map(ProgramDesc.program)
 
 

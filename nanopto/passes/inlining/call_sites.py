@@ -11,6 +11,7 @@ all the splicing, substituting and renaming.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from nanopto.ir_terms.nodes import (
     Function,
     IterArg,
     MakeTuple,
+    ParamDirection,
     ReturnStmt,
     SeqStmts,
     Span,
@@ -35,7 +37,15 @@ from nanopto.ir_terms.nodes import (
 from nanopto.ir_terms.printer import print_type, python_print
 from nanopto.ir_terms.schema import iter_children, nodes_of, walk, whole_value
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
-from nanopto.passes.inlining.rebinding import RebindingRow, classify_params
+from nanopto.passes.evaluation_order import (
+    Timeline,
+    has_call,
+    is_atom,
+    is_constant,
+    reads_contents,
+    writes_in_place,
+)
+from nanopto.passes.inlining.rebinding import RebindingRow, classify_params, is_self_update
 
 
 class SiteForm(enum.Enum):
@@ -66,6 +76,11 @@ class HelperTemplate:
     def name(self) -> str:
         return self.function.name
 
+    @functools.cached_property
+    def timeline(self) -> Timeline:
+        """Where the body (then its returned values) reads and writes what."""
+        return Timeline.of(self.body, self.returns)
+
 
 @dataclass(frozen=True)
 class ParamBinding:
@@ -87,6 +102,13 @@ class CallSite:
     stmt: Stmt
     form: SiteForm
     bindings: tuple[ParamBinding, ...]
+    reads: tuple[TupleGetItemExpr, ...] = ()
+    """A projected site: the caller's reads `tmp[i]` its assignment reaches (`tuple_results`)."""
+    stand_in: Var | None = None
+    """A projected site whose receiver is assigned more than once: the Var standing for the
+    receiver at this site's assignment and reads only."""
+    bound_returns: tuple[tuple[int, str], ...] = ()
+    """A projected site: the returned components bound at the call, each with the reason."""
 
     @property
     def span(self) -> Span | None:
@@ -111,7 +133,11 @@ def make_template(fn: Function) -> HelperTemplate:
                 f"{_where(node, fn)}: Inline function '{fn.name}' returns before its last statement; "
                 "an Inline body can only return at its end (bind the value and return it last)"
             )
-    stmts, returns = _project_returned_tuple(stmts, returns)
+    _check_array_rebinding(fn)
+    by_reference = frozenset(
+        p.var.id for p in fn.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+    )
+    stmts, returns = _project_returned_tuple(stmts, returns, by_reference)
     params = {p.var.id for p in fn.params}
     local_ids: set[int] = set()
     referenced: set[int] = set()
@@ -128,6 +154,21 @@ def make_template(fn: Function) -> HelperTemplate:
     return HelperTemplate(fn, stmts, returns, classify_params(fn), frozenset(local_ids), frozenset(free))
 
 
+def _check_array_rebinding(fn: Function) -> None:
+    """An Array parameter's rebinding lands on the caller's Var (the table's Array row: codegen
+    cannot declare an array alias, so no local can take it). That is right for an in-place update
+    (`xs[i] = v`); rebinding the name to another array would replace the caller's buffer, so the
+    helper is refused (docs/specification.md, "Meaning under aliasing")."""
+    arrays = {p.var.id for p in fn.params if isinstance(p.var.type, ArrayType)}
+    for node in walk(fn.body):
+        if isinstance(node, AssignStmt) and node.var.id in arrays and not is_self_update(node):
+            raise InlineError(
+                f"{_where(node, fn)}: Inline function '{fn.name}' rebinds its Array parameter '{node.var.name}' "
+                f"to another array (`{python_print(node)}`); the rebinding would land on the caller's array "
+                "(an Array parameter is never given a local copy). Give the new array a name of its own."
+            )
+
+
 def _defined_vars(node: object) -> Iterator[int]:
     for name in ("loop_var", "var"):
         var = getattr(node, name, None)
@@ -137,7 +178,9 @@ def _defined_vars(node: object) -> Iterator[int]:
         yield var.id
 
 
-def _project_returned_tuple(stmts: tuple[Stmt, ...], returns: tuple[Expr, ...]) -> tuple[tuple[Stmt, ...], tuple[Expr, ...]]:
+def _project_returned_tuple(
+    stmts: tuple[Stmt, ...], returns: tuple[Expr, ...], by_reference: frozenset[int] = frozenset()
+) -> tuple[tuple[Stmt, ...], tuple[Expr, ...]]:
     """`tmp = (a, b); return tmp` returns the same as `return a, b` (nanopto's choice: docs/specification.md, "Tuple returns and projection")."""
     if len(returns) != 1 or not isinstance(returns[0], Var):
         return stmts, returns
@@ -148,7 +191,34 @@ def _project_returned_tuple(stmts: tuple[Stmt, ...], returns: tuple[Expr, ...]) 
     others = [s for s in stmts if s is not defs[0]]
     if any(node == tmp for s in others for node in walk(s)):
         return stmts, returns
-    return tuple(others), defs[0].value.elements
+    made = stmts.index(defs[0])
+    later = stmts[made + 1 :]
+    if not later:
+        return tuple(others), defs[0].value.elements
+    # Each element is evaluated where the tuple is made; an element the statements after it could
+    # change is bound there to a local of its own (docs/specification.md, "Meaning under aliasing").
+    rebound = {v for s in later for node in walk(s) for v in _defined_ids(node)}
+    if rebound & by_reference:
+        # pl.Out / pl.InOut scalars a site gives the same Var are one variable: a write to one
+        # may be a write to another.
+        rebound |= by_reference
+    effects = any(writes_in_place(e) for s in later for e in walk(s) if isinstance(e, Expr))
+    bound: list[Stmt] = []
+    elements: list[Expr] = []
+    for i, element in enumerate(defs[0].value.elements):
+        changed = any(v.id in rebound for v in walk(element) if isinstance(v, Var))
+        if changed or (not is_atom(element) and (has_call(element) or (effects and reads_contents(element)))):
+            local = Var(f"{tmp.name}_{i}", type_of(element), span=element.span)
+            bound.append(AssignStmt(local, element, span=defs[0].span))
+            element = local
+        elements.append(element)
+    return (*stmts[:made], *bound, *later), tuple(elements)
+
+
+def _defined_ids(node: object) -> Iterator[int]:
+    if isinstance(node, AssignStmt):
+        yield node.var.id
+    yield from _defined_vars(node)
 
 
 def _is_call_like(expr: Expr) -> bool:
@@ -164,6 +234,35 @@ def bind_argument(param: Var, row: RebindingRow, actual: Expr) -> tuple[bool, st
     if row.rebinds_caller_var and (not isinstance(actual, Var) or isinstance(actual, IterArg)):
         return True, "rebound parameter whose argument is not an assignable Var"
     return False, "substituted directly"
+
+
+def refuse_lost_write_back(fn: Function, site_stmt: Stmt, helper: str, bindings: list[ParamBinding]) -> None:
+    """Refuse a loop-carried value given to a `pl.Out` / `pl.InOut` scalar and read after the call.
+
+    The specification binds an IterArg to a fresh local (it is not an assignable Var). For such a
+    scalar the write-back then lands on the local, so a read of the IterArg after the call in the
+    same iteration would see the value from before the call: the meaning would change, and the
+    binding that would keep it (an assignment to the IterArg) is one the specification rules out
+    (docs/specification.md, "Meaning under aliasing").
+    """
+    carried = [
+        b for b in bindings if b.row is RebindingRow.OUT_SCALAR and b.bind_local and isinstance(b.actual, IterArg)
+    ]
+    if not carried:
+        return
+    timeline = Timeline.of(fn.body.stmts if isinstance(fn.body, SeqStmts) else (fn.body,))
+    at = timeline.points.get(id(site_stmt))
+    for b in carried:
+        assert isinstance(b.actual, Var)
+        later = [p for p in timeline.reads.get(b.actual.id, ()) if at is not None and p.position > at.position]
+        if later:
+            raise InlineError(
+                f"{_where(site_stmt, fn)}: the loop-carried value '{b.actual.name}' is passed to pl.Out/pl.InOut "
+                f"scalar parameter '{b.param.name}' of Inline function '{helper}' and read again after the call "
+                f"in '{fn.name}': its write-back cannot land on a loop-carried value (the specification binds it "
+                f"to a local, which would lose the write). Copy it into a variable first (`v = {b.actual.name}`), "
+                "pass that and read it after the call."
+            )
 
 
 def find_sites(fn: Function, templates: dict[str, HelperTemplate], first_number: int) -> list[CallSite]:
@@ -235,8 +334,55 @@ def _make_site(
         validate_argument(fn, call, helper, index, actual)
         bind, reason = bind_argument(param.var, row, actual)
         bindings.append(ParamBinding(param.var, actual, row, bind, reason))
+    bindings = bind_disturbed_arguments(template, bindings)
+    refuse_lost_write_back(fn, stmt, helper.name, bindings)
     form = _form_of(fn, stmt, template, whole_uses)
     return CallSite(number, fn.name, helper.name, call, stmt, form, tuple(bindings))
+
+
+def bind_disturbed_arguments(template: HelperTemplate, bindings: list[ParamBinding]) -> list[ParamBinding]:
+    """Bind an argument the specification substitutes directly when the body would change what
+    it evaluates to before using it (docs/specification.md, "Meaning under aliasing").
+
+    The call evaluates every argument once, before the body. A substituted argument is evaluated
+    at each use instead, which is the same unless the body first rebinds a caller Var the argument
+    reads (a `pl.Out` scalar given that Var) or writes in place storage whose elements it reads;
+    then it is bound to a fresh local at the call, which is what the call evaluated.
+    """
+    timeline = template.timeline
+    rebinders = [
+        b for b in bindings if b.row is RebindingRow.OUT_SCALAR and not b.bind_local and isinstance(b.actual, Var)
+    ]
+    # pl.Out / pl.InOut scalars given the same Var are one variable (the caller's), whether or not
+    # this body writes them: such a Var stays substituted, by reference.
+    by_reference = {
+        p.var.id for p in template.function.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+    }
+    out: list[ParamBinding] = []
+    for b in bindings:
+        shared = b.param.id in by_reference and isinstance(b.actual, Var)
+        reason = None if b.bind_local or b.row.rebinds_caller_var or shared else _disturbance(timeline, b, rebinders)
+        out.append(b if reason is None else ParamBinding(b.param, b.actual, b.row, True, reason))
+    return out
+
+
+def _disturbance(timeline: Timeline, b: ParamBinding, rebinders: list[ParamBinding]) -> str | None:
+    """Why the substituted argument of `b` must be bound instead, or None."""
+    if is_constant(b.actual):
+        return None
+    if not isinstance(b.actual, Var) and isinstance(type_of(b.actual), TensorType | TileType | ArrayType):
+        return "computed argument: evaluated once at the call site"
+    read = {v.id for v in walk(b.actual) if isinstance(v, Var)}
+    for writer in rebinders:
+        assert isinstance(writer.actual, Var)
+        if writer is not b and writer.actual.id in read and timeline.rebound_before_read(writer.param.id, b.param.id):
+            return f"bound: `{writer.param.name}` writes `{writer.actual.name}`, which this argument reads"
+    if reads_contents(b.actual):
+        store = timeline.stored_before_read(b.param.id)
+        if store is not None:
+            where = f" ({store.stmt.span})" if store.stmt is not None and store.stmt.span is not None else ""
+            return f"bound: the body writes storage in place{where} before it reads this argument, whose elements it reads"
+    return None
 
 
 def validate_argument(fn: Function, call: Call, helper: Function, index: int, actual: Expr) -> None:

@@ -31,6 +31,7 @@ from nanopto.passes.inlining.dump_tags import carry_helper_tags, site_templates
 from nanopto.passes.inlining.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_expansion_size
 from nanopto.passes.inlining.spliced_types import derive_types
 from nanopto.passes.inlining.stage import Stage, StageObserver
+from nanopto.passes.inlining.tuple_results import decide_tuple_results, result_templates
 from nanopto.passes.pass_base import Pass, check_limit_options
 from nanopto.passes.pass_manager import PropertyRequirementError
 from nanopto.passes.registry import register_pass
@@ -146,11 +147,12 @@ def _inline_program(
         started = time.perf_counter()
         sites: list[CallSite] = []
         for fn in functions:
-            sites += find_sites(fn, templates, len(result.sites) + len(sites))
+            sites += decide_tuple_results(fn, find_sites(fn, templates, len(result.sites) + len(sites)), templates)
         if not sites:
             clock("classify", started)
             return functions
         chosen = site_templates(functions, sites, templates)
+        result_templates(sites, templates, chosen)
         clock("classify", started)
         stage = Stage(
             functions,

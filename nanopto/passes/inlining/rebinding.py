@@ -13,8 +13,10 @@ needs a fresh `<param>_inline<k>` local initialised once before the spliced body
 | explicit `pl.Out` / `pl.InOut` scalar                    | the caller's Var        |
 | plain scalar that is rebound                             | a fresh local           |
 
-A self-update is `t = op(..., t, ...)` where the op registry says the result *aliases* that
-argument (`aliases_arg`); an op merely able to reuse its input buffer does not count. Control-flow
+A self-update is `t = op(..., t, ...)` where the op registry says the result *is* that argument
+(`aliases_arg`) and the op writes it in place (`writes`): the parameter still names the storage
+it named. An op merely able to reuse its input buffer does not count, nor does a view of the
+argument (`t = t[0:2]`): a slice shares its source's storage but is another value. Control-flow
 results (`t = pl.yield_(...)` naming t) are conservatively "any other definition".
 """
 
@@ -71,14 +73,15 @@ class Definitions:
 
 
 def is_self_update(stmt: AssignStmt) -> bool:
-    """`t = op(..., t, ...)` with the op's result aliasing that very argument (or `t = t`)."""
+    """`t = op(..., t, ...)` with the op's result being that very argument, written in place (or
+    `t = t`). A view (`t = t[0:2]`) aliases its source but is a different value."""
     value = stmt.value
     if value == stmt.var:
         return True
     if not isinstance(value, Call) or value.function:
         return False
     op = OPS.lookup(value.op)
-    if op is None or op.aliases_arg is None or op.aliases_arg >= len(value.args):
+    if op is None or op.aliases_arg is None or op.aliases_arg >= len(value.args) or op.aliases_arg not in op.writes:
         return False
     return value.args[op.aliases_arg] == stmt.var
 

@@ -145,6 +145,10 @@ class Stage:
                 encoder.expr(param.var)
         for site in self.sites:
             self._site_facts(encoder, site, self.templates[self.template_of(site)])
+            if site.stand_in is not None and isinstance(site.stmt, n.AssignStmt):
+                stand_in = site.stand_in
+                encoder.stand_ins[id(site.stmt)] = dataclasses.replace(site.stmt, var=stand_in)
+                encoder.stand_ins.update((id(r), dataclasses.replace(r, tuple=stand_in)) for r in site.reads)
         encoder.roots(self.functions)
         for stmt in self.projected_reads():
             rows.fact("ProjectedRead", rows.term("SOne", encoder.expr(stmt)))

@@ -30,6 +30,7 @@ from nanopto.passes.inlining.driver import callee_first_stages
 from nanopto.passes.inlining.dump_tags import site_templates
 from nanopto.passes.inlining.spliced_types import derive_types
 from nanopto.passes.inlining.stage import Snapshot, Stage
+from nanopto.passes.inlining.tuple_results import decide_tuple_results, result_templates
 from nanopto.rules import INLINE_RULESETS, Ruleset
 
 HOIST_STEP = "hoist nested Inline calls onto their own bindings (hoist-nested-calls)"
@@ -105,13 +106,14 @@ def inline_steps(
     def expand(fn: n.Function, templates: dict[str, HelperTemplate]) -> Iterator[Step]:
         current[fn.name] = fn
         while True:
-            sites = find_sites(fn, templates, state.sites)
+            sites = decide_tuple_results(fn, find_sites(fn, templates, state.sites), templates)
             if not sites:
                 return
             site = sites[0]
             state.sites += 1
             state.all_sites.append(site)
             chosen = site_templates([fn], [site], templates)
+            result_templates([site], templates, chosen)
             iterations: list[Iteration] = []
 
             def record(iteration: egraph.Iteration, snapshot: Snapshot, seen: list[Iteration] = iterations) -> None:

@@ -41,8 +41,12 @@ class InlineEncoder(Encoder):
         self.site_of = site_of
         self.site_calls: dict[int, n.Node] = {}
         self.site_bindings: dict[int, int] = {}
+        self.stand_ins: dict[int, n.Node] = {}
+        """Nodes (by identity) encoded as another node in their place: the assignment and reads of
+        a tuple receiver that several sites assign, told apart per site (`CallSite.stand_in`)."""
 
     def _expr(self, node: n.Node) -> int:
+        node = self.stand_ins.get(id(node), node)
         site = self.site_of.get(id(node))
         if site is None:
             return super()._expr(node)
