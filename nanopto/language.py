@@ -13,12 +13,15 @@ import inspect
 import sys
 import textwrap
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
 from nanopto.ir_terms.nodes import ForKind, FunctionType, ParamDirection, Program
 from nanopto.ir_terms.parser import DynamicDim, ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
+
+if TYPE_CHECKING:
+    from nanopto.jit import jit
 
 __all__ = [
     "BF16",
@@ -59,6 +62,7 @@ __all__ = [
     "Tuple",
     "dynamic",
     "function",
+    "jit",
     "parse_program",
     "program",
     "python_print",
@@ -126,8 +130,14 @@ Tuple = _Inert("pl.Tuple")
 Level = _Inert("pl.Level")
 
 
-def __getattr__(name: str) -> _Inert:
-    """Any other `pl.<name>` (ops, enums such as `pl.SplitMode`) is inert outside a parsed body."""
+def __getattr__(name: str) -> Any:
+    """`pl.jit` is the JIT front end, imported on first use: it needs the passes and the
+    interpreter, which a `@pl.program` user never loads. Any other `pl.<name>` (ops, enums such as
+    `pl.SplitMode`) is inert outside a parsed body."""
+    if name == "jit":
+        from nanopto.jit import jit as front_end
+
+        return front_end
     if name.startswith("_"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return _Inert(f"pl.{name}")
