@@ -3,6 +3,7 @@ and every error (docs/09-inlining-with-jit.md)."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import inspect
 
@@ -399,6 +400,50 @@ def test_a_dtype_pl_has_no_name_for_is_an_error_with_a_hint() -> None:
         bare(np.ones((2, 3)), 1, np.zeros((2, 3), np.float32))
     assert "argument 'a' of bare() has dtype float64, which pl has no dtype for" in str(info.value)
     assert "np.float32" in (info.value.hint or "")
+
+
+def test_an_out_scalar_entry_parameter_is_an_error() -> None:
+    @pl.jit
+    def out_scalar(k: pl.Out[pl.Scalar]):
+        k = 1
+        return k
+
+    with pytest.raises(JITError, match=r"argument 'k' of out_scalar\(\) is a pl.Out scalar") as info:
+        out_scalar(3)
+    assert info.value.hint == "return the scalar from the entry instead"
+
+
+def test_sub_functions_from_another_file_are_found_and_errors_name_that_file(tmp_path, monkeypatch) -> None:
+    (tmp_path / "jit_kernels_mod.py").write_text(
+        "import nanopto.language as pl\n"
+        "\n"
+        "\n"
+        "@pl.jit.inline\n"
+        "def triple(x: pl.Tensor):\n"
+        "    return pl.add(pl.add(x, x), x)\n"
+        "\n"
+        "\n"
+        "@pl.jit.inline\n"
+        "def broken(x: pl.Tensor):\n"
+        "    return pl.no_such_op(x)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kernels = importlib.import_module("jit_kernels_mod")
+
+    @pl.jit
+    def uses_triple(a: pl.Tensor):
+        return kernels_triple(a)
+
+    @pl.jit
+    def uses_broken(a: pl.Tensor):
+        return kernels_broken(a)
+
+    kernels_triple, kernels_broken = kernels.triple, kernels.broken
+    np.testing.assert_array_equal(uses_triple(vec(1, 2)), vec(3, 6))
+    with pytest.raises(ir.ParserError) as info:
+        uses_broken(vec(1))
+    assert info.value.file == str(tmp_path / "jit_kernels_mod.py")
+    assert info.value.line == 11
 
 
 def test_a_wrong_number_of_arguments_is_an_error() -> None:

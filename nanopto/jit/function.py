@@ -122,13 +122,13 @@ class JITFunction:
     def _specialize(self, args: tuple[Any, ...], how: str) -> tuple[Specialization, ArgumentBinding]:
         self._check_entry(how)
         source = self.source
-        closure = _namespace(self.fn)
         if self._params is None:
-            self._params = read_params(source, closure)
+            self._params = read_params(source, _namespace(self.fn))
         binding = bind_arguments(source, self._params, args)
         cached = self._cache.get(binding.key)
         if cached is not None:
             return cached, binding
+        closure = _namespace(self.fn)
         discovered = tuple(self._discover())
         for fn in discovered:
             closure = {**_namespace(fn.fn), **closure}

@@ -219,6 +219,13 @@ def bind_arguments(source: FunctionSource, specs: Sequence[ParamSpec], args: Seq
         else:
             if array is not None or _scalar_dtype(value) is None:
                 raise _param_error(source, spec, f"expects a scalar (a Python int, float or bool), got {_describe(value)}")
+            if spec.direction is not ParamDirection.In:
+                raise _param_error(
+                    source,
+                    spec,
+                    f"is a pl.{spec.direction.value} scalar, which a Python number cannot receive",
+                    hint="return the scalar from the entry instead",
+                )
             dtype = _scalar_dtype(value)
             assert dtype is not None
             declared = spec.declared
