@@ -234,6 +234,35 @@ def test_torch_tensors_specialize_and_are_written_in_place() -> None:
     assert out.tolist() == [3.0, 3.0, 3.0, 3.0]
 
 
+class _Device:
+    type = "cpu"
+
+
+class _FakeTorchTensor:
+    """Quacks like a CPU `torch.Tensor`: `.detach().numpy()` shares its memory."""
+
+    device = _Device()
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def detach(self) -> _FakeTorchTensor:
+        return self
+
+    def numpy(self) -> np.ndarray:
+        return self.array
+
+
+_FakeTorchTensor.__module__ = "torch"
+
+
+def test_a_torch_like_tensor_is_seen_through_numpy_sharing_its_memory() -> None:
+    a, out = _FakeTorchTensor(vec(1, 2, 3, 4)), _FakeTorchTensor(np.zeros(4, np.float32))
+    result = wrapped(a, out)
+    assert result is out  # the caller's own object comes back
+    np.testing.assert_array_equal(out.array, vec(3, 6, 9, 12))
+
+
 # ---------------------------------------------------------------------------------------------
 # The cache
 # ---------------------------------------------------------------------------------------------
