@@ -469,6 +469,10 @@ def test_sub_functions_from_another_file_are_found_and_errors_name_that_file(tmp
 
     kernels_triple, kernels_broken = kernels.triple, kernels.broken
     np.testing.assert_array_equal(uses_triple(vec(1, 2)), vec(3, 6))
+    program = uses_triple.compile(vec(1, 2)).program
+    assert program.functions["triple"].span == ir.Span(str(tmp_path / "jit_kernels_mod.py"), 5, 0)
+    assert program.functions["uses_triple"].span == ir.Span(__file__, line_of(uses_triple, "def uses_triple"), 4)
+    roundtrips(program)
     with pytest.raises(ir.ParserError) as info:
         uses_broken(vec(1))
     assert info.value.file == str(tmp_path / "jit_kernels_mod.py")

@@ -9,26 +9,27 @@ take the types the arguments gave), applies the JIT alpha-rename, and hands the 
 
 The tree keeps the user's line numbers, and the parser quotes the user's file, so a parse error in
 a jit body points at the user's line. Functions from several files are laid out one file after
-another in one text; errors are mapped back to each file and line (spans in the IR of a function
-from another file than the entry's are in that combined text).
+another in one text for the parser; its errors and the spans of the parsed program are then moved
+back to each function's own file and line.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from nanopto.ir_terms.infer import type_of
-from nanopto.ir_terms.nodes import Call, ConstInt, FunctionType, Program, Submit
+from nanopto.ir_terms.nodes import Call, ConstInt, FunctionType, Program, Span, Submit, Var
 from nanopto.ir_terms.parse_error import ParserError
 from nanopto.ir_terms.parse_exprs import dotted_name
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.schema import Mutator, walk
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, Type
 from nanopto.jit.rename import rename_rebound_params
 from nanopto.jit.signature import ParamSpec, bare_annotation
@@ -150,7 +151,26 @@ def _parse(
         program = parse_program(source, filename, closure=closure, tree=module)
     except ParserError as exc:
         raise _relocated(exc, segments, renamed) from None
+    if len(segments) > 1:
+        program = _SpansInTheirFiles(segments).visit(program)
     return SpecializedProgram(program, renamed)
+
+
+class _SpansInTheirFiles(Mutator):
+    """Every span of a function from a later file moved from the combined text to that file."""
+
+    def __init__(self, segments: Sequence[_Segment]) -> None:
+        self.segments = segments
+
+    def visit(self, node: Any) -> Any:
+        node = super().visit(node)
+        span = getattr(node, "span", None)
+        if isinstance(span, Span) and span.line > self.segments[0].lines:
+            segment = next(s for s in reversed(self.segments) if span.line > s.offset)
+            moved = Span(segment.file, span.line - segment.offset, span.col)
+            extra = {"id": node.id} if isinstance(node, Var) else {}
+            node = dataclasses.replace(node, span=moved, **extra)
+        return node
 
 
 def _site_types(program: Program, members: Sequence[Member]) -> dict[str, dict[str, str]]:
