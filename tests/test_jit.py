@@ -349,6 +349,29 @@ def test_a_rebinding_inside_pl_range_is_left_to_inline_functions() -> None:
     np.testing.assert_array_equal(a, vec(1, 2, 3, 4))
 
 
+@pl.jit.inline
+def double_in_spmd(x: pl.Tensor):
+    for _ in pl.spmd(1):
+        x = pl.add(x, x)
+    return x
+
+
+@pl.jit
+def twice_in_spmd(a: pl.Tensor):
+    u = double_in_spmd(a)
+    w = pl.add(a, u)
+    return w
+
+
+def test_a_rebinding_inside_pl_spmd_is_left_to_inline_functions() -> None:
+    spec = twice_in_spmd.compile(vec(1, 2, 3, 4))
+    assert "__jit" not in ir.python_print(spec.program.functions["double_in_spmd"])
+    assert "x_inline0: pl.Tensor[[4], pl.FP32] = a" in ir.python_print(spec.lowered)
+    a = vec(1, 2, 3, 4)
+    np.testing.assert_array_equal(twice_in_spmd(a), 3 * vec(1, 2, 3, 4))
+    np.testing.assert_array_equal(a, vec(1, 2, 3, 4))
+
+
 def test_a_scalar_rebinding_inside_pl_range_leaves_the_callers_scalar() -> None:
     assert bump(5) == 11  # k + (k + 1), not 2(k + 1)
 
