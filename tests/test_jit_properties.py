@@ -109,7 +109,7 @@ import nanopto.language as pl
 class P:
     @pl.function(type=pl.FunctionType.Inline)
     def h0(self, t0: pl.Tensor[[4], pl.FP32]):
-        t1 = pl.tensor.assemble(t0, t0, [0])
+        t1 = pl.add(t0, t0)
         return t1
 
     @pl.function
@@ -121,8 +121,10 @@ class P:
 
 @pytest.mark.xfail(raises=RebindingCheckError, strict=True, reason="InlineFunctions bug found through the JIT route")
 def test_known_bug_a_second_site_with_a_computed_argument() -> None:
-    """Found by the property above: the JIT renames `t0 = pl.tensor.assemble(t0, t0, [0])` to a
-    fresh local, and InlineFunctions then drops the hoisted binding of the computed argument at
-    the second call site (the checker reports it evaluated 0 times). The `@pl.program` form above
-    shows it without the JIT; when the pass is fixed this test passes and must lose its mark."""
+    """Found by the property above (the JIT's rename turned a drawn helper's self-update into a
+    fresh local, giving this shape): when a second call site's computed argument reads the first
+    site's receiver (`b = h0(a); h0(pl.add(b, b))`), InlineFunctions loses the argument's binding
+    and its own checker refuses the output ("evaluated 0 time(s) after inlining, 1 before"). The
+    `@pl.program` form above shows it without the JIT; when the pass is fixed this test passes
+    and must lose its mark."""
     passes.PassManager.default().run(ir.parse_program(KNOWN_BUG))
