@@ -393,6 +393,26 @@ def test_reads_after_a_rename_read_the_fresh_name_and_loop_headers_shadow() -> N
     np.testing.assert_array_equal(shadowing(vec(1), 3), vec(2 + 8))
 
 
+@pl.jit.inline
+def count(n: pl.Out[pl.Scalar]):
+    n = n + 1
+    return n
+
+
+@pl.jit
+def counting(k: pl.Scalar):
+    m = k + 0
+    r = count(m)
+    return m + r
+
+
+def test_an_out_parameters_rebinding_is_not_renamed_it_is_the_write_back() -> None:
+    """Renaming `n = n + 1` would leave the caller's `m` unwritten (found by the property test)."""
+    helper = ir.python_print(counting.compile(5).program.functions["count"])
+    assert "n = n + 1" in helper and "__jit" not in helper
+    assert counting(5) == 12  # m = 6 after the call, r = 6
+
+
 def test_errors_speak_of_the_users_names() -> None:
     assert to_user_names("x__jit_v1 and x__jit_v12, not xx__jit_v1b", {"x__jit_v1": "x", "x__jit_v12": "x"}) == (
         "x and x, not xx__jit_v1b"

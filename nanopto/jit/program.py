@@ -125,7 +125,8 @@ def _parse(
         else:
             types = dict(site_types.get(member.name, {}))
         _specialize_signature(node, member, types)
-        renamed.update(rename_rebound_params(node, [a.arg for a in node.args.args]).renamed)
+        inputs = [a.arg for a in node.args.args if a.annotation is None or _direction_name(a.annotation) is None]
+        renamed.update(rename_rebound_params(node, inputs).renamed)
         _call_through_self(node, member.callees)
         node.args.args.insert(0, _located(ast.arg(arg="self"), node))
         if offsets[member.source.file]:

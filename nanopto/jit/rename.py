@@ -7,6 +7,11 @@ scope) is left as written: it reaches InlineFunctions as a def-site of the param
 rebinding table (docs/specification.md, "Rebinding a parameter") is what protects the caller then.
 The rename alone is not enough, and the tests show both halves.
 
+Only input parameters are renamed. A `pl.Out` / `pl.InOut` parameter's rebinding may be the very
+write the caller sees (an Out scalar's `n = n + 1` is written back to the caller's variable, the
+rebinding table's "explicit Out / InOut scalar" row), so a fresh name there would change what the
+program computes; such rebindings are left to InlineFunctions like the nested ones.
+
 Fresh names use the IR's reserved auto-name grammar (`a__jit_v1`), so they can never collide with
 a name the user wrote; `renamed` maps each back to the user's name for error messages.
 """
@@ -28,7 +33,8 @@ class JitRename:
 
 
 def rename_rebound_params(fn: ast.FunctionDef, params: Iterable[str]) -> JitRename:
-    """Rename, in place, `fn`'s top-level rebindings of its parameters (see the module docstring)."""
+    """Rename, in place, `fn`'s top-level rebindings of `params`, its input parameters (see the
+    module docstring)."""
     renamer = _Renamer(set(params))
     renamer.block(fn.body, depth=0, shadow=frozenset())
     return JitRename(dict(renamer.renamed))
