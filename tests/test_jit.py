@@ -555,6 +555,23 @@ def test_a_parse_error_in_a_jit_body_points_at_the_users_line() -> None:
     assert "unknown op 'pl.no_such_op'" in str(info.value)
 
 
+def test_decorator_options_are_an_error_at_the_def_and_empty_parentheses_are_fine() -> None:
+    with pytest.raises(JITError) as info:
+
+        @pl.jit.incore(level=pl.Level.CORE_GROUP)
+        def kernel(x: pl.Tensor):
+            return x
+
+    assert "@pl.jit.incore(level=...) takes options nanopto does not model" in info.value.message
+    assert info.value.file == __file__
+
+    @pl.jit()
+    def plain(x: pl.Tensor):
+        return pl.add(x, x)
+
+    np.testing.assert_array_equal(plain(vec(1)), vec(2))
+
+
 def test_a_function_without_source_is_an_error() -> None:
     namespace: dict[str, object] = {"pl": pl}
     exec("@pl.jit\ndef nowhere(a):\n    return a\n", namespace)

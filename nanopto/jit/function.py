@@ -245,22 +245,45 @@ def _as_callers(result: Any, args: tuple[Any, ...], binding: ArgumentBinding) ->
 
 
 class _Jit:
-    """`pl.jit`: `@pl.jit` marks an entry; `.inline`, `.incore`, `.opaque` mark sub-functions."""
+    """`pl.jit`: `@pl.jit` marks an entry; `.inline`, `.incore`, `.opaque` mark sub-functions.
 
-    def __call__(self, fn: Callable[..., Any]) -> JITFunction:
-        return JITFunction(fn, FunctionType.Orchestration)
+    PyPTO's decorators also take options (`@pl.jit.incore(level=...)`, `auto_scope=`); nanopto
+    models none of them, so a decorator written with options is an error at the function's `def`
+    rather than an option silently ignored.
+    """
 
-    def inline(self, fn: Callable[..., Any]) -> JITFunction:
-        return JITFunction(fn, FunctionType.Inline)
+    def __call__(self, fn: Callable[..., Any] | None = None, /, **options: object) -> Any:
+        return _decorate(fn, FunctionType.Orchestration, options)
 
-    def incore(self, fn: Callable[..., Any]) -> JITFunction:
-        return JITFunction(fn, FunctionType.InCore)
+    def inline(self, fn: Callable[..., Any] | None = None, /, **options: object) -> Any:
+        return _decorate(fn, FunctionType.Inline, options)
 
-    def opaque(self, fn: Callable[..., Any]) -> JITFunction:
-        return JITFunction(fn, FunctionType.Opaque)
+    def incore(self, fn: Callable[..., Any] | None = None, /, **options: object) -> Any:
+        return _decorate(fn, FunctionType.InCore, options)
+
+    def opaque(self, fn: Callable[..., Any] | None = None, /, **options: object) -> Any:
+        return _decorate(fn, FunctionType.Opaque, options)
 
     def __repr__(self) -> str:
         return "pl.jit"
+
+
+def _decorate(fn: Callable[..., Any] | None, func_type: FunctionType, options: dict[str, object]) -> Any:
+    if fn is not None and not options:
+        return JITFunction(fn, func_type)
+
+    def with_options(inner: Callable[..., Any]) -> JITFunction:
+        marked = JITFunction(inner, func_type)
+        if options:
+            names = ", ".join(f"{k}=" for k in options)
+            raise marked.source.error(
+                None,
+                f"{marked.decorator}({names}...) takes options nanopto does not model",
+                hint=f"write {marked.decorator} without arguments",
+            )
+        return marked
+
+    return with_options if fn is None else with_options(fn)
 
 
 jit = _Jit()
