@@ -66,7 +66,13 @@ from nanopto.rules.user_rules import UserRuleError
 from nanopto.tools import examples
 from nanopto.tools.check import check_equivalence, default_entries, show
 from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
-from nanopto.tools.examples import EXAMPLE_ORDER, example_names, summary  # noqa: F401 (EXAMPLE_ORDER: re-exported)
+from nanopto.tools.examples import (  # noqa: F401 (EXAMPLE_ORDER, JIT_EXAMPLE_ORDER: re-exported)
+    EXAMPLE_ORDER,
+    JIT_EXAMPLE_ORDER,
+    example_names,
+    jit_example_names,
+    summary,
+)
 from nanopto.tools.inline_report import explain_rules, explain_sites, site_record
 from nanopto.tools.rules_file import RulesFileError, describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
@@ -155,9 +161,16 @@ class P:
 def example_source(name: str) -> str:
     """The text of a shipped example (`nanopto.tools.examples`); an unknown name is a UserError."""
     try:
+        if name in jit_example_names():
+            return examples.jit_example_source(name)
         return examples.example_source(name)
     except KeyError as exc:
         raise UserError(str(exc.args[0])) from None
+
+
+def demo_names() -> list[str]:
+    """What `nanopto demo` can show: the `pl` examples, then the `@pl.jit` ones."""
+    return example_names() + jit_example_names()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,7 +264,36 @@ def run_oracle(name: str, before: Program, after: Program, out: TextIO) -> None:
     )
 
 
+def demo_jit(name: str, out: TextIO) -> None:
+    """A `@pl.jit` example: the specialized program, what inlining made of it, each call site, and
+    the call's result on the reference interpreter."""
+    source = example_source(name)
+    out.write(f"=== demo {name}: {summary(source)}\n")
+    module = examples.load_jit_example(name)
+    entry = module.ENTRY
+    args = module.demo_args()
+    spec = entry.compile(*args)
+    call = f"{entry.__name__}({module.INPUTS})"
+    _rule(out, f"before: {entry.__name__}.compile(...).program, specialized for {call}")
+    out.write(python_print(spec.program).rstrip("\n") + "\n")
+    result = inline_program(hoist_program(spec.program))
+    _rule(out, f"after inline-functions: {entry.__name__}.lower(...)")
+    out.write(python_print(spec.lowered).rstrip("\n") + "\n")
+    _rule(out, "call sites")
+    explain_sites(result, out, source)
+    before = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    got = entry(*args)
+    _rule(out, f"reference interpreter, {call}")
+    out.write(f"result:             {_show_value(got)}   ({module.RIGHT_RESULT})\n")
+    same = all(values_equal(b, a) for b, a in zip(before, args, strict=True))
+    out.write(f"arguments after:    {'unchanged' if same else 'CHANGED (a bug in the pass)'}\n")
+    out.write("\n")
+
+
 def demo_one(name: str, out: TextIO) -> None:
+    if name in jit_example_names():
+        demo_jit(name, out)
+        return
     source = example_source(name)
     out.write(f"=== demo {name}: {summary(source)}\n")
     before = parse_program(source, f"examples/{name}.py")
@@ -268,7 +310,7 @@ def demo_one(name: str, out: TextIO) -> None:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
-    names = example_names()
+    names = demo_names()
     if args.list:
         width = max(len(n) for n in names)
         for name in names:

@@ -16,7 +16,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
 from nanopto.ir_terms.nodes import ForKind, Function, FunctionType, ParamDirection, Program
@@ -30,6 +30,9 @@ from nanopto.ir_terms.parser import DynamicDim, ParserError, parse_function, par
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.scope_classes import SplitMode
 from nanopto.ir_terms.templates import InlineFunction
+
+if TYPE_CHECKING:
+    from nanopto.jit import jit
 
 __all__ = [
     "BF16",
@@ -77,6 +80,7 @@ __all__ = [
     "dynamic",
     "function",
     "inline",
+    "jit",
     "parse_function",
     "parse_program",
     "program",
@@ -168,8 +172,14 @@ Tuple = _Inert("pl.Tuple")
 Level = _Inert("pl.Level")
 
 
-def __getattr__(name: str) -> _Inert:
-    """Any other `pl.<name>` (ops, enums such as `pl.SplitMode`) is inert outside a parsed body."""
+def __getattr__(name: str) -> Any:
+    """`pl.jit` is the JIT front end, imported on first use: it needs the passes and the
+    interpreter, which a `@pl.program` user never loads. Any other `pl.<name>` (ops, enums such as
+    `pl.SplitMode`) is inert outside a parsed body."""
+    if name == "jit":
+        from nanopto.jit import jit as front_end
+
+        return front_end
     if name.startswith("_"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return _Inert(f"pl.{name}")

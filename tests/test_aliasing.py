@@ -705,5 +705,5 @@ def test_a_loop_carried_value_yielded_after_an_out_scalar_call_is_refused_not_mi
         ),
         "yield_after.py",
     )
-    with pytest.raises(InlineError, match="loop-carried value 'acc' is passed to pl.Out/pl.InOut scalar"):
+    with pytest.raises(InlineError, match=r"loop-carried value 'acc' is passed to pl\.Out/pl\.InOut scalar"):
         inline_hoisted(program)

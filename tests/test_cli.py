@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from nanopto.cli import EXAMPLE_ORDER, example_names
+from nanopto.cli import EXAMPLE_ORDER, JIT_EXAMPLE_ORDER, example_names, jit_example_names
 from nanopto.rules import INLINE_RULESETS
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "nanopto" / "examples"
@@ -79,6 +79,7 @@ def assert_user_error(proc: subprocess.CompletedProcess[str], *fragments: str) -
 
 def test_every_seed_example_ships() -> None:
     assert example_names() == list(EXAMPLE_ORDER)
+    assert jit_example_names() == list(JIT_EXAMPLE_ORDER)
 
 
 def test_demo_default_runs_both_traps_in_the_interpreter() -> None:
@@ -100,11 +101,31 @@ def test_demo_default_runs_both_traps_in_the_interpreter() -> None:
     assert "bound to local n_inline0 = k" in out
 
 
+def test_demo_of_a_jit_example_specializes_lowers_and_runs_it() -> None:
+    proc = run("demo", "jit_twice")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "main.compile(...).program" in out and "main.lower(...)" in out
+    assert "x__jit_v1 = pl.add(x, x)" in out  # the JIT's rename of a straight-line rebinding
+    assert "x_inline1: pl.Tensor[[4], pl.FP32] = a" in out  # the table's fresh local, for the loop
+    assert "result:             [7, 14, 21, 28]   (7A)" in out
+    assert "arguments after:    unchanged" in out
+
+
+def test_a_jit_example_is_imported_by_its_shipped_name_only() -> None:
+    from nanopto.tools.examples import load_jit_example
+
+    assert load_jit_example("jit_twice").ENTRY.__name__ == "main"
+    for name in ("twice", "jit_../twice", "jit_nowhere"):
+        with pytest.raises(KeyError):
+            load_jit_example(name)
+
+
 def test_demo_list_names_every_example() -> None:
     proc = run("demo", "--list")
     assert proc.returncode == 0, proc.stderr
     listed = [line.split()[0] for line in proc.stdout.splitlines()]
-    assert listed == list(EXAMPLE_ORDER)
+    assert listed == [*EXAMPLE_ORDER, *JIT_EXAMPLE_ORDER]
 
 
 @pytest.mark.parametrize("name", EXAMPLE_ORDER)

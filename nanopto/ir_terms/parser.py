@@ -133,14 +133,17 @@ def parse_program(
     *,
     closure: Mapping[str, object] | None = None,
     line_offset: int = 0,
+    tree: ast.Module | None = None,
 ) -> Program:
     """Parse the `@pl.program` class in `source` into a `Program`; never executes `source`.
 
     `closure` supplies Python values the source may name but does not define (what the
     `@pl.program` decorator passes from the defining module); `line_offset` shifts reported line
-    numbers when `source` is an excerpt of a larger file.
+    numbers when `source` is an excerpt of a larger file. `tree`, when given, is the module to read
+    instead of parsing `source`: a front end that assembles the `@pl.program` class from functions
+    found elsewhere (`@pl.jit`) passes it with locations in `source`, so errors quote `source`.
     """
-    parser = _ProgramParser(source, filename, dict(closure or {}), line_offset)
+    parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, tree)
     return _run(parser, parser.parse)
 
 
@@ -177,10 +180,18 @@ def _run(parser: _ProgramParser, action: Callable[[], T]) -> T:
 class _ProgramParser(ExprParser):
     """Program, function and statement forms; expressions and types come from `ExprParser`."""
 
-    def __init__(self, source: str, filename: str, closure: dict[str, object], line_offset: int) -> None:
+    def __init__(
+        self,
+        source: str,
+        filename: str,
+        closure: dict[str, object],
+        line_offset: int,
+        tree: ast.Module | None = None,
+    ) -> None:
         super().__init__(source, filename, line_offset)
         self._standalone: dict[str, Function] = {}
         self._templates: dict[str, InlineFunction] = {}
+        self._tree = tree
         for name, value in closure.items():
             if isinstance(value, DynamicDim):
                 self.bind_dynamic(name, value.name, None)
@@ -212,6 +223,8 @@ class _ProgramParser(ExprParser):
     # -- module -------------------------------------------------------------------------------
 
     def parse(self) -> Program:
+        if self._tree is not None:
+            return self._module(self._tree)
         try:
             with warnings.catch_warnings():  # `'\X'` would print a DeprecationWarning from Python's compiler
                 warnings.simplefilter("ignore")
@@ -226,7 +239,9 @@ class _ProgramParser(ExprParser):
             line, col = _deepest_line(self.source)
             message = f"nesting too deep for Python's own parser (nanopto's limit is {MAX_NESTING} levels)"
             raise self.error_at(line, col, message, hint=NESTING_HINT) from None
+        return self._module(module)
 
+    def _module(self, module: ast.Module) -> Program:
         classes: list[ast.ClassDef] = []
         for stmt in module.body:
             match stmt:
