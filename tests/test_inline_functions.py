@@ -641,21 +641,7 @@ def test_input_program_is_not_mutated() -> None:
 def test_without_the_subst_rules_the_pass_cannot_splice() -> None:
     """The subst rules copy the helper bodies: with them removed no extractable spliced program
     exists, so the pass stops instead of printing one that Python made."""
-    program = pl(
-        """
-        @pl.program
-        class P:
-            @pl.function(type=pl.FunctionType.Inline)
-            def helper(self, x):
-                y = pl.mul(x, x)
-                return y
-
-            @pl.function
-            def main(self, a):
-                z = self.helper(a)
-                return z
-        """
-    )
+    program = pl(SINGLE_BEFORE)
     without_subst = tuple(rs for rs in INLINE_RULESETS if rs.name != "subst")
     with pytest.raises(SaturationError, match="egglog failed while inlining"):
         inline_program(program, rulesets=without_subst)
@@ -664,20 +650,7 @@ def test_without_the_subst_rules_the_pass_cannot_splice() -> None:
 
 
 def test_a_trace_asked_for_outside_a_pass_context_is_kept() -> None:
-    source = """
-        @pl.program
-        class P:
-            @pl.function(type=pl.FunctionType.Inline)
-            def helper(self, x):
-                y = pl.mul(x, x)
-                return y
-
-            @pl.function
-            def main(self, a):
-                z = self.helper(a)
-                return z
-        """
-    program = pl(source)
+    program = pl(SINGLE_BEFORE)
     root = passes.PassContext.root()
     before = len(root.traces)
     passes.inline_functions(trace=True)(program)
