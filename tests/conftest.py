@@ -1,10 +1,10 @@
-"""Hypothesis profiles for the property tests (tests/test_properties.py).
+"""Hypothesis profiles for the property tests (tests/verify/test_properties.py).
 
 * `ci`   — fixed and derandomized, so CI runs the same examples every time, within a budget that
            keeps the whole property file under two minutes on a small machine.
 * `dev`  — the local default: randomized, a moderate number of examples.
 * `soak` — thousands of programs, for a long local run before a release or after a rule change:
-           `HYPOTHESIS_PROFILE=soak pytest tests/test_properties.py`.
+           `HYPOTHESIS_PROFILE=soak pytest tests/verify/test_properties.py`.
 
 The profile is chosen by the `HYPOTHESIS_PROFILE` environment variable; without it, `ci` when the
 `CI` variable is set and `dev` otherwise.

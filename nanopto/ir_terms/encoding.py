@@ -21,8 +21,8 @@ sites and renamed copies, `nanopto.passes.inlining.terms`) by extending `Encoder
 Terms go into egglog through `term_rows` (bulk rows read by egglog's `input`) and come out
 here, read from the extracted term DAG. Those two modules hold what depends on the shape of egglog's
 low-level `bindings` API; the engine and the tools only run commands and read reports through it.
-`tests/test_encoding.py` pins the egglog version they were written against, and
-`tests/test_term_rows.py` checks the `input` behaviour the loader relies on.
+`tests/ir_terms/test_encoding.py` pins the egglog version they were written against, and
+`tests/ir_terms/test_term_rows.py` checks the `input` behaviour the loader relies on.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from nanopto import ir, passes
 from nanopto.tools.check import check_equivalence
 from nanopto.verify.inputs import UnsupportedParameter, arguments_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "nanopto" / "examples"
 
 SQUARES = """\

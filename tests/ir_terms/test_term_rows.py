@@ -24,7 +24,7 @@ from nanopto.ir_terms.term_rows import (
     unescape,
 )
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "nanopto" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "nanopto" / "examples"
 AWKWARD = ["", "lone \ud800 surrogate", " lead", "trail ", "  ", "tab\there", "new\nline", "cr\r", "back\\slash", "\\u{41}", "ü中", "a:b:c.py"]
 
 

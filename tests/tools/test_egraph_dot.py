@@ -24,7 +24,7 @@ from nanopto.tools.egraph_dot import (
     select_classes,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "nanopto" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "nanopto" / "examples"
 
 
 def _node(op: str, eclass: str, *children: str, subsumed: bool = False) -> dict[str, object]:

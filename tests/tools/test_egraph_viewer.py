@@ -36,7 +36,7 @@ from nanopto.tools.egraph_viewer import (
 )
 from nanopto.tools.html_page import inline_result_html
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "nanopto" / "examples"
 
 

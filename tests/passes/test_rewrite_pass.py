@@ -17,7 +17,7 @@ from nanopto.passes.rewrite import rewrite_program
 from nanopto.rules import Rule, Ruleset, UserRuleError, call, const, rewrite_rule, var
 from nanopto.tools.rules_file import RulesFileError, load_rules_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FOLD_RULES = ROOT / "nanopto" / "examples" / "rules" / "fold_mul_one.py"
 
 SCALE = """

@@ -26,7 +26,7 @@ from nanopto.tools import repr_hooks
 from nanopto.tools.highlight import highlight_lines
 from nanopto.tools.html_page import site_colours
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "nanopto" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "nanopto" / "examples"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DOT = shutil.which("dot")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")

@@ -11,7 +11,7 @@ from nanopto.ir_terms.printer import python_print
 from nanopto.passes.inlining import inline_program
 from nanopto.tools.line_origins import LineKind, line_origins, span_lines, statement_lines
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "nanopto" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "nanopto" / "examples"
 
 
 def origins_by_text(name: str) -> dict[str, tuple[int | None, LineKind, int, str | None]]:

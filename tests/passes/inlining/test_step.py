@@ -13,7 +13,7 @@ from nanopto import ir
 from nanopto.passes.inlining import inline_program
 from nanopto.passes.inlining.steps import inline_steps
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "nanopto" / "examples"
 FOLD_RULES = EXAMPLES / "rules" / "fold_mul_one.py"
 
