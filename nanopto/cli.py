@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import io
 import json
 import os
 import re
@@ -191,6 +192,18 @@ def read_program(path: str, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> tuple[s
     """
     if max_bytes < 1:
         raise UserError(f"--max-input-bytes must be at least 1, got {max_bytes}")
+    if path == "-":  # standard input, as compiler drivers read it; bounded like a file
+        data = sys.stdin.buffer.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise UserError(
+                f"<stdin>: larger than the input limit of {max_bytes:,} bytes; "
+                "raise it with --max-input-bytes N if the input is meant to be this large"
+            )
+        try:
+            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        except UnicodeDecodeError as exc:
+            raise UserError(f"<stdin>: not UTF-8 text: byte {exc.start} cannot be decoded ({exc.reason})") from None
+        return text, parse_program(text, "<stdin>")
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -417,6 +430,21 @@ def _warn_unfired(traces: Sequence[PassTrace], manager: PassManager) -> None:
 
 
 def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
+    """`nanopto inline`; with `-o FILE`, what it would print goes to FILE instead (the traces and
+    warnings stay on stderr), written only once the whole run succeeded."""
+    if args.output is None:
+        return _inline(args, out)
+    buffer = io.StringIO()
+    code = _inline(args, buffer)
+    try:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(buffer.getvalue())
+    except OSError as exc:
+        raise UserError(f"{args.output}: cannot write the output: {exc.strerror or exc}") from None
+    return code
+
+
+def _inline(args: argparse.Namespace, out: TextIO) -> int:
     if args.changed_only and not args.print_after_all:
         raise UserError("--changed-only only applies together with --print-after-all")
     user_passes = load_rules_files(args.rules)
@@ -726,7 +754,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=cmd_demo)
 
     inline = sub.add_parser("inline", help="run a pass pipeline (default: inline-functions) on a pl file")
-    inline.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed)")
+    inline.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed); - reads standard input")
+    inline.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of standard output")
     inline.add_argument(
         "--pipeline",
         default=None,

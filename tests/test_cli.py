@@ -589,3 +589,20 @@ def test_option_values_are_checked_once_with_the_same_rule_on_every_route(
 def test_a_flag_value_that_is_not_a_number_is_a_usage_error(tmp_path: Path) -> None:
     proc = run("inline", str(write(tmp_path, HELPER_PROGRAM)), "--max-iterations", "abc")
     assert proc.returncode == 2 and "invalid int value: 'abc'" in proc.stderr
+
+
+def test_dash_reads_standard_input_and_o_writes_a_file(tmp_path: Path) -> None:
+    source = (EXAMPLES / "bump.py").read_text()
+    target = tmp_path / "out.py"
+    proc = subprocess.run(
+        [sys.executable, "-m", "nanopto", "inline", "-", "-o", str(target)],
+        input=source, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    assert target.read_text() == run("inline", str(EXAMPLES / "bump.py")).stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "nanopto", "inline", "-", "-o", str(tmp_path / "never.py")],
+        input="def", capture_output=True, text=True, timeout=300,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("nanopto: error: <stdin>:")
+    assert not (tmp_path / "never.py").exists()  # nothing is half-written
