@@ -24,7 +24,6 @@ from nanopto.ir_terms.nodes import (
     Expr,
     ForStmt,
     IfStmt,
-    IterArg,
     Node,
     ScopeStmt,
     SeqStmts,
@@ -178,10 +177,7 @@ class Timeline:
         for expr in own:
             if expr is None:
                 continue
-            if isinstance(expr, IterArg):  # read it, not its initial value (walking it would)
-                self.reads.setdefault(expr.id, []).append(at)
-                continue
-            self._read(expr, at)
+            self._read(expr, at)  # an IterArg reads itself (`vars_read`), e.g. in `pl.yield_(acc)`
             if writes_in_place(expr):
                 self.stores.append(at)
         for var in targets:
