@@ -171,6 +171,17 @@ def extract_roots(egraph: eb.EGraph, count: int) -> list[eb.ExtractBest]:
     return [o for o in outputs if isinstance(o, eb.ExtractBest)]
 
 
+def decode_roots(
+    functions: Sequence[n.Function], extracted: Sequence[eb.ExtractBest], decoder: Decoder
+) -> list[n.Function]:
+    """Each function with its body replaced by the decoding of its extracted root; params, types
+    and attributes stay the very same objects."""
+    return [
+        dataclasses.replace(fn, body=decoder.decode(out.termdag, out.term))
+        for fn, out in zip(functions, extracted, strict=True)
+    ]
+
+
 class PreparedEGraphs:
     """E-graphs with declarations and rules compiled, one per distinct rules text.
 
@@ -267,10 +278,7 @@ class EGraphRun:
             raise SaturationError(f"egglog failed while {self.label}: {' '.join(str(exc).split())}") from None
         finally:
             egraph.run_program(eb.Pop(SPAN, 1))
-        result = [
-            dataclasses.replace(fn, body=decoder.decode(out.termdag, out.term))
-            for fn, out in zip(functions, extracted, strict=True)
-        ]
+        result = decode_roots(functions, extracted, decoder)
         for fn in result:
             if not isinstance(fn.body, n.Stmt):
                 raise SaturationError(f"{self.label} turned the body of {fn.name!r} into a non-statement")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import egglog.bindings as eb
 
-from nanopto.egraph import EGraphRun, Iteration, SaturationLimits, StageReport, extract_roots
+from nanopto.egraph import EGraphRun, Iteration, SaturationLimits, StageReport, decode_roots, extract_roots
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.encoding import DecodeError, ir_declarations, ir_load_declarations, span_value
 from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, walk, walk_stmts
@@ -260,10 +260,7 @@ class Stage:
             decoder = InlineDecoder(
                 vars=dict(encoder.vars), opaque=encoder.opaque, counter=counter, site_calls=encoder.site_calls
             )
-            return [
-                dataclasses.replace(fn, body=decoder.decode(out.termdag, out.term))
-                for fn, out in zip(self.functions, extracted, strict=True)
-            ]
+            return decode_roots(self.functions, extracted, decoder)
         except (eb.EggSmolError, DecodeError, ValueError):
             return None
         finally:
