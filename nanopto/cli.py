@@ -193,17 +193,8 @@ def read_program(path: str, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> tuple[s
     if max_bytes < 1:
         raise UserError(f"--max-input-bytes must be at least 1, got {max_bytes}")
     if path == "-":  # standard input, as compiler drivers read it; bounded like a file
-        data = sys.stdin.buffer.read(max_bytes + 1)
-        if len(data) > max_bytes:
-            raise UserError(
-                f"<stdin>: larger than the input limit of {max_bytes:,} bytes; "
-                "raise it with --max-input-bytes N if the input is meant to be this large"
-            )
-        try:
-            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-        except UnicodeDecodeError as exc:
-            raise UserError(f"<stdin>: not UTF-8 text: byte {exc.start} cannot be decoded ({exc.reason})") from None
-        return text, parse_program(text, "<stdin>")
+        source = _source_text("<stdin>", "input", sys.stdin.buffer.read(max_bytes + 1), max_bytes)
+        return source, parse_program(source, "<stdin>")
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -214,23 +205,43 @@ def read_program(path: str, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> tuple[s
         raise UserError(f"{path}: is a directory, not a pl source file")
     if not stat.S_ISREG(info.st_mode):
         raise UserError(f"{path}: is not a regular file ({_file_kind(info.st_mode)}); pass a pl source file")
-    too_large = (
-        f"{path}: larger than the input limit of {max_bytes:,} bytes; "
-        "raise it with --max-input-bytes N if the file is meant to be this large"
-    )
     if info.st_size > max_bytes:
-        raise UserError(too_large)
+        raise UserError(_too_large(path, "file", max_bytes))
     try:
         with open(path, "rb") as handle:
             data = handle.read(max_bytes + 1)  # the file may have grown since stat
-        source = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as text mode reads it
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded ({exc.reason})") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > max_bytes:
-        raise UserError(too_large)
+    source = _source_text(path, "file", data, max_bytes)
     return source, parse_program(source, path)
+
+
+def _too_large(name: str, kind: str, max_bytes: int) -> str:
+    return (
+        f"{name}: larger than the input limit of {max_bytes:,} bytes; "
+        f"raise it with --max-input-bytes N if the {kind} is meant to be this large"
+    )
+
+
+def _source_text(name: str, kind: str, data: bytes, max_bytes: int) -> str:
+    """Bytes read (at most `max_bytes + 1` of them) as the source text, newlines as text mode
+    reads them; bytes that are not UTF-8, or too many bytes, are a UserError."""
+    try:
+        source = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{name}: not UTF-8 text: byte {exc.start} cannot be decoded ({exc.reason})") from None
+    if len(data) > max_bytes:
+        raise UserError(_too_large(name, kind, max_bytes))
+    return source
+
+
+def write_text(path: str, text: str, what: str) -> None:
+    """Write an output file; a path that cannot be written is a UserError naming `what` it was for."""
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
 
 
 def _file_kind(mode: int) -> str:
@@ -436,11 +447,7 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
         return _inline(args, out)
     buffer = io.StringIO()
     code = _inline(args, buffer)
-    try:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(buffer.getvalue())
-    except OSError as exc:
-        raise UserError(f"{args.output}: cannot write the output: {exc.strerror or exc}") from None
+    write_text(args.output, buffer.getvalue(), "the output")
     return code
 
 
@@ -589,11 +596,7 @@ def _write_egglog(path: str, programs: Sequence[str]) -> None:
         else ";; Written by `nanopto inline --emit-egglog`: the pipeline ran no e-graph (nothing to inline or rewrite).\n"
     )
     body = "".join(f"(push)\n{text}(pop)\n" for text in programs)
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(header + body)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot write the egglog program: {exc.strerror or exc}") from None
+    write_text(path, header + body, "the egglog program")
 
 
 def _diff(path: str, before: Program, after_text: str, pipeline: str) -> str:
