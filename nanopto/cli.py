@@ -74,7 +74,7 @@ from nanopto.tools.examples import (  # noqa: F401 (EXAMPLE_ORDER, JIT_EXAMPLE_O
     jit_example_names,
     summary,
 )
-from nanopto.tools.inline_report import explain_rules, explain_sites, site_record
+from nanopto.tools.inline_report import explain_rules, explain_sites, pass_rule_counts, site_record
 from nanopto.tools.rules_file import RulesFileError, describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
 from nanopto.verify.inputs import UnsupportedParameter
@@ -419,14 +419,10 @@ def pass_traces(manager: PassManager, traces: Sequence[tuple[str, object]]) -> l
     by_name = {p.name: p for p in manager.passes}
     found: list[PassTrace] = []
     for name, trace in traces:
-        pass_ = by_name.get(name)
-        if isinstance(trace, InlineResult):
-            counts = trace.report.matches
-            rules = {r.name: counts.get(r.name, 0) for rs in INLINE_RULESETS for r in rs.rules}
-            found.append(PassTrace(name, rules, trace.report.iterations))
-        elif isinstance(trace, RewriteResult) and isinstance(pass_, RewriteRules):
-            counts = trace.report.matches
-            rules = {r.name: counts.get(r.name, 0) for rs in pass_.rulesets for r in rs.rules}
+        if not isinstance(trace, InlineResult | RewriteResult):
+            continue
+        rules = pass_rule_counts(by_name.get(name), trace)
+        if rules is not None:
             found.append(PassTrace(name, rules, trace.report.iterations))
     return found
 

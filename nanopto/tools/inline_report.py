@@ -10,6 +10,8 @@ from nanopto.ir_terms.nodes import Var
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes.inlining import InlineResult
 from nanopto.passes.inlining.call_sites import CallSite
+from nanopto.passes.pass_base import Pass
+from nanopto.passes.rewrite import RewriteResult, RewriteRules
 from nanopto.rules import INLINE_RULESETS
 
 
@@ -101,3 +103,16 @@ def explain_rules(result: InlineResult, out: TextIO) -> None:
         out.write(f"    {ruleset_of.get(name, '?'):>9} {name:<{width}}  {count}\n")
     times = ", ".join(f"{phase} {seconds * 1000:.1f} ms" for phase, seconds in result.report.times.items())
     out.write(f"phase times: {times or 'none (no sites)'}\n")
+
+
+def pass_rule_counts(pass_: Pass | None, trace: object) -> dict[str, int] | None:
+    """Every rule of a pass's rulesets with its match count in `trace` (zero included), in ruleset
+    order; None for a pass that runs no rules. What `--trace`, `--json` and the playground show
+    per pass, and how they find a rule that never fired."""
+    if isinstance(trace, InlineResult):
+        counts = trace.report.matches
+        return {r.name: counts.get(r.name, 0) for rs in INLINE_RULESETS for r in rs.rules}
+    if isinstance(pass_, RewriteRules):
+        counts = trace.report.matches if isinstance(trace, RewriteResult) else {}
+        return {r.name: counts.get(r.name, 0) for rs in pass_.rulesets for r in rs.rules}
+    return None

@@ -58,7 +58,7 @@ from nanopto.passes import (
 from nanopto.passes.inlining import InlineResult
 from nanopto.passes.inlining.steps import inline_steps
 from nanopto.passes.pass_base import Pass
-from nanopto.passes.rewrite import RewriteResult, RewriteRules
+from nanopto.passes.rewrite import RewriteRules
 from nanopto.tools.egraph_dot import EGraphCollector
 from nanopto.tools.egraph_viewer import constructor_notes, viewer_stages
 from nanopto.tools.examples import (
@@ -69,7 +69,7 @@ from nanopto.tools.examples import (
     summary,
 )
 from nanopto.tools.html_page import inline_sections
-from nanopto.tools.inline_report import rule_counts, site_record
+from nanopto.tools.inline_report import pass_rule_counts, rule_counts, site_record
 from nanopto.tools.inline_views import provenance_in
 from nanopto.tools.rules_file import RulesFileError, load_rules_file
 
@@ -170,10 +170,10 @@ def _pass_rules(name: str, pass_: Pass, trace: object | None) -> list[dict[str, 
     """Per rule of one pass: its matches (all of a user pass's rules, fired or not)."""
     if isinstance(trace, InlineResult):
         return [{"rule": rule, "matches": count} for rule, count in rule_counts(trace).items()]
-    if isinstance(pass_, RewriteRules):
-        matches = trace.report.matches if isinstance(trace, RewriteResult) else {}
+    counts = pass_rule_counts(pass_, trace)
+    if isinstance(pass_, RewriteRules) and counts is not None:
         return [
-            {"rule": rule.name, "ruleset": rs.name, "matches": matches.get(rule.name, 0), "shape": f"{rule.before} => {rule.after}"}
+            {"rule": rule.name, "ruleset": rs.name, "matches": counts[rule.name], "shape": f"{rule.before} => {rule.after}"}
             for rs in pass_.rulesets
             for rule in rs.rules
         ]
