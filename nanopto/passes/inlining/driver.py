@@ -102,15 +102,15 @@ def inline_program(
 
     `observer` sees each stage's e-graph at saturation (`--egraph` and `--html` draw it).
     """
-    unhoisted = [d for d in verify_properties(program, [IRProperty.NestedCallsHoisted]) if d.is_error]
-    if unhoisted:
-        raise PropertyRequirementError(
-            "inline-functions",
-            IRProperty.NestedCallsHoisted,
-            "the program has nested Inline calls; run hoist-nested-calls first (the default pipeline does):",
-            unhoisted,
-        )
-    with gc_paused(), remembered_walks():
+    with gc_paused(), remembered_walks():  # the requirement's walk of each body serves the pass too
+        unhoisted = [d for d in verify_properties(program, [IRProperty.NestedCallsHoisted]) if d.is_error]
+        if unhoisted:
+            raise PropertyRequirementError(
+                "inline-functions",
+                IRProperty.NestedCallsHoisted,
+                "the program has nested Inline calls; run hoist-nested-calls first (the default pipeline does):",
+                unhoisted,
+            )
         return _inline_program(program, tuple(rulesets), limits, observer, max_output_statements, transcript)
 
 
