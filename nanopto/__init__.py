@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 
 def _register_notebook_views() -> None:
-    """Inside IPython, show Programs and InlineResults with `nanopto.tools.repr_hooks` (imported
+    """Inside IPython, show Programs, InlineResults and PipelineRuns with `nanopto.tools.repr_hooks` (imported
     only when something is displayed, so importing nanopto stays cheap)."""
     ipython_module = sys.modules.get("IPython")
     shell = ipython_module.get_ipython() if ipython_module is not None else None  # type: ignore[attr-defined]
@@ -28,6 +28,7 @@ def _register_notebook_views() -> None:
     html = shell.display_formatter.formatters["text/html"]
     html.for_type_by_name("nanopto.ir_terms.nodes", "Program", show)
     html.for_type_by_name("nanopto.passes.inlining.driver", "InlineResult", show)
+    html.for_type_by_name("nanopto.tools.pipeline_run", "PipelineRun", show)
 
 
 _register_notebook_views()

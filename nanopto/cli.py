@@ -26,9 +26,8 @@ import os
 import re
 import stat
 import sys
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
 import numpy as np
@@ -39,13 +38,10 @@ from nanopto.ir_terms.encoding import EGGLOG_VERSION
 from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.parser import ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.structural import structural_equal
 from nanopto.ir_terms.term_rows import RowsWriteError
 from nanopto.passes import (
     STRATEGY_PIPELINES,
-    CallbackInstrument,
     OptimizationStrategy,
-    PassContext,
     PassManager,
     PassOptionError,
     PipelineSpecError,
@@ -61,12 +57,12 @@ from nanopto.passes.inlining.call_graph import InlineCycleError
 from nanopto.passes.inlining.call_sites import InlineError
 from nanopto.passes.inlining.expansion_size import ExpansionTooLargeError
 from nanopto.passes.pass_base import Pass
-from nanopto.passes.rewrite import RewriteResult, RewriteRules
+from nanopto.passes.rewrite import RewriteRules
 from nanopto.rules import INLINE_RULESETS, Ruleset
 from nanopto.rules.user_rules import UserRuleError
 from nanopto.tools import examples
 from nanopto.tools.check import check_equivalence, default_entries, show
-from nanopto.tools.egraph_dot import EGraphCollector, EGraphOutputError, check_egraph_path
+from nanopto.tools.egraph_dot import EGraphOutputError, check_egraph_path
 from nanopto.tools.examples import (  # noqa: F401 (EXAMPLE_ORDER, JIT_EXAMPLE_ORDER: re-exported)
     EXAMPLE_ORDER,
     JIT_EXAMPLE_ORDER,
@@ -74,7 +70,8 @@ from nanopto.tools.examples import (  # noqa: F401 (EXAMPLE_ORDER, JIT_EXAMPLE_O
     jit_example_names,
     summary,
 )
-from nanopto.tools.inline_report import explain_rules, explain_sites, pass_rule_counts, site_record
+from nanopto.tools.inline_report import explain_rules, explain_sites, site_record
+from nanopto.tools.pipeline_run import PipelineRun, record_run
 from nanopto.tools.rules_file import RulesFileError, describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
 from nanopto.verify.inputs import UnsupportedParameter
@@ -357,21 +354,6 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Recorder:
-    """Collects the IR after each pass."""
-
-    history: list[tuple[str, bool, Program]] = field(default_factory=list)
-    _before: Program | None = None
-
-    def before(self, pass_: Pass, program: Program) -> None:
-        self._before = program
-
-    def after(self, pass_: Pass, program: Program) -> None:
-        changed = self._before is None or not structural_equal(self._before, program)
-        self.history.append((pass_.name, changed, program))
-
-
 _LIMIT_FLAGS: tuple[tuple[str, type, str], ...] = (
     ("--max-iterations", int, "ruleset iterations per saturation run"),
     ("--max-rows", int, "e-graph rows"),
@@ -400,40 +382,14 @@ def _with_options(manager: PassManager, args: argparse.Namespace, trace: bool) -
     return PassManager(configure(p) for p in manager.passes)
 
 
-@dataclass(frozen=True)
-class PassTrace:
-    """What one traced pass of the run did, as `--trace` and `--json` show it."""
-
-    name: str
-    rules: dict[str, int]
-    """Every rule of the pass's rulesets with its match count (zero included), in ruleset order."""
-    iterations: int
-
-    @property
-    def never_fired(self) -> list[str]:
-        return [rule for rule, count in self.rules.items() if count == 0]
+def _warn(warning: str) -> None:
+    sys.stderr.write(f"nanopto: warning: {warning}\n")
 
 
-def pass_traces(manager: PassManager, traces: Sequence[tuple[str, object]]) -> list[PassTrace]:
-    """One PassTrace per traced run of a pass, in pipeline order."""
-    by_name = {p.name: p for p in manager.passes}
-    found: list[PassTrace] = []
-    for name, trace in traces:
-        if not isinstance(trace, InlineResult | RewriteResult):
-            continue
-        rules = pass_rule_counts(by_name.get(name), trace)
-        if rules is not None:
-            found.append(PassTrace(name, rules, trace.report.iterations))
-    return found
-
-
-def _warn_unfired(traces: Sequence[PassTrace], manager: PassManager) -> None:
+def _warn_unfired(run: PipelineRun) -> None:
     """A rule of the user's that never matched is usually a pattern that does not say what was meant."""
-    user = {p.name for p in manager.passes if isinstance(p, RewriteRules)}
-    for trace in traces:
-        if trace.name in user:
-            for rule in trace.never_fired:
-                sys.stderr.write(f"nanopto: warning: rule '{rule}' of pass '{trace.name}' never matched\n")
+    for warning in run.warnings():
+        _warn(warning)
 
 
 def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
@@ -457,24 +413,24 @@ def _inline(args: argparse.Namespace, out: TextIO) -> int:
     wanted = bool(args.trace or args.json or views is not None)
     manager = _with_options(PassManager.from_pipeline(args.pipeline), args, trace=wanted)
     source, before = read_program(args.file, args.max_input_bytes)
-    recorder = _Recorder()
-    started = time.perf_counter()
     # One run: the passes record their own results (trace=True) and show their e-graphs to the
-    # pictures' collector; every view below reads those.
-    with PassContext(
-        instruments=[CallbackInstrument(before=recorder.before, after=recorder.after)],
-        egraph_observer=views.collector if views is not None else None,
-        transcript=[] if args.emit_egglog is not None else None,
-    ) as context:
-        after = manager.run(before)
-    elapsed = time.perf_counter() - started
+    # run's collector; every view below reads the recorded run.
+    run = record_run(
+        manager,
+        before,
+        egraphs=views is not None,
+        transcript=args.emit_egglog is not None,
+        source=source,
+        file=args.file,
+    )
+    after = run.after
     if args.emit_egglog is not None:
-        _write_egglog(args.emit_egglog, context.transcript or [])
-    traces = [trace for _, trace in context.traces if isinstance(trace, InlineResult)]
-    per_pass = pass_traces(manager, context.traces)
-    _warn_unfired(per_pass, manager)
+        _write_egglog(args.emit_egglog, run.transcript or [])
+    traces = run.inline_results
+    per_pass = run.traced
+    _warn_unfired(run)
     if views is not None:
-        views.write(args, source, before, after, traces)
+        views.write(args, run)
     after_text = python_print(after)
     diff = _diff(args.file, before, after_text, args.pipeline) if args.diff else None
 
@@ -483,7 +439,7 @@ def _inline(args: argparse.Namespace, out: TextIO) -> int:
         rules: dict[str, int] = {}
         times: dict[str, float] = {}
         for t in per_pass:
-            for name, count in t.rules.items():
+            for name, count in (t.rules or {}).items():
                 if count:
                     rules[name] = rules.get(name, 0) + count
         for r in traces:
@@ -497,31 +453,37 @@ def _inline(args: argparse.Namespace, out: TextIO) -> int:
             "rulesets": list(traces[0].rulesets) if traces else [],
             "iterations": sum(r.report.iterations for r in traces),
             "passes": [
-                {"pass": t.name, "rules": t.rules, "iterations": t.iterations, "never_fired": t.never_fired}
+                {
+                    "pass": t.name,
+                    "user": t.user,
+                    "rules": t.rules,
+                    "iterations": t.iterations,
+                    "never_fired": t.never_fired,
+                }
                 for t in per_pass
             ],
             "times": times,
-            "seconds": elapsed,
+            "seconds": run.seconds,
             "program": after_text,
         }
         if diff is not None:
             payload["diff"] = diff
         if args.print_after_all:
             payload["after_each_pass"] = [
-                {"pass": name, "changed": changed, "program": python_print(p)}
-                for name, changed, p in recorder.history
-                if changed or not args.changed_only
+                {"pass": p.name, "changed": p.changed, "program": python_print(p.program)}
+                for p in run.passes
+                if p.changed or not args.changed_only
             ]
         out.write(json.dumps(payload, indent=2) + "\n")
         return EXIT_OK
 
     if args.print_after_all:
-        for name, changed, program in recorder.history:
-            if not changed and args.changed_only:
-                out.write(f"# ----- {name}: no change (hidden by --changed-only) -----\n")
+        for p in run.passes:
+            if not p.changed and args.changed_only:
+                out.write(f"# ----- {p.name}: no change (hidden by --changed-only) -----\n")
                 continue
-            out.write(f"# ----- IR after {name}{'' if changed else ' (unchanged)'} -----\n")
-            out.write(python_print(program).rstrip("\n") + "\n")
+            out.write(f"# ----- IR after {p.name}{'' if p.changed else ' (unchanged)'} -----\n")
+            out.write(python_print(p.program).rstrip("\n") + "\n")
     if diff is not None:
         out.write(diff if diff else "# no change\n")
     if not args.print_after_all and diff is None:
@@ -530,40 +492,33 @@ def _inline(args: argparse.Namespace, out: TextIO) -> int:
         inline_results = iter(traces)
         for t in per_pass:
             sys.stderr.write(f"\n# ===== trace: {t.name} =====\n")
-            if t.name == InlineFunctions.name:
+            if isinstance(t.trace, InlineResult):
                 result = next(inline_results)
                 explain_sites(result, sys.stderr, source)
                 explain_rules(result, sys.stderr)
                 continue
-            fired = {rule: count for rule, count in t.rules.items() if count}
+            fired = {rule: count for rule, count in (t.rules or {}).items() if count}
             sys.stderr.write(f"rules fired ({sum(fired.values())} matches, {t.iterations} iterations):\n")
-            width = max((len(rule) for rule in t.rules), default=0)
-            for rule, count in t.rules.items():
+            width = max((len(rule) for rule in t.rules or ()), default=0)
+            for rule, count in (t.rules or {}).items():
                 sys.stderr.write(f"    {rule:<{width}}  {count}{'   (never matched)' if not count else ''}\n")
     return EXIT_OK
 
 
 @dataclass
 class _Views:
-    """`--egraph` / `--html`: collects each stage's e-graph, then writes the files."""
+    """`--egraph` / `--html`: written from the recorded run."""
 
-    collector: EGraphCollector
-
-    def write(self, args: argparse.Namespace, source: str, before: Program, after: Program, traces: list[InlineResult]) -> None:
+    def write(self, args: argparse.Namespace, run: PipelineRun) -> None:
         from nanopto.tools.inline_views import write_inline_views  # the page: only when asked for
 
         try:
             write_inline_views(
+                run,
                 egraph_path=args.egraph,
                 html_path=args.html,
                 max_nodes=args.egraph_max_nodes,
-                file=args.file,
-                source=source,
-                before=before,
-                after=after,
                 pipeline=args.pipeline,
-                results=traces,
-                snapshots=self.collector.snapshots,
             )
         except EGraphOutputError as exc:
             raise UserError(str(exc)) from None
@@ -580,7 +535,7 @@ def _views(args: argparse.Namespace) -> _Views | None:
             check_egraph_path(args.egraph)
         except EGraphOutputError as exc:
             raise UserError(str(exc)) from None
-    return _Views(EGraphCollector())
+    return _Views()
 
 
 def _write_egglog(path: str, programs: Sequence[str]) -> None:
@@ -700,7 +655,15 @@ def cmd_passes(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
     user_passes = load_rules_files(args.rules)
     source, before = read_program(args.file, args.max_input_bytes)
-    run_steps(source, before, user_passes, out, rule_by_rule=args.rule_by_rule, stdin=sys.stdin if args.pause else None)
+    run_steps(
+        source,
+        before,
+        user_passes,
+        out,
+        rule_by_rule=args.rule_by_rule,
+        stdin=sys.stdin if args.pause else None,
+        warn=_warn,
+    )
     return EXIT_OK
 
 

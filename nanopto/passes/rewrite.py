@@ -20,7 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
-from nanopto.egraph import EGraphRun, SaturationLimits, StageReport
+import egglog.bindings as eb
+
+from nanopto.egraph import EGraphRun, SaturationLimits, SaturationObserver, StageReport
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, ir_load_declarations
 from nanopto.passes.context import PassContext
@@ -42,8 +44,11 @@ def rewrite_program(
     rulesets: Sequence[Ruleset],
     limits: SaturationLimits | None = None,
     transcript: list[str] | None = None,
+    at_saturation: SaturationObserver | None = None,
 ) -> RewriteResult:
     """Run `rulesets` to saturation over every function body of `program` and extract the result.
+
+    `at_saturation` is shown the e-graph at saturation (the views draw it).
 
     The rulesets are checked first (`check_rulesets`), so a malformed rule fails naming itself.
     Raises SaturationLimitError when a limit stops a ruleset that keeps matching.
@@ -61,6 +66,7 @@ def rewrite_program(
         limits or SaturationLimits(),
         label=f"running ruleset(s) {names}",
         transcript=transcript,
+        at_saturation=at_saturation,
     )
     functions = run.rewrite(program.function_list, encoder.rows, Decoder(vars=dict(encoder.vars)), report)
     return RewriteResult(n.Program(program.name, tuple(functions), span=program.span), report)
@@ -76,7 +82,8 @@ class RewriteRules(Pass):
     rulesets: ClassVar[tuple[Ruleset, ...]] = ()
 
     trace: bool = False
-    """Record the RewriteResult in the active PassContext's `traces` (as `(name, result)`)."""
+    """Record the RewriteResult in the active PassContext's `traces` (as `(name, result)`), and
+    show the e-graph at saturation to the context's `egraph_observer` as `(pass, egraph, report)`."""
     max_iterations: int = SaturationLimits.max_iterations
     max_rows: int = SaturationLimits.max_rows
     timeout: float = SaturationLimits.timeout
@@ -86,9 +93,18 @@ class RewriteRules(Pass):
 
     def run(self, program: n.Program) -> n.Program:
         limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)
-        result = rewrite_program(program, self.rulesets, limits, PassContext.current().transcript)
+        context = PassContext.current()
+        observer = context.egraph_observer if self.trace else None
+
+        def observe(egraph: eb.EGraph, report: StageReport) -> None:
+            assert observer is not None
+            observer(self, egraph, report)
+
+        result = rewrite_program(
+            program, self.rulesets, limits, context.transcript, observe if observer is not None else None
+        )
         if self.trace:
-            PassContext.current().traces.append((self.name, result))
+            context.traces.append((self.name, result))
         return result.program
 
 

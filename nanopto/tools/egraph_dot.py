@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 import egglog.bindings as eb
 
 from nanopto.egraph import StageReport
+from nanopto.passes.inlining import InlineFunctions
 from nanopto.passes.inlining.stage import Stage
+from nanopto.passes.pass_base import Pass
 from nanopto.rules.helpers import HELPER_CONSTRUCTORS
 
 DEFAULT_MAX_NODES = 300
@@ -95,25 +97,35 @@ class SerializedEGraph:
 
 @dataclass(frozen=True)
 class EGraphSnapshot:
-    """One stage's e-graph at saturation, with a title saying which functions and sites it holds."""
+    """One saturation's e-graph, with a title saying which pass, functions and sites it holds."""
 
     title: str
     egraph: SerializedEGraph
+    pass_name: str = "inline-functions"
+    """The pass whose saturation this is (the views group the pictures by pass)."""
 
 
 @dataclass
 class EGraphCollector:
-    """A `Stage` observer that keeps each stage's serialized e-graph (pass it to `inline_program`)."""
+    """A PassContext `egraph_observer` that keeps every saturation's serialized e-graph: each
+    InlineFunctions stage (shown as `(stage, egraph, report)`) and each rewrite pass of the
+    user's (shown as `(pass, egraph, report)`), in the order the pipeline ran them."""
 
     snapshots: list[EGraphSnapshot] = field(default_factory=list)
 
-    def __call__(self, stage: Stage, egraph: eb.EGraph, report: StageReport) -> None:
-        serialized = egraph.serialize([])
-        functions = ", ".join(fn.name for fn in stage.functions)
-        numbers = [site.number for site in stage.sites]
-        sites = f"site {numbers[0]}" if len(numbers) == 1 else f"sites {numbers[0]}-{numbers[-1]}"
-        title = f"stage {len(self.snapshots) + 1}: {functions} ({sites}, {report.iterations} iterations)"
-        self.snapshots.append(EGraphSnapshot(title, SerializedEGraph.from_json(serialized.to_json())))
+    def __call__(self, source: Stage | Pass, egraph: eb.EGraph, report: StageReport) -> None:
+        serialized = SerializedEGraph.from_json(egraph.serialize([]).to_json())
+        if isinstance(source, Stage):
+            functions = ", ".join(fn.name for fn in source.functions)
+            numbers = [site.number for site in source.sites]
+            sites = f"site {numbers[0]}" if len(numbers) == 1 else f"sites {numbers[0]}-{numbers[-1]}"
+            number = 1 + sum(s.pass_name == InlineFunctions.name for s in self.snapshots)
+            title = f"stage {number}: {functions} ({sites}, {report.iterations} iterations)"
+            self.snapshots.append(EGraphSnapshot(title, serialized))
+            return
+        matches = sum(report.matches.values())
+        title = f"pass {source.name}: every function ({matches} matches, {report.iterations} iterations)"
+        self.snapshots.append(EGraphSnapshot(title, serialized, source.name))
 
 
 # ---------------------------------------------------------------------------------------------

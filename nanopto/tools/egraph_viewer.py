@@ -20,8 +20,8 @@ What the viewer is given is made readable first (`fold_egraph`):
 * every e-class a call site's rewriting made is typed `site N`, so the viewer colours the classes
   of one call site alike; the rest keep their sort (`Ex`, `St`, ...).
 
-One picture per saturation stage (each stage names its functions and call sites), chosen from a
-menu. `docs/reading-an-egraph.md` explains every constructor a picture can show.
+One picture per saturation (each InlineFunctions stage names its functions and call sites; each
+rewrite pass of the user's is one picture of every function), chosen from a menu grouped by pass. `docs/reading-an-egraph.md` explains every constructor a picture can show.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def fold_egraph(egraph: SerializedEGraph) -> dict[str, Any]:
 
 
 def viewer_stages(snapshots: Sequence[EGraphSnapshot]) -> list[dict[str, Any]]:
-    """Per stage: its title, the folded and the full e-graph (JSON text), and the ops shown."""
+    """Per saturation: its title and pass, the folded and the full e-graph (JSON text), and the ops shown."""
     stages = []
     for snapshot in snapshots:
         folded = fold_egraph(snapshot.egraph)
@@ -217,6 +217,7 @@ def viewer_stages(snapshots: Sequence[EGraphSnapshot]) -> list[dict[str, Any]]:
         stages.append(
             {
                 "title": snapshot.title,
+                "pass": snapshot.pass_name,
                 "folded": json.dumps(folded),
                 "full": json.dumps(full),
                 "ops": sorted({nd.op for nd in snapshot.egraph.nodes.values() if not nd.id.startswith("primitive-")}),
@@ -319,16 +320,13 @@ def viewer_fragment(snapshots: Sequence[EGraphSnapshot], element_id: str = "np-e
     (`viewer_module_tag`) or loads it another way.
     """
     stages = viewer_stages(snapshots)
-    options = "".join(
-        f'<option value="{i}"{" selected" if i == len(stages) - 1 else ""}>{escape(s["title"])}</option>'
-        for i, s in enumerate(stages)
-    )
+    options = _stage_options(stages)
     ops = {op for s in stages for op in s["ops"]}
     data = json.dumps(stages).replace("</", "<\\/").replace("<!--", "<\\u0021--")  # still JSON
     loader = _LOADER % {"id": json.dumps(element_id), "unescape": _UNESCAPE_JS}
     return (
         f'<div class="np-eg" id="{escape(element_id)}">'
-        f'<div class="eg-bar"><label>stage <select>{options}</select></label>'
+        f'<div class="eg-bar"><label>pass and stage <select>{options}</select></label>'
         '<label><input type="checkbox"> show helper terms and lists (the raw e-graph)</label>'
         '<span class="eg-status">loading the e-graph viewer…</span></div>'
         '<div class="eg-view"></div>'
@@ -337,6 +335,19 @@ def viewer_fragment(snapshots: Sequence[EGraphSnapshot], element_id: str = "np-e
         + (viewer_module_tag() if with_module else "")
         + f'<script type="module">{loader}</script>'
     )
+
+
+def _stage_options(stages: Sequence[dict[str, Any]]) -> str:
+    """The stage menu: one group per pass of the pipeline (the user's rewrite passes included),
+    the last saturation selected."""
+    groups: list[tuple[str, list[str]]] = []
+    for i, stage in enumerate(stages):
+        selected = " selected" if i == len(stages) - 1 else ""
+        option = f'<option value="{i}"{selected}>{escape(stage["title"])}</option>'
+        if not groups or groups[-1][0] != stage["pass"]:
+            groups.append((stage["pass"], []))
+        groups[-1][1].append(option)
+    return "".join(f'<optgroup label="{escape(name)}">{"".join(items)}</optgroup>' for name, items in groups)
 
 
 def viewer_module_tag() -> str:

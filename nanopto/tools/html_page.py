@@ -17,9 +17,10 @@ page without script, so they work in untrusted notebooks too.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import TYPE_CHECKING
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.printer import python_print
@@ -30,6 +31,9 @@ from nanopto.rules import INLINE_RULESETS
 from nanopto.tools.highlight import TOKEN_CSS, highlight_lines, highlighted_block
 from nanopto.tools.inline_report import rule_counts, site_record
 from nanopto.tools.line_origins import LineKind, LineOrigin, line_origins, span_lines
+
+if TYPE_CHECKING:
+    from nanopto.tools.pipeline_run import PassRun, PipelineRun
 
 PALETTE: tuple[tuple[str, str], ...] = (
     ("#fff1d6", "#e08e00"),
@@ -91,6 +95,10 @@ VIEW_CSS = """
 .np .rows { display: flex; gap: 28px; flex-wrap: wrap; align-items: flex-start; }
 .np .egraph { background: #fff; border: 1px solid var(--rule); border-radius: 10px; padding: 8px;
        overflow: auto; max-height: 85vh; }
+.np h3.pass { font-size: 14.5px; margin: 16px 0 6px; font-weight: 600; }
+.np h3.pass small { color: var(--muted); font-weight: 400; margin-left: 8px; }
+.np tr.unfired td { color: #9a3412; background: #fff7ed; }
+.np .note ul { margin: 4px 0; padding-left: 20px; }
 .np .note { color: #9a3412; background: #fff7ed; border: 1px solid #fed7aa; padding: 8px 12px;
        border-radius: 8px; display: inline-block; }
 """
@@ -152,6 +160,8 @@ class InlinePage:
     prefix: str = ""
     head_css: str = ""
     """CSS that must come before the page's own (the e-graph viewer's stylesheet styles `body`)."""
+    passes: Sequence[PassRun] | None = None
+    """Every pass of the run, for the rule trace of each; None shows `result`'s alone."""
 
 
 def _shown_line(page: InlinePage, line: int | None) -> str:
@@ -353,6 +363,69 @@ def _rules_tables(result: InlineResult | None) -> str:
     )
 
 
+def _rewrite_rules_table(run: PassRun) -> str:
+    """Every rule of a rewrite pass with its matches; one that never matched is marked."""
+    shapes = {r.name: (rs.name, f"{r.before}  ⇒  {r.after}") for rs in run.rulesets for r in rs.rules}
+    counts = run.rules or {}
+    top = max(counts.values(), default=0) or 1
+    rows = []
+    for name, count in counts.items():
+        ruleset, shape = shapes.get(name, ("?", ""))
+        if count:
+            bar = f'<span class="bar" style="width:{max(2, round(160 * count / top))}px"></span>'
+            rows.append(
+                f'<tr title="{escape(shape)}"><td class="muted">{escape(ruleset)}</td><td><code>{escape(name)}</code></td>'
+                f'<td class="num">{count}</td><td>{bar}</td></tr>'
+            )
+        else:
+            rows.append(
+                f'<tr class="unfired" title="{escape(shape)}"><td class="muted">{escape(ruleset)}</td>'
+                f'<td><code>{escape(name)}</code></td><td class="num">0</td><td>never matched</td></tr>'
+            )
+    return "<table><tr><th>ruleset</th><th>rule</th><th>matches</th><th></th></tr>" + "".join(rows) + "</table>"
+
+
+def _unfired_note(run: PassRun) -> str:
+    from nanopto.tools.pipeline_run import unfired_warning
+
+    if not (run.user and run.never_fired):
+        return ""
+    lines = "".join(f"<li>{escape(unfired_warning(run.name, rule))}</li>" for rule in run.never_fired)
+    return (
+        f'<div class="note unfired-note"><b>warning:</b><ul>{lines}</ul>'
+        "A rule that never matched usually has a pattern that does not say what was meant "
+        "(compare it with the program after the pass before it).</div>"
+    )
+
+
+def _rule_trace(page: InlinePage) -> str:
+    """The rule trace of every pass that ran rules, the user's passes included."""
+    if page.passes is None:
+        return _rules_tables(page.result)
+    parts = []
+    for run in page.passes:
+        if run.rules is None:
+            continue
+        yours = " · your rules" if run.user else ""
+        parts.append(
+            f'<h3 class="pass" id="{page.prefix}rules-{escape(run.name)}">pass <code>{escape(run.name)}</code>'
+            f"<small>{run.matches} matches · {run.iterations} iterations{yours}</small></h3>"
+        )
+        parts.append(_rules_tables(run.trace) if isinstance(run.trace, InlineResult) else _rewrite_rules_table(run))
+        parts.append(_unfired_note(run))
+    return "".join(parts) or '<p class="muted">No pass of the pipeline ran rules.</p>'
+
+
+def _warnings(page: InlinePage) -> str:
+    """The user rules that never matched, said once at the top of the page."""
+    from nanopto.tools.pipeline_run import unfired_warning
+
+    found = [unfired_warning(r.name, rule) for r in page.passes or () if r.user for rule in r.never_fired]
+    if not found:
+        return ""
+    return f'<p class="note" id="{page.prefix}warnings">warning: ' + escape("; ".join(found)) + ' (see the <a href="#' + page.prefix + 'rules">rule trace</a>)</p>'
+
+
 def _summary(result: InlineResult | None) -> str:
     if result is None or not result.sites:
         return "no Inline call sites"
@@ -372,13 +445,12 @@ def _egraph_section(page: InlinePage) -> str:
 
 
 def _body(page: InlinePage) -> str:
-    result = page.result
     chips = "".join(_chip(page, s) for s in _outer_sites(page))
     legend = f'<div class="legend">{chips}</div>' if chips else ""
     return (
-        f"{legend}{_panes(page)}"
+        f"{_warnings(page)}{legend}{_panes(page)}"
         f'<h2 id="{page.prefix}sites">Call sites and the rebinding table</h2>{_sites_table(page)}'
-        f'<h2 id="{page.prefix}rules">Rule trace</h2>{_rules_tables(result)}'
+        f'<h2 id="{page.prefix}rules">Rule trace</h2>{_rule_trace(page)}'
     )
 
 
@@ -410,10 +482,13 @@ def page_for_file(
     egraph_html: str | None,
     egraph_note: str | None,
     head_css: str = "",
+    *,
+    passes: Sequence[PassRun] | None = None,
 ) -> str:
-    """The `--html` page for an input file: the before pane is the file itself, as written."""
+    """The `--html` page for an input file: the before pane is the file itself, as written;
+    `passes` gives the rule trace of every pass (else `result`'s alone)."""
     page = InlinePage(
-        path, source, before, after, after_label, result, source, egraph_html, egraph_note, head_css=head_css
+        path, source, before, after, after_label, result, source, egraph_html, egraph_note, head_css=head_css, passes=passes
     )
     return render_page(page)
 
@@ -428,6 +503,20 @@ _views = itertools.count()
 def inline_result_html(result: InlineResult) -> str:
     """`InlineResult._repr_html_`: before/after panes, the sites and the rule trace, no script."""
     before = result.before if result.before is not None else result.program
+    return _notebook_view(before, result.program, "after inline-functions", result, None)
+
+
+def pipeline_run_html(run: PipelineRun) -> str:
+    """`PipelineRun._repr_html_`: the same view for a whole pipeline: the final program, the
+    sites of its InlineFunctions run, and the rules of every pass, the user's included, with a
+    warning for each user rule that never matched."""
+    label = "after " + ",".join(run.pipeline)
+    return _notebook_view(run.before, run.after, label, run.shown_inline(), run.passes)
+
+
+def _notebook_view(
+    before: n.Program, after: n.Program, label: str, result: InlineResult | None, passes: Sequence[PassRun] | None
+) -> str:
     before_text = python_print(before)
     rows = span_lines(before, before_text)
     file_line = {row: line for line, row in rows.items()}
@@ -435,8 +524,8 @@ def inline_result_html(result: InlineResult) -> str:
         title="input (printed)",
         before_text=before_text,
         before=before,
-        after=result.program,
-        after_label="after inline-functions",
+        after=after,
+        after_label=label,
         result=result,
         source=None,
         egraph_html=None,
@@ -444,6 +533,7 @@ def inline_result_html(result: InlineResult) -> str:
         line_of=rows.get,
         row_label=lambda row: str(file_line[row]) if row in file_line else "",
         prefix=f"np{next(_views)}-",
+        passes=passes,
     )
     return f'<style>{VIEW_CSS}{TOKEN_CSS}</style><div class="np">{_body(page)}</div>'
 

@@ -30,7 +30,6 @@ import json
 import re
 import secrets
 import tempfile
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -47,19 +46,15 @@ from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.parse_error import ParserError
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.structural import structural_equal
 from nanopto.passes import (
     STRATEGY_PIPELINES,
-    CallbackInstrument,
     OptimizationStrategy,
-    PassContext,
     PassManager,
 )
 from nanopto.passes.inlining import InlineResult
 from nanopto.passes.inlining.steps import inline_steps
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.rewrite import RewriteRules
-from nanopto.tools.egraph_dot import EGraphCollector
 from nanopto.tools.egraph_viewer import constructor_notes, viewer_stages
 from nanopto.tools.examples import (
     example_names,
@@ -70,7 +65,7 @@ from nanopto.tools.examples import (
 )
 from nanopto.tools.html_page import inline_sections
 from nanopto.tools.inline_report import pass_rule_counts, rule_counts, site_record
-from nanopto.tools.inline_views import provenance_in
+from nanopto.tools.pipeline_run import record_run, traced
 from nanopto.tools.rules_file import RulesFileError, load_rules_file
 
 DEFAULT_PIPELINE = ",".join(STRATEGY_PIPELINES[OptimizationStrategy.Default])
@@ -153,12 +148,9 @@ def _bounded(manager: PassManager, limits: PlaygroundLimits) -> PassManager:
     bounded = []
     for pass_ in manager.passes:
         names = {f.name for f in dataclasses.fields(pass_)} if dataclasses.is_dataclass(pass_) else set()
-        given: dict[str, Any] = {"trace": True} if "trace" in names else {}
-        for option in ("timeout", "max_iterations", "max_rows"):
-            if option in names:
-                given[option] = min(getattr(pass_, option), getattr(limits, option))
+        given = {o: min(getattr(pass_, o), getattr(limits, o)) for o in ("timeout", "max_iterations", "max_rows") if o in names}
         bounded.append(replace(pass_, **given) if given else pass_)  # type: ignore[type-var]
-    return PassManager(bounded)
+    return traced(PassManager(bounded))
 
 
 def _line_of(message: str) -> int | None:
@@ -192,63 +184,38 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
         manager = _bounded(PassManager.from_pipeline(pipeline), limits)
     except Exception as exc:  # a malformed spec, an unknown pass or option: the user's to fix
         raise RequestError("pipeline", str(exc)) from None
-    history: list[tuple[str, bool]] = []
-    previous: list[Program] = []
-    collector = EGraphCollector()
-
-    def before_pass(pass_: Pass, program: Program) -> None:
-        previous[:] = [program]
-
-    def after_pass(pass_: Pass, program: Program) -> None:
-        history.append((pass_.name, not previous or not structural_equal(previous[0], program)))
-
-    started = time.perf_counter()
     try:
-        with PassContext(
-            instruments=[CallbackInstrument(before=before_pass, after=after_pass)], egraph_observer=collector
-        ) as context:
-            after = manager.run(before)
+        run = record_run(manager, before, egraphs=True, source=source, file=PROGRAM_FILE)
     except SaturationLimitError as exc:
         raise RequestError("run", f"{exc} (the playground bounds each saturation run: {limits.timeout:g} s, "
                            f"{limits.max_iterations} iterations, {limits.max_rows} rows)") from None
     except (ValueError, RuntimeError) as exc:
         message = " ".join(str(exc).split())
         raise RequestError("run", message, _line_of(message)) from None
-    elapsed = time.perf_counter() - started
-    traces = list(context.traces)
-    inline_results = [t for _, t in traces if isinstance(t, InlineResult)]
-    spliced = [r for r in inline_results if r.sites]
-    result = spliced[0] if spliced else (inline_results[0] if inline_results else None)
-    if result is not None:
-        result = replace(result, provenance=provenance_in(after, result))
-    sections = inline_sections(PROGRAM_FILE, source, before, after, f"after {pipeline}", result)
+    after = run.after
+    sections = inline_sections(PROGRAM_FILE, source, before, after, f"after {pipeline}", run.shown_inline())
     passes = []
-    trace_of: dict[str, list[object]] = {}
-    for name, trace in traces:
-        trace_of.setdefault(name, []).append(trace)
-    for (name, changed), pass_ in zip(history, manager.passes, strict=False):
-        recorded = trace_of.get(name, [])
-        trace = recorded.pop(0) if recorded else None
-        rules = _pass_rules(name, pass_, trace)
-        user = name in {p.name for p in user_passes}
+    for pass_, done in zip(manager.passes, run.passes, strict=True):
+        rules = _pass_rules(done.name, pass_, done.trace)
         passes.append(
             {
-                "name": name,
-                "changed": changed,
-                "user": user,
+                "name": done.name,
+                "changed": done.changed,
+                "user": done.user,
                 "rules": rules,
-                "never_fired": [r["rule"] for r in rules if user and not r["matches"]],
+                "never_fired": done.never_fired if done.user else [],
             }
         )
     return {
         "ok": True,
         "pipeline": manager.pass_names,
         "after": python_print(after),
-        "seconds": elapsed,
-        "sites": [site_record(r, s, source) for r in inline_results for s in r.sites],
+        "seconds": run.seconds,
+        "sites": [site_record(r, s, source) for r in run.inline_results for s in r.sites],
         "passes": passes,
+        "warnings": run.warnings(),
         "html": sections,
-        "egraphs": viewer_stages(collector.snapshots),
+        "egraphs": viewer_stages(run.snapshots),
         "legend": {op: list(note) for op, note in constructor_notes().items()},
     }
 

@@ -5,13 +5,14 @@ written), the rules that fired with their match counts, and the whole program af
 `rule_by_rule` every egglog iteration inside a splice is listed too, with the caller as extraction
 sees it at that moment (or a note that only helper terms exist yet). The last line says whether the
 stepped result equals what `nanopto inline` produces, so the stepping can never teach a different
-answer than the pass computes.
+answer than the pass computes. A user pass lists every rule of its rulesets with its matches, and
+a rule that never matched is a warning, as in every other view.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from nanopto.egraph import StageReport
@@ -25,6 +26,7 @@ from nanopto.passes.inlining.steps import Step, inline_steps
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.rewrite import RewriteResult, RewriteRules
 from nanopto.rules import INLINE_RULESETS, Ruleset
+from nanopto.tools.pipeline_run import unfired_warning
 
 
 def _ordered(matches: dict[str, int], rulesets: Sequence[Ruleset]) -> list[tuple[str, str, int]]:
@@ -43,6 +45,18 @@ def write_rules_fired(report: StageReport, rulesets: Sequence[Ruleset], out: Tex
     width = max((len(rule) for _, rule, _ in rows), default=0)
     for rs, rule, count in rows:
         out.write(f"    {rs:>{rs_width}}  {rule:<{width}}  x{count}\n")
+
+
+def write_pass_rules(report: StageReport, pass_: RewriteRules, out: TextIO) -> list[str]:
+    """Every rule of a rewrite pass with its matches, zero included; returns the rules that never
+    matched (the caller warns about them, as `nanopto inline` does)."""
+    rows = [(rs.name, r.name, report.matches.get(r.name, 0)) for rs in pass_.rulesets for r in rs.rules]
+    out.write(f"rules: {sum(c for _, _, c in rows)} matches in {report.iterations} iterations\n")
+    rs_width = max((len(rs) for rs, _, _ in rows), default=0)
+    width = max((len(rule) for _, rule, _ in rows), default=0)
+    for rs, rule, count in rows:
+        out.write(f"    {rs:>{rs_width}}  {rule:<{width}}  x{count}{'   (never matched)' if not count else ''}\n")
+    return [rule for _, rule, count in rows if not count]
 
 
 def _statement(step: Step, lines: list[str]) -> str:
@@ -87,8 +101,10 @@ def run_steps(
     *,
     rule_by_rule: bool = False,
     stdin: TextIO | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> int:
-    """Print every step; return the number of steps taken. `stdin` set means pause between steps."""
+    """Print every step; return the number of steps taken. `stdin` set means pause between steps;
+    `warn` is told each rule of a user pass that never matched (`unfired_warning`)."""
     lines = source.splitlines()
     number = 0
     inlined = program
@@ -122,7 +138,10 @@ def run_steps(
                 current = dataclasses.replace(pass_, trace=True)(current)
                 result = context.traces[-1][1]
                 assert isinstance(result, RewriteResult)
-                write_rules_fired(result.report, pass_.rulesets, out)
+                for rule in write_pass_rules(result.report, pass_, out):
+                    out.write(f"warning: {unfired_warning(pass_.name, rule)}\n")
+                    if warn is not None:
+                        warn(unfired_warning(pass_.name, rule))
             else:
                 current = pass_(current)
         out.write(python_print(current).rstrip("\n") + "\n\n")
@@ -132,4 +151,4 @@ def run_steps(
     return number
 
 
-__all__ = ["run_steps", "write_rules_fired"]
+__all__ = ["run_steps", "write_pass_rules", "write_rules_fired"]

@@ -134,13 +134,18 @@ function render(got) {
   $('rules-tab').innerHTML = warnings + got.passes.map(passTable).join('') +
     `<h4>inline-functions: rule trace and phase times</h4>${got.html.inline_rules}`;
   const stage = $('eg-stage');
-  stage.innerHTML = got.egraphs.map((s, i) => `<option value="${i}"${i === got.egraphs.length - 1 ? ' selected' : ''}>${esc(s.title)}</option>`).join('');
+  const groups = [];  // one menu group per pass, the user's rewrite passes included
+  got.egraphs.forEach((s, i) => {
+    if (!groups.length || groups[groups.length - 1].name !== s.pass) groups.push({name: s.pass, options: []});
+    groups[groups.length - 1].options.push(`<option value="${i}"${i === got.egraphs.length - 1 ? ' selected' : ''}>${esc(s.title)}</option>`);
+  });
+  stage.innerHTML = groups.map((g) => `<optgroup label="${esc(g.name)}">${g.options.join('')}</optgroup>`).join('');
   const ops = new Set(got.egraphs.flatMap((s) => s.ops));
   $('eg-legend').querySelector('div').innerHTML = '<table>' + [...ops].sort().map((op) => {
     const [group, doc] = got.legend[op] || ['other', ''];
     return `<tr><td><code>${esc(op)}</code></td><td>${esc(group)}</td><td>${esc(doc)}</td></tr>`;
   }).join('') + '</table>';
-  $('eg-status').textContent = got.egraphs.length ? '' : 'no Inline call sites: nothing was saturated';
+  $('eg-status').textContent = got.egraphs.length ? '' : 'nothing was saturated (no Inline call sites, no rewrite pass)';
   egraphDrawn = null;
   if (document.querySelector('#egraph.on')) drawEgraph();
 }

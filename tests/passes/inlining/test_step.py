@@ -124,7 +124,11 @@ def test_step_runs_user_passes_after_inlining(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     last = steps_of(done.stdout)[-1]
     assert last.startswith("=== step 4: pass fold-mul-one")
-    assert re.search(r"fold-mul-one\s+mul-x-one\s+x\d", last)
+    assert re.search(r"fold-mul-one\s+mul-x-one\s+x[1-9]", last)
+    # Every rule of the user's pass is listed, the one that never matched too, and warned about.
+    assert re.search(r"fold-mul-one\s+mul-one-x\s+x0   \(never matched\)", last)
+    assert "warning: rule 'mul-one-x' of pass 'fold-mul-one' never matched" in last
+    assert done.stderr == "nanopto: warning: rule 'mul-one-x' of pass 'fold-mul-one' never matched\n"
     text = ir.python_print(program_after(last))
     assert "pl.mul(a, 1)" not in text and "pl.mul(b, a)" in text
 

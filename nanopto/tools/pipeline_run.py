@@ -1,0 +1,229 @@
+"""One run of a pass pipeline, recorded once, read by every view.
+
+`record_run` runs a pipeline once, each pass with `trace=True` where it has that option, and keeps
+what each pass did: the program after it, whether it changed anything, its recorded trace (an
+`InlineResult` or a `RewriteResult`), every rule of its rulesets with its match count (zero
+included) and, when asked, the e-graph of each saturation. `nanopto inline` (`--trace`, `--json`,
+`--html`, `--egraph`), the playground and the notebook all read the same `PipelineRun`; none of
+them runs a pass again. A rule of the user's that never matched is a warning every view shows:
+it is usually a pattern that does not say what was meant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from nanopto.ir_terms.nodes import Program, Var
+from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.structural import structural_equal
+from nanopto.passes import CallbackInstrument, PassContext, PassManager
+from nanopto.passes.inlining import InlineResult
+from nanopto.passes.pass_base import Pass
+from nanopto.passes.rewrite import RewriteResult, RewriteRules
+from nanopto.rules import INLINE_RULESETS, Ruleset
+from nanopto.tools.egraph_dot import EGraphCollector, EGraphSnapshot
+from nanopto.tools.inline_report import pass_rule_counts
+
+
+@dataclass(frozen=True)
+class PassRun:
+    """What one pass of the pipeline did."""
+
+    name: str
+    user: bool
+    """A pass of the user's own rules (made by `passes.rewrite`, e.g. from a `--rules` file)."""
+    changed: bool
+    program: Program
+    """The program after the pass."""
+    trace: object | None
+    """What the pass recorded (`InlineResult`, `RewriteResult`), or None."""
+    rules: dict[str, int] | None
+    """Every rule of the pass's rulesets with its matches (zero included), in ruleset order; None
+    for a pass that runs no rules."""
+    rulesets: tuple[Ruleset, ...] = ()
+    iterations: int = 0
+
+    @property
+    def matches(self) -> int:
+        return sum((self.rules or {}).values())
+
+    @property
+    def never_fired(self) -> list[str]:
+        """The rules that matched nothing in this run."""
+        return [rule for rule, count in (self.rules or {}).items() if count == 0]
+
+
+def unfired_warning(pass_name: str, rule: str) -> str:
+    """How every view words a user rule that never matched."""
+    return f"rule '{rule}' of pass '{pass_name}' never matched"
+
+
+@dataclass
+class PipelineRun:
+    """One run of a pipeline on one program: what every view shows."""
+
+    before: Program
+    after: Program
+    passes: list[PassRun]
+    snapshots: list[EGraphSnapshot] = field(default_factory=list)
+    """Each saturation's e-graph, in pipeline order (collected only when asked for)."""
+    transcript: list[str] | None = None
+    """Each e-graph run as a replayable egglog program (collected only when asked for)."""
+    seconds: float = 0.0
+    source: str | None = None
+    """The input as the user wrote it (line numbers in every view are its lines)."""
+    file: str = "<program>"
+
+    @property
+    def pipeline(self) -> list[str]:
+        return [p.name for p in self.passes]
+
+    @property
+    def inline_results(self) -> list[InlineResult]:
+        return [p.trace for p in self.passes if isinstance(p.trace, InlineResult)]
+
+    @property
+    def traced(self) -> list[PassRun]:
+        """The passes that ran rules (every rule with its count), in pipeline order."""
+        return [p for p in self.passes if p.rules is not None]
+
+    def shown_inline(self) -> InlineResult | None:
+        """The InlineFunctions run the before/after views explain: the first that spliced anything
+        (a later run finds no Inline functions left), its provenance keyed to the final program."""
+        results = self.inline_results
+        spliced = [r for r in results if r.sites]
+        result = spliced[0] if spliced else (results[0] if results else None)
+        if result is None:
+            return None
+        return replace(result, provenance=provenance_in(self.after, result))
+
+    def warnings(self) -> list[str]:
+        """One line per user rule that never matched."""
+        return [unfired_warning(p.name, rule) for p in self.passes if p.user for rule in p.never_fired]
+
+
+def provenance_in(program: Program, result: InlineResult) -> dict[int, int]:
+    """`result.provenance` re-keyed to the Vars of `program`, matched by name.
+
+    Later passes may rebuild the program (new Var ids), but a fresh local's name (`t_inline0`)
+    stays: the counter is deterministic.
+    """
+    site_of_name = {
+        node.name: result.provenance[node.id]
+        for node in walk(result.program)
+        if isinstance(node, Var) and node.id in result.provenance
+    }
+    return {
+        node.id: site_of_name[node.name]
+        for node in walk(program)
+        if isinstance(node, Var) and node.name in site_of_name
+    }
+
+
+def traced(manager: PassManager, **options: Any) -> PassManager:
+    """Every pass that has a `trace` option with `trace=True` (and any of `options` it has)."""
+    configured = []
+    for pass_ in manager.passes:
+        names = {f.name for f in dataclasses.fields(pass_)} if dataclasses.is_dataclass(pass_) else set()
+        given = {k: v for k, v in {"trace": True, **options}.items() if k in names}
+        configured.append(replace(pass_, **given) if given else pass_)  # type: ignore[type-var]
+    return PassManager(configured)
+
+
+def _rulesets_of(pass_: Pass, trace: object | None) -> tuple[Ruleset, ...]:
+    if isinstance(trace, InlineResult):
+        return tuple(INLINE_RULESETS)
+    if isinstance(pass_, RewriteRules):
+        return tuple(pass_.rulesets)
+    return ()
+
+
+def record_run(
+    manager: PassManager,
+    before: Program,
+    *,
+    egraphs: bool = False,
+    transcript: bool = False,
+    source: str | None = None,
+    file: str = "<program>",
+) -> PipelineRun:
+    """Run `manager` once on `before` and record every pass (the passes record their own traces:
+    configure them with `trace=True`, e.g. by `traced`). `egraphs` keeps each saturation's
+    e-graph, `transcript` each e-graph run as an egglog program."""
+    runs: list[PassRun] = []
+    collector = EGraphCollector() if egraphs else None
+    state: dict[str, Any] = {}
+
+    def before_pass(pass_: Pass, program: Program) -> None:
+        state["program"] = program
+        state["traces"] = len(context.traces)
+
+    def after_pass(pass_: Pass, program: Program) -> None:
+        recorded = [t for name, t in context.traces[state["traces"] :] if name == pass_.name]
+        trace = recorded[-1] if recorded else None
+        rules = pass_rule_counts(pass_, trace)
+        if isinstance(pass_, RewriteRules) and trace is None:
+            rules = None  # not traced: its counts are unknown, not zero
+        report = trace.report if isinstance(trace, InlineResult | RewriteResult) else None
+        runs.append(
+            PassRun(
+                name=pass_.name,
+                user=isinstance(pass_, RewriteRules),
+                changed=not structural_equal(state["program"], program),
+                program=program,
+                trace=trace,
+                rules=rules,
+                rulesets=_rulesets_of(pass_, trace),
+                iterations=report.iterations if report is not None else 0,
+            )
+        )
+
+    started = time.perf_counter()
+    with PassContext(
+        instruments=[CallbackInstrument(before=before_pass, after=after_pass)],
+        egraph_observer=collector,
+        transcript=[] if transcript else None,
+    ) as context:
+        after = manager.run(before)
+    return PipelineRun(
+        before=before,
+        after=after,
+        passes=runs,
+        snapshots=collector.snapshots if collector is not None else [],
+        transcript=context.transcript,
+        seconds=time.perf_counter() - started,
+        source=source,
+        file=file,
+    )
+
+
+def run_pipeline(
+    program: Program,
+    pipeline: str | None = None,
+    *,
+    rules: Sequence[str | Pass] = (),
+    egraphs: bool = True,
+    source: str | None = None,
+) -> PipelineRun:
+    """A pipeline run for a notebook or a script: `pipeline` is a spec (default: hoisting and
+    inlining, then the passes of `rules`, each a rules file's path or a pass object), every
+    pass traced, every saturation's e-graph kept. A notebook displays the result (before/after,
+    the sites, every pass's rules; `nanopto.tools.repr_hooks`); `nanopto.tools.notebook.egraph_widget`
+    shows its e-graphs."""
+    from nanopto.tools.rules_file import load_rules_file  # imports (runs) the user's files
+
+    user: list[Pass] = []
+    for item in rules:
+        user.extend(load_rules_file(item) if isinstance(item, str) else (item,))
+    if pipeline is None:
+        manager = PassManager([*PassManager.default().passes, *user])
+    else:
+        manager = PassManager.from_pipeline(pipeline)
+    return record_run(traced(manager), program, egraphs=egraphs, source=source)
+
+
+__all__ = ["PassRun", "PipelineRun", "provenance_in", "record_run", "run_pipeline", "traced", "unfired_warning"]
