@@ -3,7 +3,12 @@
     nanopto demo [NAME] [--list]     the worked examples of docs/specification.md, explained
     nanopto inline FILE.py [...]     run a pipeline (default: the Default strategy) on a `pl` file
     nanopto step FILE.py [...]       inline one call site at a time, showing the rules each fired
-    nanopto rules                    every ruleset and rule with its before/after shape
+    nanopto check FILE.py [...]      run a program before and after a pipeline on drawn inputs
+    nanopto rules | passes           every ruleset and rule / every registered pass
+    nanopto serve                    the playground in a browser
+
+Every command that reads a program takes `-` for standard input, and every command that prints
+takes `-o FILE` (written only once the command succeeded), as compiler drivers do.
 
 `--rules my_rules.py` (inline, step, rules) adds the user's own passes. A rules file is Python the
 user wrote and is imported (run); a program file is `pl` source and is only parsed.
@@ -393,17 +398,7 @@ def _warn_unfired(run: PipelineRun) -> None:
 
 
 def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
-    """`nanopto inline`; with `-o FILE`, what it would print goes to FILE instead (the traces and
-    warnings stay on stderr), written only once the whole run succeeded."""
-    if args.output is None:
-        return _inline(args, out)
-    buffer = io.StringIO()
-    code = _inline(args, buffer)
-    write_text(args.output, buffer.getvalue(), "the output")
-    return code
-
-
-def _inline(args: argparse.Namespace, out: TextIO) -> int:
+    """`nanopto inline`; the traces and warnings go to stderr, so what it prints stays `pl`."""
     if args.changed_only and not args.print_after_all:
         raise UserError("--changed-only only applies together with --print-after-all")
     user_passes = load_rules_files(args.rules)
@@ -598,16 +593,16 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     user_passes = load_rules_files(args.rules)
     pipeline = args.pipeline if args.pipeline is not None else ",".join([DEFAULT_PIPELINE, *(p.name for p in user_passes)])
     manager = PassManager.from_pipeline(pipeline)
-    _, before = read_program(args.file)
+    _, before = read_program(args.file, args.max_input_bytes)
     after = manager.run(before)
     entries = args.entry or default_entries(before, after)
     for entry in entries:
         if entry not in before.functions or entry not in after.functions:
-            raise UserError(f"{args.file}: no function '{entry}' before and after the pipeline to run")
+            raise UserError(f"{'<stdin>' if args.file == '-' else args.file}: no function '{entry}' before and after the pipeline to run")
     try:
         report = check_equivalence(before, after, entries, args.examples)
     except UnsupportedParameter as exc:
-        raise UserError(f"{args.file}: cannot draw inputs: {exc}") from None
+        raise UserError(f"{'<stdin>' if args.file == '-' else args.file}: cannot draw inputs: {exc}") from None
     found = report.counterexample
     if found is None:
         for entry, runs in report.runs.items():
@@ -653,6 +648,10 @@ def cmd_passes(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
+    if args.pause and args.file == "-":
+        raise UserError("--pause reads Enter from standard input, which - already reads the program from; pass a file")
+    if args.pause and args.output is not None:
+        raise UserError("--pause shows each step and waits for Enter: it writes to the terminal, not to -o FILE")
     user_passes = load_rules_files(args.rules)
     source, before = read_program(args.file, args.max_input_bytes)
     run_steps(
@@ -713,11 +712,12 @@ def build_parser() -> argparse.ArgumentParser:
         "name", nargs="?", metavar="NAME", help="example to run (default: the twice and bump traps)"
     )
     demo.add_argument("--list", action="store_true", help="list the shipped examples")
+    _add_output(demo, "the demo")
     demo.set_defaults(handler=cmd_demo)
 
     inline = sub.add_parser("inline", help="run a pass pipeline (default: inline-functions) on a pl file")
-    inline.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed); - reads standard input")
-    inline.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE instead of standard output")
+    _add_file(inline)
+    _add_output(inline, "the result")
     inline.add_argument(
         "--pipeline",
         default=None,
@@ -765,12 +765,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = sub.add_parser("rules", help="list every ruleset and rule with its before/after shape")
     rules.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
+    _add_output(rules, "the listing")
     rules.set_defaults(handler=cmd_rules)
 
     check = sub.add_parser(
         "check", help="run a program before and after a pipeline on drawn inputs: is it the same?"
     )
-    check.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed)")
+    _add_file(check)
+    _add_output(check, "the verdict")
     check.add_argument(
         "--pipeline", default=None, metavar="SPEC", help=f"the pipeline to check (default: {DEFAULT_PIPELINE})"
     )
@@ -779,14 +781,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--entry", action="append", metavar="NAME", help="function to run (repeatable; default: every non-Inline one)"
     )
+    _add_max_input_bytes(check)
     check.set_defaults(handler=cmd_check)
 
     passes_cmd = sub.add_parser("passes", help="list the registered passes with their options and properties")
     passes_cmd.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
+    _add_output(passes_cmd, "the listing")
     passes_cmd.set_defaults(handler=cmd_passes)
 
     step = sub.add_parser("step", help="inline one call site at a time, printing the rules fired and the program")
-    step.add_argument("file", metavar="FILE.py", help="a pl source file (parsed, never executed)")
+    _add_file(step)
+    _add_output(step, "the steps")
     step.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP + "; one step each")
     step.add_argument(
         "--rule-by-rule", action="store_true", help="also list every egglog iteration inside each splice"
@@ -802,6 +807,34 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--open", action="store_true", help="open the page in your default browser")
     serve.set_defaults(handler=cmd_serve)
     return parser
+
+
+def _add_file(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "file", metavar="FILE.py", help="a pl source file (parsed, never executed); - reads standard input"
+    )
+
+
+def _add_output(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help=f"write {what} to FILE instead of standard output, only once the command succeeded",
+    )
+
+
+def _run_command(args: argparse.Namespace, stdout: TextIO) -> int:
+    """Run the command; with `-o FILE`, what it would print goes to FILE instead (warnings and
+    traces stay on stderr), written only once the command finished (an error writes nothing)."""
+    output: str | None = getattr(args, "output", None)
+    if output is None:
+        code: int = args.handler(args, stdout)
+        return code
+    buffer = io.StringIO()
+    code = args.handler(args, buffer)
+    write_text(output, buffer.getvalue(), "the output")
+    return code
 
 
 def _add_max_input_bytes(parser: argparse.ArgumentParser) -> None:
@@ -868,8 +901,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     stdout = out if out is not None else sys.stdout
     args = build_parser().parse_args(argv)
     try:
-        code: int = args.handler(args, stdout)
-        return code
+        return _run_command(args, stdout)
     except USER_ERRORS as exc:
         sys.stderr.write(f"nanopto: error: {_error_message(exc)}\n")
         return EXIT_USAGE

@@ -606,3 +606,57 @@ def test_dash_reads_standard_input_and_o_writes_a_file(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2 and bad.stderr.startswith("nanopto: error: <stdin>:")
     assert not (tmp_path / "never.py").exists()  # nothing is half-written
+
+
+def _piped(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nanopto", *args], input=stdin, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.parametrize("command", ["step", "check"])
+def test_every_command_reading_a_program_takes_dash_and_o(command: str, tmp_path: Path) -> None:
+    """`-` and `-o FILE` behave as on `inline`: the same output as from the file, only in FILE."""
+    path = EXAMPLES / "bump.py"
+    extra = ["--examples", "5"] if command == "check" else []
+    from_file = run(command, str(path), *extra)
+    assert from_file.returncode == 0, from_file.stderr
+    target = tmp_path / "out.txt"
+    piped = _piped(command, "-", "-o", str(target), *extra, stdin=path.read_text())
+    assert piped.returncode == 0 and piped.stdout == "", piped.stderr
+    assert target.read_text() == from_file.stdout.replace(str(path), "-")
+    broken = _piped(command, "-", "-o", str(tmp_path / "never.txt"), stdin="def")
+    assert broken.returncode == 2 and broken.stderr.startswith("nanopto: error: <stdin>:")
+    assert not (tmp_path / "never.txt").exists()
+
+
+@pytest.mark.parametrize("command", [["demo", "bump"], ["demo", "--list"], ["rules"], ["passes"]])
+def test_every_command_that_prints_takes_o(command: list[str], tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    written = run(*command, "-o", str(target))
+    assert written.returncode == 0 and written.stdout == "", written.stderr
+    assert target.read_text() == run(*command).stdout
+    unwritable = run(*command, "-o", str(tmp_path / "no" / "such" / "dir.txt"))
+    assert unwritable.returncode == 2 and "cannot write the output" in unwritable.stderr
+
+
+def test_check_writes_a_counterexample_to_o_and_still_exits_1(tmp_path: Path) -> None:
+    rules = write(
+        tmp_path,
+        "from nanopto import passes\nfrom nanopto.rules import Ruleset, call, rewrite_rule, var\n\n"
+        "x = var('x')\nWRONG = Ruleset('square-is-x', 'wrong on purpose', "
+        "(rewrite_rule('mul-x-x', call('mul', x, x), x),))\nPASSES = [passes.rewrite(WRONG)]\n",
+        "wrong_rules.py",
+    )
+    program = "import nanopto.language as pl\n\n@pl.program\nclass P:\n    @pl.function\n" \
+        "    def main(self, a: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n        b = pl.mul(a, a)\n        return b\n"
+    target = tmp_path / "verdict.txt"
+    proc = _piped("check", "-", "--rules", str(rules), "-o", str(target), stdin=program)
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    assert "NOT equivalent" in target.read_text()
+
+
+def test_step_pause_needs_the_terminal(tmp_path: Path) -> None:
+    for args in (["-", "--pause"], [str(EXAMPLES / "bump.py"), "--pause", "-o", str(tmp_path / "x.txt")]):
+        proc = _piped("step", *args, stdin=(EXAMPLES / "bump.py").read_text())
+        assert proc.returncode == 2 and "--pause" in proc.stderr, proc.stderr
