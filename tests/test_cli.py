@@ -516,6 +516,8 @@ NEVER_REACHES_THE_TOP = {
     "UnsupportedParameter": "nanopto check reports it as a UserError naming the parameter",
     "_Differs": "nanopto check's way out of hypothesis with the counterexample it prints",
     "RequestError": "the playground shows it in the page, at its line",
+    "WorkerError": "the playground shows it in the page as a RequestError (a run killed at its time limit)",
+    "InternalError": "the playground answers 500 with the worker's message for a bug in nanopto",
 }
 
 

@@ -19,8 +19,10 @@ web page in the user's browser cannot read it. The Host header must name 127.0.0
 refused. Each run is bounded (`PlaygroundLimits`): input size, saturation time, iterations and
 e-graph rows, the number of steps.
 
-Runs happen one at a time on one worker thread: egglog's e-graphs may not move between threads
-(the engine keeps a loaded e-graph for reuse), and the pass registry is process-wide.
+Runs happen one at a time in a child process (`serve_worker`), never in the server: a rules file
+with an endless loop, or a run that overruns `request_timeout`, is killed and reported in the page
+while the server keeps serving; the child's memory is capped too. One child at a time also suits
+egglog (its e-graphs may not move between threads) and the process-wide pass registry.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ import re
 import secrets
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from html import escape
 from http import HTTPStatus
@@ -67,12 +68,14 @@ from nanopto.tools.html_page import inline_sections
 from nanopto.tools.inline_report import pass_rule_counts, rule_counts, site_record
 from nanopto.tools.pipeline_run import record_run, traced
 from nanopto.tools.rules_file import RulesFileError, load_rules_file
+from nanopto.tools.serve_worker import RunWorker, WorkerError
 
 DEFAULT_PIPELINE = ",".join(STRATEGY_PIPELINES[OptimizationStrategy.Default])
 PROGRAM_FILE = "program.py"
 RULES_FILE = "rules.py"
 STATIC = "playground"
 TOKEN_HEADER = "X-Nanopto-Token"
+WORKER_TARGET = "nanopto.tools.serve:worker_answer"
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,14 @@ class PlaygroundLimits:
     max_rows: int = 2_000_000
     max_steps: int = 400
     """Steps (and egglog iterations within them) returned by /api/steps."""
+    request_timeout: float = 60.0
+    """Seconds a whole run may take in the worker process before it is killed (`serve_worker`)."""
+    max_memory_bytes: int | None = 4 * 2**30
+    """The worker process's address-space cap (None: no cap)."""
+
+
+class InternalError(Exception):
+    """A bug in nanopto met while answering, reported by the worker process."""
 
 
 class RequestError(Exception):
@@ -262,6 +273,22 @@ def steps_request(payload: dict[str, Any], limits: PlaygroundLimits | None = Non
     return {"ok": True, "steps": steps, "truncated": truncated}
 
 
+def worker_answer(request: dict[str, Any]) -> dict[str, Any]:
+    """One request in the worker process (`serve_worker`): `{"kind": "run"|"steps", "payload",
+    "limits"}` -> the answer the page gets, errors included."""
+    handler = {"run": run_request, "steps": steps_request}[request["kind"]]
+    try:
+        return handler(request["payload"], PlaygroundLimits(**request["limits"]))
+    except RequestError as exc:
+        return {"ok": False, "error": exc.as_json()}
+    except MemoryError:
+        message = "the run ran out of memory (the playground caps the memory of each run)"
+        return {"ok": False, "error": {"where": "run", "message": message}}
+    except Exception as exc:  # a bug in nanopto: still an answer the page can show
+        message = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} (a bug in nanopto; please report it)"
+        return {"ok": False, "error": {"where": "internal", "message": message}, "internal": True}
+
+
 def examples_listing() -> dict[str, Any]:
     return {
         "programs": [{"name": n, "summary": summary(example_source(n))} for n in example_names()],
@@ -308,13 +335,14 @@ class PlaygroundServer(ThreadingHTTPServer):
     def __init__(self, port: int = 0, token: str | None = None, limits: PlaygroundLimits | None = None) -> None:
         self.token = token or secrets.token_urlsafe(24)
         self.limits = limits or PlaygroundLimits()
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nanopto-playground-run")
-        """Every run, on one thread (see the module doc)."""
         super().__init__(("127.0.0.1", port), PlaygroundHandler)
+        self.worker = RunWorker(WORKER_TARGET, self.limits.request_timeout, self.limits.max_memory_bytes)
+        """Every run, in one child process at a time (see the module doc)."""
+        self.worker.start()  # it imports nanopto while the user opens the page
 
     def server_close(self) -> None:
         super().server_close()
-        self.worker.shutdown(wait=False, cancel_futures=True)
+        self.worker.close()
 
     @property
     def port(self) -> int:
@@ -405,12 +433,9 @@ class PlaygroundHandler(BaseHTTPRequestHandler):
         if not self._allowed():
             return
         path = urlsplit(self.path).path
-        handlers: dict[str, Callable[[dict[str, Any], PlaygroundLimits], dict[str, Any]]] = {
-            "/api/run": run_request,
-            "/api/steps": steps_request,
-        }
-        handler = handlers.get(path)
-        if handler is None:
+        kinds = {"/api/run": "run", "/api/steps": "steps"}
+        kind = kinds.get(path)
+        if kind is None:
             self._json(HTTPStatus.NOT_FOUND, {"ok": False, "error": {"where": "http", "message": "not found"}})
             return
         try:
@@ -429,12 +454,22 @@ class PlaygroundHandler(BaseHTTPRequestHandler):
         if not isinstance(payload, dict):
             self._json(HTTPStatus.BAD_REQUEST, {"ok": False, "error": {"where": "http", "message": "the body must be a JSON object"}})
             return
-        limits = self.server.limits
-        self._answer(lambda: self.server.worker.submit(handler, payload, limits).result())
+        self._answer(lambda: self._in_worker(kind, payload))
+
+    def _in_worker(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        try:
+            answer = self.server.worker.call(kind, payload, self.server.limits)
+        except WorkerError as exc:
+            raise RequestError("run", str(exc)) from None
+        if answer.pop("internal", False):
+            raise InternalError(answer["error"]["message"])
+        return answer
 
     def _answer(self, compute: Callable[[], dict[str, Any]]) -> None:
         try:
             self._json(HTTPStatus.OK, compute())
+        except InternalError as exc:
+            self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"ok": False, "error": {"where": "internal", "message": str(exc)}})
         except RequestError as exc:
             self._json(HTTPStatus.OK, {"ok": False, "error": exc.as_json()})
         except Exception as exc:  # a bug in nanopto: still an answer the page can show

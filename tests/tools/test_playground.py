@@ -177,6 +177,37 @@ def test_the_api_over_http(server: PlaygroundServer) -> None:
     assert status == 200 and "PASSES" in json.loads(body)["source"]
 
 
+def test_a_rules_file_that_never_ends_is_stopped_and_the_server_keeps_serving() -> None:
+    """An endless loop in a rules file runs in the worker process, which is killed at the time
+    limit; the page gets an error saying so, and the next run works in a fresh worker."""
+    limits = PlaygroundLimits(request_timeout=3.0, max_memory_bytes=2**30)
+    running = PlaygroundServer(0, limits=limits)
+    threading.Thread(target=running.serve_forever, daemon=True).start()
+    token = {"X-Nanopto-Token": running.token, "Content-Type": "application/json"}
+    try:
+        looping = {"program": TWICE, "rules": "from nanopto import passes\n\nwhile True:\n    pass\n"}
+        status, body = request(running, "POST", "/api/run", looping, token)
+        error = json.loads(body)["error"]
+        assert status == 200 and error["where"] == "run", error
+        assert "did not finish within 3 s and was stopped" in error["message"] and "endless loop" in error["message"]
+        assert running.worker.restarts == 1
+        status, body = request(running, "GET", "/api/examples", headers=token)
+        assert status == 200  # the server itself never stopped
+        status, body = request(running, "POST", "/api/run", {"program": TWICE}, token)
+        assert status == 200 and json.loads(body)["ok"], body[:300]
+        # The worker's memory is capped: a rules file taking 2 GiB fails with an error, not the machine.
+        greedy = {"program": TWICE, "rules": "BIG = bytearray(2 * 2**30)\n"}
+        status, body = request(running, "POST", "/api/run", greedy, token)
+        error = json.loads(body)["error"]
+        assert status == 200 and error["where"] == "rules" and "MemoryError" in error["message"], error
+        status, body = request(running, "POST", "/api/steps", {"program": TWICE}, token)
+        assert status == 200 and json.loads(body)["ok"]
+        assert running.worker.restarts == 1
+    finally:
+        running.shutdown()
+        running.server_close()
+
+
 # ---------------------------------------------------------------------------------------------
 # In a real browser
 # ---------------------------------------------------------------------------------------------
