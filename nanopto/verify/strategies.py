@@ -50,14 +50,19 @@ results read late (after a rebinding of an argument), never or twice, calls nest
 operand (`m = k * 10 + self.h(k)`), loops carrying a value (`init_values=`), and helpers returning
 a tuple temporary after rebinding one of its elements.
 
-`inputs_for(program)` draws arguments for `main`: float32 arrays of shape `[4]` holding integers
-0..5, ints 0..5 for scalars and int64 arrays for `pl.Array` parameters.
+`ops`, `constants` and `shapes` steer the drawing toward the pattern a user's rule targets
+(`programs(ops=["mul"], constants=[1])` draws `pl.mul(x, 1)` and `k * 1`); left unset, programs
+are drawn exactly as without them.
+
+`inputs_for(program)` draws arguments for `main`: float32 arrays of the program's tensor shape
+(`[4]` by default) holding integers 0..5, ints 0..5 for scalars and int64 arrays for `pl.Array`
+parameters.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -65,13 +70,15 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.vendor import pretty
 
-from nanopto.ir_terms.nodes import Program
+from nanopto.ir_terms.nodes import ConstInt, Program
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.types import ArrayType, ScalarType, Type
+from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, Type
 
 __all__ = [
     "ENTRY",
+    "KNOWN_OPS",
+    "TENSOR_OPS",
     "FunctionDesc",
     "ProgramDesc",
     "inputs_for",
@@ -208,13 +215,20 @@ class FunctionDesc:
 class ProgramDesc:
     helpers: tuple[FunctionDesc, ...]
     main: FunctionDesc
+    shape: tuple[int, ...] = (4,)
+    """The shape of every tensor of the program (`programs(shapes=...)`)."""
 
     @property
     def source(self) -> str:
         lines = ["import nanopto.language as pl", "", "", "@pl.program", "class Drawn:"]
         for fn in (*self.helpers, self.main):
             lines += [*fn.render(), ""]
-        return "\n".join(lines)
+        text = "\n".join(lines)
+        if self.shape != (4,):  # every tensor type, and every assemble's whole-window offset
+            dims = ", ".join(str(d) for d in self.shape)
+            text = text.replace(_TYPES["tensor"], f"pl.Tensor[[{dims}], pl.FP32]")
+            text = text.replace(", [0])", f", [{', '.join('0' for _ in self.shape)}])")
+        return text
 
     def program(self) -> Program:
         return parse_program(self.source)
@@ -249,6 +263,16 @@ class _Scope:
         return [n for n in self.names(kind) if n not in self.readonly]
 
 
+TENSOR_OPS = ("add", "sub", "maximum", "minimum")
+"""The element-wise tensor ops drawn by default (exact on small integers in float32)."""
+
+KNOWN_OPS = (*TENSOR_OPS, "mul")
+"""What `programs(ops=...)` accepts: each is drawn as `pl.<op>(x, y)` on tensors, and `add`,
+`sub`, `mul` also as the scalar operators `+`, `-`, `*`."""
+
+_SCALAR_OPERATORS = {"add": "+", "sub": "-", "mul": "*"}
+
+
 @dataclass(frozen=True)
 class _Options:
     out_scalars: bool
@@ -256,6 +280,19 @@ class _Options:
     max_depth: int = 2
     writing_discards: bool = False
     aliasing: bool = False
+    ops: tuple[str, ...] | None = None
+    """Tensor ops to draw (`programs(ops=...)`); None: `TENSOR_OPS`, scalars use `+` only."""
+    constants: tuple[int, ...] | None = None
+    """Integer constants to draw (`programs(constants=...)`); None: 0..3 and `+ 1`."""
+
+    @property
+    def scalar_operators(self) -> tuple[str, ...]:
+        if self.ops is None:
+            return ("+",)
+        return tuple(_SCALAR_OPERATORS[o] for o in self.ops if o in _SCALAR_OPERATORS) or ("+",)
+
+    def constant(self, draw: st.DrawFn) -> int:
+        return draw(st.integers(0, 3) if self.constants is None else st.sampled_from(self.constants))
 
 
 class _Drawer:
@@ -280,25 +317,37 @@ class _Drawer:
 
     def tensor_expr(self, scope: _Scope, *, computed: bool | None = None) -> str:
         if computed is None:
-            computed = self.draw(st.booleans())
+            # Steered (`ops` / `constants` given): mostly an op, so the pattern a rule targets shows.
+            steered = self.options.ops is not None or self.options.constants is not None
+            computed = self.draw(st.integers(0, 3)) > 0 if steered else self.draw(st.booleans())
         if not computed:
             return self.pick(scope.tensors)
-        op = self.draw(st.sampled_from(["pl.add", "pl.sub", "pl.maximum", "pl.minimum"]))
-        return f"{op}({self.pick(scope.tensors)}, {self.pick(scope.tensors)})"
+        ops = ["pl.add", "pl.sub", "pl.maximum", "pl.minimum"]
+        if self.options.ops is not None:
+            ops = [f"pl.{o}" for o in self.options.ops]
+        op = self.draw(st.sampled_from(ops))
+        first = self.pick(scope.tensors)
+        if self.options.constants is not None and self.draw(st.integers(0, 3)) > 0:
+            return f"{op}({first}, {self.options.constant(self.draw)})"  # the shape a fold rule targets
+        return f"{op}({first}, {self.pick(scope.tensors)})"
 
     def scalar_expr(self, scope: _Scope) -> str:
         form = self.draw(st.integers(0, 3))
         if form == 0 or not scope.scalars:
-            return str(self.draw(st.integers(0, 3)))
+            return str(self.options.constant(self.draw))
         if form == 1:
             return self.pick(scope.scalars)
+        operator = "+"
+        if self.options.ops is not None:
+            operator = self.draw(st.sampled_from(self.options.scalar_operators))
         if form == 2:
-            return f"{self.pick(scope.scalars)} + 1"
-        return f"{self.pick(scope.scalars)} + {self.pick(scope.scalars)}"
+            constant = 1 if self.options.constants is None else self.options.constant(self.draw)
+            return f"{self.pick(scope.scalars)} {operator} {constant}"
+        return f"{self.pick(scope.scalars)} {operator} {self.pick(scope.scalars)}"
 
     def condition(self, scope: _Scope) -> str:
         op = self.draw(st.sampled_from([">", "<", "=="]))
-        return f"{self.scalar_expr(scope)} {op} {self.draw(st.integers(0, 3))}"
+        return f"{self.scalar_expr(scope)} {op} {self.options.constant(self.draw)}"
 
     def arg(self, kind: Kind, scope: _Scope) -> str:
         if kind == "tensor":
@@ -707,8 +756,13 @@ def _program_descs(
     existing_receivers: bool,
     writing_discards: bool = False,
     aliasing: bool = False,
+    ops: tuple[str, ...] | None = None,
+    constants: tuple[int, ...] | None = None,
+    shapes: tuple[tuple[int, ...], ...] | None = None,
 ) -> ProgramDesc:
-    options = _Options(out_scalars, existing_receivers, writing_discards=writing_discards, aliasing=aliasing)
+    options = _Options(
+        out_scalars, existing_receivers, writing_discards=writing_discards, aliasing=aliasing, ops=ops, constants=constants
+    )
     helpers: tuple[FunctionDesc, ...] = ()
     for index in range(draw(st.integers(1, max_helpers))):
         helpers += (_draw_helper(draw, index, helpers, options),)
@@ -728,7 +782,30 @@ def _program_descs(
     if aliasing:
         body += _observe_all(scope)
     main = FunctionDesc(ENTRY, _MAIN_PARAMS, body, drawer.returns(scope, ("tensor",)), ("tensor",), inline=False)
-    return ProgramDesc(helpers, main)
+    shape = (4,) if shapes is None else draw(st.sampled_from(shapes))
+    return ProgramDesc(helpers, main, shape)
+
+
+def _checked_knobs(
+    ops: Sequence[str] | None, constants: Sequence[int] | None, shapes: Sequence[Sequence[int]] | None
+) -> tuple[tuple[str, ...] | None, tuple[int, ...] | None, tuple[tuple[int, ...], ...] | None]:
+    """The knobs as tuples; a value the drawing cannot use is a ValueError saying what can be."""
+    if ops is not None:
+        ops = tuple(ops)
+        unknown = [o for o in ops if o not in KNOWN_OPS]
+        if not ops or unknown:
+            raise ValueError(f"programs(ops=...) takes a non-empty list of {', '.join(KNOWN_OPS)}; got {list(ops)!r}")
+    if constants is not None:
+        constants = tuple(constants)
+        if not constants or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 9 for c in constants):
+            raise ValueError(f"programs(constants=...) takes a non-empty list of integers 0..9; got {list(constants)!r}")
+    if shapes is not None:
+        shapes = tuple(tuple(shape) for shape in shapes)
+        if not shapes or not all(
+            1 <= len(shape) <= 3 and all(isinstance(d, int) and 1 <= d <= 8 for d in shape) for shape in shapes
+        ):
+            raise ValueError(f"programs(shapes=...) takes a non-empty list of shapes of 1-3 dimensions 1..8; got {shapes!r}")
+    return ops, constants, shapes  # type: ignore[return-value]
 
 
 def program_descs(
@@ -738,9 +815,13 @@ def program_descs(
     existing_receivers: bool = True,
     writing_discards: bool = False,
     aliasing: bool = False,
+    ops: Sequence[str] | None = None,
+    constants: Sequence[int] | None = None,
+    shapes: Sequence[Sequence[int]] | None = None,
 ) -> st.SearchStrategy[ProgramDesc]:
     """Descriptions of programs (see the module docstring); `.source` is the `pl` text."""
-    return _program_descs(max_helpers, out_scalars, existing_receivers, writing_discards, aliasing)
+    knobs = _checked_knobs(ops, constants, shapes)
+    return _program_descs(max_helpers, out_scalars, existing_receivers, writing_discards, aliasing, *knobs)
 
 
 def programs(
@@ -750,17 +831,34 @@ def programs(
     existing_receivers: bool = True,
     writing_discards: bool = False,
     aliasing: bool = False,
+    ops: Sequence[str] | None = None,
+    constants: Sequence[int] | None = None,
+    shapes: Sequence[Sequence[int]] | None = None,
 ) -> st.SearchStrategy[Program]:
     """Well-typed `pl` programs with an Opaque `main` and 1..`max_helpers` Inline helpers.
 
     `existing_receivers=False` leaves out call sites whose receiver is an already-bound name
-    (`t = self.h(t, ...)`, which produces the identity write-back `t = t`)."""
+    (`t = self.h(t, ...)`, which produces the identity write-back `t = t`).
+
+    Steer the drawing toward the pattern a rule of yours targets (the defaults draw as before):
+
+    * `ops`: the tensor ops drawn, from `KNOWN_OPS` (`["mul"]` draws `pl.mul(x, y)`); `add`,
+      `sub` and `mul` also become the scalar operators `+`, `-`, `*` (`k * j`);
+    * `constants`: the integer constants drawn (0..9), also as the second operand of a tensor op
+      (`pl.mul(x, 1)`) and of a scalar one (`k * 1`);
+    * `shapes`: the tensor shapes drawn, one per program (`[(2, 3)]`; default `[4]`);
+      `inputs_for` follows the program's shape.
+
+    `programs(ops=["mul"], constants=[1])` draws a `pl.mul(x, 1)` or `k * 1` in most programs."""
     return program_descs(
         max_helpers=max_helpers,
         out_scalars=out_scalars,
         existing_receivers=existing_receivers,
         writing_discards=writing_discards,
         aliasing=aliasing,
+        ops=ops,
+        constants=constants,
+        shapes=shapes,
     ).map(ProgramDesc.program)
 
 
@@ -774,7 +872,13 @@ def _value_for(ty: Type) -> st.SearchStrategy[Any]:
         return st.integers(0, 5)
     if isinstance(ty, ArrayType):
         return st.lists(st.integers(0, 5), min_size=4, max_size=4).map(lambda v: np.array(v, dtype=np.int64))
-    return st.lists(st.integers(0, 5), min_size=4, max_size=4).map(lambda v: np.array(v, dtype=np.float32))
+    dims = tuple(d.value for d in ty.shape if isinstance(d, ConstInt)) if isinstance(ty, TensorType) else (4,)
+    if dims == (4,):
+        return st.lists(st.integers(0, 5), min_size=4, max_size=4).map(lambda v: np.array(v, dtype=np.float32))
+    size = int(np.prod(dims))
+    return st.lists(st.integers(0, 5), min_size=size, max_size=size).map(
+        lambda v: np.array(v, dtype=np.float32).reshape(dims)
+    )
 
 
 def inputs_for(program: Program, entry: str = ENTRY) -> st.SearchStrategy[tuple[Any, ...]]:
