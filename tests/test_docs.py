@@ -273,11 +273,15 @@ def test_docs_block(block: Block, monkeypatch: pytest.MonkeyPatch) -> None:
 CHAPTERS = (*sorted(p.name for p in DOCS.glob("[0-9][0-9]-*.md")), "lab.md")
 """Every numbered chapter (a new one is covered without editing this list) and the lab sheet."""
 
+GUIDES = ("playground.md", "checking-a-pipeline.md")
+"""Guide pages outside the chapters that are held to the chapters' standard:
+each is in the index and the nav, runs code and checks its printed output (here, in CI)."""
+
 
 def test_every_chapter_is_in_the_index_and_the_mkdocs_nav() -> None:
     index = (DOCS / "index.md").read_text(encoding="utf-8")
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    for chapter in CHAPTERS:
+    for chapter in (*CHAPTERS, *GUIDES):
         assert (DOCS / chapter).is_file(), f"docs/{chapter} is missing"
         assert f"({chapter})" in index, f"docs/index.md does not link {chapter}"
         assert re.search(rf":\s*{re.escape(chapter)}\s*$", nav, re.M), (
@@ -286,7 +290,7 @@ def test_every_chapter_is_in_the_index_and_the_mkdocs_nav() -> None:
 
 
 def test_every_chapter_runs_code_and_checks_some_output() -> None:
-    for chapter in CHAPTERS:
+    for chapter in (*CHAPTERS, *GUIDES):
         blocks = collect_blocks(DOCS / chapter)
         assert blocks, f"docs/{chapter} has no ```python block"
         assert any(b.expected is not None for b in blocks), f"docs/{chapter} checks no printed output"
