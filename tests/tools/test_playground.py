@@ -235,3 +235,25 @@ def test_the_page_runs_an_example(page: Any, server: PlaygroundServer, tmp_path:
     assert page.inner_text("#program-editor .gutter span.err") == "22"
     assert "line 22" in page.inner_text("#program-error")
     assert not page.errors
+
+
+def test_the_page_reports_a_run_that_was_stopped_and_runs_again(page: Any) -> None:
+    running = PlaygroundServer(0, limits=PlaygroundLimits(request_timeout=3.0))
+    threading.Thread(target=running.serve_forever, daemon=True).start()
+    try:
+        page.goto(running.url)
+        page.wait_for_selector("body[data-ready]", timeout=30_000)
+        page.fill("#program", TWICE)
+        page.fill("#rules", "while True:\n    pass\n")
+        page.click("#run")
+        page.wait_for_selector("body[data-state=error]", timeout=60_000)
+        shown = page.inner_text("#run-error")
+        assert "did not finish within 3 s and was stopped" in shown and "keeps serving" in shown
+        page.fill("#rules", "")
+        page.click("#run")
+        page.wait_for_selector("body[data-state=done]", timeout=60_000)
+        assert "t_inline0" in page.inner_text("#result .pane#after")
+        assert not page.errors
+    finally:
+        running.shutdown()
+        running.server_close()
