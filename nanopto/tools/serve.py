@@ -8,7 +8,8 @@ a step-through of saturation. The JSON API behind it:
     GET  /api/examples        the shipped programs and rules files, with their summaries
     GET  /api/example?name=N  one of them (`rules/NAME` for a rules file)
     POST /api/run             {program, rules, pipeline} -> the run, as data and HTML fragments
-    POST /api/steps           {program} -> InlineFunctions one site and one iteration at a time
+    POST /api/steps           {program, rules} -> InlineFunctions one site and one iteration at a
+                              time, then each pass of the rules file with every rule's matches
 
 Safety. The program is only parsed, never run; but a rules file is Python, and the server imports
 (runs) it, as `nanopto inline --rules` does. So, like Jupyter, the server listens on 127.0.0.1
@@ -50,12 +51,13 @@ from nanopto.ir_terms.printer import python_print
 from nanopto.passes import (
     STRATEGY_PIPELINES,
     OptimizationStrategy,
+    PassContext,
     PassManager,
 )
 from nanopto.passes.inlining import InlineResult
 from nanopto.passes.inlining.steps import inline_steps
 from nanopto.passes.pass_base import Pass
-from nanopto.passes.rewrite import RewriteRules
+from nanopto.passes.rewrite import RewriteResult, RewriteRules
 from nanopto.tools.egraph_viewer import constructor_notes, viewer_stages
 from nanopto.tools.examples import (
     example_names,
@@ -232,13 +234,16 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
 
 
 def steps_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None) -> dict[str, Any]:
-    """POST /api/steps: InlineFunctions one call site at a time, each egglog iteration recorded."""
+    """POST /api/steps: InlineFunctions one call site at a time, each egglog iteration recorded,
+    then each rewrite pass of the rules file, with every rule's matches (as `nanopto step`)."""
     limits = limits or PlaygroundLimits()
     program = parse(_text(payload, "program", limits))
+    user_passes = load_rules(_text(payload, "rules", limits))
     saturation = SaturationLimits(limits.max_iterations, limits.max_rows, limits.timeout)
-    steps = []
+    steps: list[dict[str, Any]] = []
     budget = limits.max_steps
     truncated = False
+    current = program
     try:
         for step in inline_steps(program, limits=saturation, rule_by_rule=True):
             iterations = []
@@ -252,6 +257,7 @@ def steps_request(payload: dict[str, Any], limits: PlaygroundLimits | None = Non
                     }
                 )
             budget -= 1 + len(iterations)
+            current = step.program
             steps.append(
                 {
                     "number": step.number,
@@ -265,12 +271,48 @@ def steps_request(payload: dict[str, Any], limits: PlaygroundLimits | None = Non
             if budget <= 0:
                 truncated = True
                 break
+        if not truncated:
+            steps += _user_pass_steps(current, user_passes, len(steps), limits)
     except SaturationLimitError as exc:
         raise RequestError("run", str(exc)) from None
     except (ValueError, RuntimeError) as exc:
         message = " ".join(str(exc).split())
         raise RequestError("run", message, _line_of(message)) from None
     return {"ok": True, "steps": steps, "truncated": truncated}
+
+
+def _user_pass_steps(
+    program: Program, user_passes: tuple[Pass, ...], number: int, limits: PlaygroundLimits
+) -> list[dict[str, Any]]:
+    """One step per pass of the rules file, each rewrite pass with every rule's matches."""
+    steps = []
+    current = program
+    for pass_ in user_passes:
+        number += 1
+        if not isinstance(pass_, RewriteRules):
+            current = pass_(current)
+            steps.append({"number": number, "description": f"pass {pass_.name}", "site": None, "matches": {},
+                          "never_fired": [], "iterations": [], "program": python_print(current)})
+            continue
+        bounded = _bounded(PassManager([pass_]), limits)
+        with PassContext() as context:
+            current = bounded.passes[0](current)
+        result = context.traces[-1][1]
+        counts = pass_rule_counts(pass_, result) or {}
+        report = result.report if isinstance(result, RewriteResult) else None
+        steps.append(
+            {
+                "number": number,
+                "description": f"pass {pass_.name}",
+                "site": None,
+                "matches": counts,
+                "never_fired": [rule for rule, count in counts.items() if not count],
+                "iterations": [],
+                "iteration_count": report.iterations if report is not None else 0,
+                "program": python_print(current),
+            }
+        )
+    return steps
 
 
 def worker_answer(request: dict[str, Any]) -> dict[str, Any]:

@@ -90,6 +90,15 @@ def test_step_through_records_each_iteration() -> None:
     assert "y_inline" in got["steps"][-1]["program"]
 
 
+def test_step_through_ends_with_each_user_pass_and_every_rule_of_it() -> None:
+    program = TWICE.replace("w = pl.add(a, u)", "w = pl.mul(pl.add(a, u), 1)")
+    got = steps_request({"program": program, "rules": FOLD})
+    last = got["steps"][-1]
+    assert last["description"] == "pass fold-mul-one" and last["number"] == len(got["steps"])
+    assert list(last["matches"]) == ["mul-x-one", "mul-one-x"] and last["matches"]["mul-x-one"] >= 1
+    assert last["never_fired"] == ["mul-one-x"] and "pl.mul(" not in last["program"]
+
+
 def test_examples_are_listed_with_their_summaries() -> None:
     listing = examples_listing()
     assert [e["name"] for e in listing["programs"]][:3] == ["single_site", "multiple_sites", "twice"]
@@ -253,6 +262,14 @@ def test_the_page_reports_a_run_that_was_stopped_and_runs_again(page: Any) -> No
         page.click("#run")
         page.wait_for_selector("body[data-state=done]", timeout=60_000)
         assert "t_inline0" in page.inner_text("#result .pane#after")
+        # The step-through ends with the rules file's pass, every rule of it shown.
+        page.fill("#rules", FOLD)
+        page.click("button[data-tab=steps]")
+        page.click("#steps-run")
+        page.wait_for_selector("#step-list div[data-i]", timeout=60_000)
+        page.locator("#step-list div[data-i]").last.click()
+        detail = page.inner_text("#step-detail")
+        assert "pass fold-mul-one" in detail and "mul-one-x" in detail and "never fired" in detail
         assert not page.errors
     finally:
         running.shutdown()

@@ -201,13 +201,13 @@ $('steps-run').addEventListener('click', async () => {
   $('steps-run').disabled = true;
   $('step-label').textContent = 'running…';
   try {
-    const got = await api('/api/steps', {program: $('program').value});
+    const got = await api('/api/steps', {program: $('program').value, rules: $('rules').value});
     if (!got.ok) { showError(got.error); return; }
     steps = got.steps;
     document.querySelector('.steps-ui').hidden = false;
     $('step-list').innerHTML = steps.map((s, i) => `<div data-i="${i}">${s.number}. ${esc(s.description)}</div>`).join('') +
       (got.truncated ? '<div class="muted">(cut: the playground returns at most a few hundred steps)</div>' : '') +
-      (steps.length ? '' : '<div class="muted">no Inline call sites: nothing to step through</div>');
+      (steps.length ? '' : '<div class="muted">no Inline call sites and no rules: nothing to step through</div>');
     for (const d of $('step-list').querySelectorAll('div[data-i]')) d.addEventListener('click', () => showStep(Number(d.dataset.i)));
     showStep(0);
   } finally {
@@ -222,7 +222,9 @@ function showStep(i) {
   $('step-label').textContent = `step ${current + 1} of ${steps.length}`;
   const matches = Object.entries(s.matches).map(([r, n]) => `<code>${esc(r)}</code> ${n}`).join(', ') || 'none';
   const iterations = s.iterations.map((it, k) => `<tr><td class="num">${k + 1}</td><td>${esc(it.ruleset)}</td><td>${Object.entries(it.matches).map(([r, n]) => `<code>${esc(r)}</code> ${n}`).join(', ') || '<span class="muted">no match</span>'}</td><td>${it.updated ? 'yes' : ''}</td><td>${it.function === null ? '<span class="muted">helper terms only</span>' : `<details><summary>function</summary><pre>${esc(it.function)}</pre></details>`}</td></tr>`).join('');
-  $('step-detail').innerHTML = `<h4>${esc(s.description)}</h4><p>rules fired: ${matches}</p>` +
+  const unfired = (s.never_fired || []).length
+    ? `<div class="warn">${s.never_fired.map((r) => `<code>${esc(r)}</code>`).join(', ')} never fired</div>` : '';
+  $('step-detail').innerHTML = `<h4>${esc(s.description)}</h4><p>rules: ${matches}</p>${unfired}` +
     (iterations ? `<details><summary>${s.iterations.length} egglog iterations</summary><table><tr><th>#</th><th>ruleset</th><th>matches</th><th>e-graph changed</th><th>as extraction sees it</th></tr>${iterations}</table></details>` : '') +
     `<p class="muted">the program after this step</p><pre>${esc(s.program)}</pre>`;
 }
