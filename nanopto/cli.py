@@ -10,8 +10,9 @@
 Every command that reads a program takes `-` for standard input, and every command that prints
 takes `-o FILE` (written only once the command succeeded), as compiler drivers do.
 
-`--rules my_rules.py` (inline, step, rules) adds the user's own passes. A rules file is Python the
-user wrote and is imported (run); a program file is `pl` source and is only parsed.
+`--rules my_rules.py` (inline, step, check, rules, passes) adds the user's own passes. A rules
+file is Python the user wrote and is imported (run); a program file is `pl` source and is only
+parsed.
 
 Input files are parsed with `ast`, never imported or executed. Every error a user can cause (a
 missing file, a parse error, an unknown pass, a recursive helper, a site the pass cannot splice, a
