@@ -140,12 +140,37 @@ class Var(Expr):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}#{self.id})"
 
+    @property
+    def name_hint(self) -> str:
+        """The name (PyPTO's spelling)."""
+        return self.name
 
-@dataclass(frozen=True, eq=False)
+
+@dataclass(frozen=True, eq=False, init=False)
 class IterArg(Var):
-    """A loop-carried variable of a `for`/`while`; `init_value` is evaluated before the loop."""
+    """A loop-carried variable of a `for`/`while`; `init_value` is evaluated before the loop.
+
+    Built as PyPTO builds it, `IterArg(name, type, init_value, span)`; the fields keep Var's
+    order with `init_value` last, so the constructor is written out.
+    """
 
     init_value: Expr = field(default=None, kw_only=True)  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        name: str,
+        type: Type | None = None,
+        init_value: Expr | None = None,
+        span: Span | None = None,
+        *,
+        id: int | None = None,
+    ) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "name", name)
+        setattr_(self, "type", UnknownType() if type is None else type)
+        setattr_(self, "id", fresh_var_id() if id is None else id)
+        setattr_(self, "span", span)
+        setattr_(self, "init_value", init_value)
 
 
 @dataclass(frozen=True)
@@ -222,6 +247,16 @@ class BinaryExpr(Expr):
     lhs: Expr
     rhs: Expr
     span: Span | None = _span()
+
+    @property
+    def left(self) -> Expr:
+        """`lhs` (PyPTO's spelling)."""
+        return self.lhs
+
+    @property
+    def right(self) -> Expr:
+        """`rhs` (PyPTO's spelling)."""
+        return self.rhs
 
 
 @dataclass(frozen=True)
@@ -324,14 +359,22 @@ class Stmt(Node):
     """Base of statements."""
 
 
+def _freeze(node: Node, *names: str) -> None:
+    """Make the sequence fields `names` of a node being built tuples (PyPTO's callers pass lists)."""
+    for name in names:
+        value = getattr(node, name)
+        if type(value) is not tuple:
+            object.__setattr__(node, name, tuple(value))
+
+
 @dataclass(frozen=True)
 class AssignStmt(Stmt):
     """`var = value`; `annotated` prints `var: T = value` (kept for printing, not compared)."""
 
     var: Var
     value: Expr
-    annotated: bool = field(default=False, compare=False)
-    span: Span | None = _span()
+    annotated: bool = field(default=False, compare=False, kw_only=True)
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
@@ -345,7 +388,16 @@ class EvalStmt(Stmt):
 @dataclass(frozen=True)
 class ReturnStmt(Stmt):
     values: tuple[Expr, ...] = ()
-    span: Span | None = _span()
+    span: Span | None = _last_span()
+
+    def __post_init__(self) -> None:
+        if type(self.values) is not tuple:
+            object.__setattr__(self, "values", tuple(self.values))
+
+    @property
+    def value(self) -> tuple[Expr, ...]:
+        """`values` (PyPTO's spelling)."""
+        return self.values
 
 
 @dataclass(frozen=True)
@@ -353,7 +405,16 @@ class YieldStmt(Stmt):
     """`pl.yield_(...)`: the values that flow to the enclosing if/loop `return_vars`."""
 
     values: tuple[Expr, ...] = ()
-    span: Span | None = _span()
+    span: Span | None = _last_span()
+
+    def __post_init__(self) -> None:
+        if type(self.values) is not tuple:
+            object.__setattr__(self, "values", tuple(self.values))
+
+    @property
+    def value(self) -> tuple[Expr, ...]:
+        """`values` (PyPTO's spelling)."""
+        return self.values
 
 
 @dataclass(frozen=True)
@@ -371,6 +432,10 @@ class SeqStmts(Stmt):
     stmts: tuple[Stmt, ...] = ()
     span: Span | None = _last_span()
 
+    def __post_init__(self) -> None:
+        if type(self.stmts) is not tuple:
+            object.__setattr__(self, "stmts", tuple(self.stmts))
+
 
 @dataclass(frozen=True)
 class IfStmt(Stmt):
@@ -380,7 +445,15 @@ class IfStmt(Stmt):
     then_body: Stmt
     else_body: Stmt | None = None
     return_vars: tuple[Var, ...] = ()
-    span: Span | None = _span()
+    span: Span | None = _last_span()
+
+    def __post_init__(self) -> None:
+        _freeze(self, "return_vars")
+
+    @property
+    def condition(self) -> Expr:
+        """`cond` (PyPTO's spelling)."""
+        return self.cond
 
 
 class ForKind(enum.Enum):
@@ -392,31 +465,49 @@ class ForKind(enum.Enum):
 
 @dataclass(frozen=True)
 class ForStmt(Stmt):
-    """`for i, (acc,) in pl.range(start, stop, step, init_values=(...))`."""
+    """`for i, (acc,) in pl.range(start, stop, step, init_values=(...))`.
+
+    The positional order is PyPTO's: `ForStmt(loop_var, start, stop, step, iter_args, body,
+    return_vars, span, kind, attrs)`.
+    """
 
     loop_var: Var
     start: Expr
     stop: Expr
     step: Expr
+    iter_args: tuple[IterArg, ...]
     body: Stmt
-    iter_args: tuple[IterArg, ...] = ()
     return_vars: tuple[Var, ...] = ()
+    span: Span | None = _last_span()
     kind: ForKind = ForKind.Sequential
     attrs: tuple[Keyword, ...] = ()
     """Loop options written as keywords, such as `stage=` of `pl.pipeline(n, stage=2)`."""
-    span: Span | None = _span()
+
+    def __post_init__(self) -> None:
+        _freeze(self, "iter_args", "return_vars", "attrs")
 
 
 @dataclass(frozen=True)
 class WhileStmt(Stmt):
-    """A while loop; `natural` is `while cond:`, otherwise `pl.while_` with `pl.cond(cond)`."""
+    """A while loop; `natural` is `while cond:`, otherwise `pl.while_` with `pl.cond(cond)`.
+
+    The positional order is PyPTO's: `WhileStmt(cond, iter_args, body, return_vars, span)`.
+    """
 
     cond: Expr
+    iter_args: tuple[IterArg, ...]
     body: Stmt
-    iter_args: tuple[IterArg, ...] = ()
     return_vars: tuple[Var, ...] = ()
-    natural: bool = True
-    span: Span | None = _span()
+    natural: bool = field(default=True, kw_only=True)
+    span: Span | None = _last_span()
+
+    def __post_init__(self) -> None:
+        _freeze(self, "iter_args", "return_vars")
+
+    @property
+    def condition(self) -> Expr:
+        """`cond` (PyPTO's spelling)."""
+        return self.cond
 
 
 class ScopeKind(enum.Enum):
@@ -427,6 +518,50 @@ class ScopeKind(enum.Enum):
     Spmd = "Spmd"
     SplitAiv = "SplitAiv"
     Runtime = "Runtime"
+
+
+class Level(enum.Enum):
+    """The hierarchy level of a `pl.at(level=...)` scope (`pl.Level.HOST`, ...)."""
+
+    AIV = "AIV"
+    AIC = "AIC"
+    CORE_GROUP = "CORE_GROUP"
+    CHIP_DIE = "CHIP_DIE"
+    CHIP = "CHIP"
+    HOST = "HOST"
+    CLUSTER_0 = "CLUSTER_0"
+    CLUSTER_1 = "CLUSTER_1"
+    CLUSTER_2 = "CLUSTER_2"
+    GLOBAL = "GLOBAL"
+
+
+class Role(enum.Enum):
+    """The role of a hierarchy scope (`role=pl.Role.SubWorker`)."""
+
+    Orchestrator = "Orchestrator"
+    SubWorker = "SubWorker"
+
+
+class SplitMode(enum.Enum):
+    """The cross-core split hint of an InCore scope (`pl.split(pl.SplitMode.UP_DOWN)`) and the mode of a
+    `pl.split_aiv` region."""
+
+    NONE = "NONE"
+    UP_DOWN = "UP_DOWN"
+    LEFT_RIGHT = "LEFT_RIGHT"
+
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def _member(enum_cls: type[E], value: Expr | None) -> E | None:
+    """The member a `pl` constant such as `pl.Level.HOST` names, or None."""
+    if not isinstance(value, Symbol):
+        return None
+    prefix, _, name = value.path.rpartition(".")
+    if prefix.rpartition(".")[2] != enum_cls.__name__ or name not in enum_cls.__members__:
+        return None
+    return enum_cls[name]
 
 
 @dataclass(frozen=True)
@@ -451,6 +586,47 @@ class ScopeStmt(Stmt):
     @property
     def kind(self) -> ScopeKind:
         return scope_kind(self)
+
+    @property
+    def scope_kind(self) -> ScopeKind:
+        """`kind` (PyPTO's spelling)."""
+        return scope_kind(self)
+
+    @property
+    def level(self) -> Level | None:
+        """The `level=` of a `pl.at` scope (None for other kinds)."""
+        if self.constructor != "at":
+            return None
+        return _member(Level, self._keyword("level") or (self.args[0] if self.args else None))
+
+    @property
+    def role(self) -> Role | None:
+        """The `role=` of a `pl.at` scope, or None when none was written."""
+        return _member(Role, self._keyword("role"))
+
+    @property
+    def split(self) -> SplitMode | None:
+        """The split mode: of a `pl.split_aiv` region (its mode), of a `pl.at` scope (its
+        `optimizations=[pl.split(MODE)]`, `SplitMode.NONE` when absent); None for other kinds."""
+        if self.constructor == "split_aiv":
+            modes = [_member(SplitMode, a) for a in (*self.args, self._keyword("mode"))]
+            return next((m for m in modes if m is not None), SplitMode.NONE)
+        if self.constructor != "at":
+            return None
+        optimizations = self._keyword("optimizations")
+        entries = optimizations.elements if isinstance(optimizations, MakeTuple) else ()
+        for entry in entries:
+            if isinstance(entry, Call) and entry.op == "split" and entry.args:
+                return _member(SplitMode, entry.args[0]) or SplitMode.NONE
+        return SplitMode.NONE
+
+    @property
+    def count(self) -> int | None:
+        """The lane count of a `pl.split_aiv` region (2 unless written); None for other kinds."""
+        if self.constructor != "split_aiv":
+            return None
+        written = next((a for a in self.args if isinstance(a, ConstInt)), None)
+        return 2 if written is None else written.value
 
     # PyPTO's scope fields, read off the `pl` form (`nanopto.ir_terms.scope_classes` has the
     # per-kind class names).

@@ -1020,7 +1020,7 @@ class _ProgramParser(ExprParser):
         loop_var = Var(target.id, ScalarType(DataType.INDEX), span=self.span(target))
         iter_args = self._iter_args(carried, inits, node.target)
         _, return_vars, body = self._loop_body(node, kind.value, "for", [(target.id, loop_var)], iter_args, node.body)
-        return ForStmt(loop_var, start, stop, step, body, iter_args, return_vars, kind, attrs, span=self.span(node))
+        return ForStmt(loop_var, start, stop, step, iter_args, body, return_vars, kind=kind, attrs=attrs, span=self.span(node))
 
     def _loop_body(
         self,
@@ -1077,14 +1077,14 @@ class _ProgramParser(ExprParser):
             node, "while", "while_", [], iter_args, body_nodes[1:], cond_node=cond_call.args[0]
         )
         assert cond is not None
-        return WhileStmt(cond, body, iter_args, return_vars, natural=False, span=self.span(node))
+        return WhileStmt(cond, iter_args, body, return_vars, natural=False, span=self.span(node))
 
     def _while(self, node: ast.While) -> WhileStmt:
         if node.orelse:
             raise self.error(node, "while ... else is not supported", kind=UnsupportedFeatureError)
         cond = self.expr(node.test)
         _, return_vars, body = self._loop_body(node, "while", "while", [], (), node.body)
-        return WhileStmt(cond, body, (), return_vars, natural=True, span=self.span(node))
+        return WhileStmt(cond, (), body, return_vars, natural=True, span=self.span(node))
 
     def _break_continue(self, node: ast.Break | ast.Continue) -> Stmt:
         word = "break" if isinstance(node, ast.Break) else "continue"

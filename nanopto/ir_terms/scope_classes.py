@@ -13,27 +13,26 @@ import enum
 from collections.abc import Sequence
 from typing import Any
 
+from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import (
     ConstBool,
+    ConstInt,
     ConstStr,
     Expr,
     Keyword,
+    Level,
     MakeTuple,
+    Role,
     ScopeKind,
     ScopeStmt,
     SeqStmts,
     Span,
     Stmt,
     Symbol,
+    Var,
 )
-
-
-class SplitMode(enum.Enum):
-    """The cross-core split hint of an InCore scope (`pl.split(pl.SplitMode.UP_DOWN)`)."""
-
-    NONE = "NONE"
-    UP_DOWN = "UP_DOWN"
-    LEFT_RIGHT = "LEFT_RIGHT"
+from nanopto.ir_terms.nodes import SplitMode as SplitMode  # re-exported: the split hint's enum
+from nanopto.ir_terms.types import ScalarType
 
 
 class _ScopeView(type):
@@ -51,6 +50,10 @@ class _ScopeView(type):
         build = getattr(cls, "build")  # noqa: B009 (a classmethod each view defines)
         scope: ScopeStmt = build(*args, **kwargs)
         return scope
+
+
+_INDEX = ScalarType(DataType.INDEX)
+"""The type of a for-form scope's loop variable, as the parser gives it."""
 
 
 def _body(body: Stmt | Sequence[Stmt]) -> Stmt:
@@ -94,11 +97,18 @@ class HierarchyScopeStmt(metaclass=_ScopeView):
 
     @classmethod
     def build(
-        cls, level: object, name_hint: str = "", body: Stmt | Sequence[Stmt] = (), span: Span | None = None
+        cls,
+        level: Level | str,
+        role: Role | None = None,
+        name_hint: str = "",
+        body: Stmt | Sequence[Stmt] = (),
+        span: Span | None = None,
     ) -> ScopeStmt:
         name = level.name if isinstance(level, enum.Enum) else str(level).rsplit(".", 1)[-1]
-        kwargs = (Keyword("level", Symbol(f"Level.{name}")), *_named(name_hint))
-        return ScopeStmt("at", _body(body), kwargs=kwargs, span=span)
+        kwargs: tuple[Keyword, ...] = (Keyword("level", Symbol(f"Level.{name}")),)
+        if role is not None:
+            kwargs += (Keyword("role", Symbol(f"Role.{role.name}")),)
+        return ScopeStmt("at", _body(body), kwargs=(*kwargs, *_named(name_hint)), span=span)
 
 
 class ClusterScopeStmt(metaclass=_ScopeView):
@@ -152,10 +162,21 @@ class GraphScopeStmt(metaclass=_ScopeView):
 
 
 class SplitAivScopeStmt(metaclass=_ScopeView):
-    """`for aiv in pl.split_aiv(...):`; recognised only (build it by parsing the `pl` form)."""
+    """`for _ in pl.split_aiv(count, mode=pl.SplitMode.<split>):`; the region runs on the two AIV
+    lanes, so `count` is 2."""
 
     scope_kind = ScopeKind.SplitAiv
 
     @classmethod
-    def build(cls, *args: object, **kwargs: object) -> ScopeStmt:
-        raise TypeError("build a pl.split_aiv scope by parsing its pl form")
+    def build(
+        cls,
+        split: SplitMode,
+        count: int = 2,
+        name_hint: str = "",
+        body: Stmt | Sequence[Stmt] = (),
+        span: Span | None = None,
+    ) -> ScopeStmt:
+        if count != 2:
+            raise ValueError(f"a pl.split_aiv region has 2 lanes, got count={count}")
+        kwargs = (Keyword("mode", Symbol(f"SplitMode.{split.name}")), *_named(name_hint))
+        return ScopeStmt("split_aiv", _body(body), (ConstInt(count),), kwargs, var=Var("_", _INDEX), for_form=True, span=span)

@@ -63,33 +63,64 @@ class StructuralMismatch:
         )
 
 
-def structural_equal(a: Comparable, b: Comparable) -> bool:
-    """True when `a` and `b` are equal up to spans, names and a consistent Var renaming."""
-    return first_difference(a, b) is None
+def structural_equal(a: Comparable, b: Comparable, enable_auto_mapping: bool = True) -> bool:
+    """True when `a` and `b` are equal up to spans, names and a consistent Var renaming.
+
+    With `enable_auto_mapping=False` only the Vars `a` and `b` define (assigned, loop, carried,
+    result and parameter Vars) are renamed; a free Var must be the same Var on both sides.
+    """
+    return first_difference(a, b, enable_auto_mapping) is None
 
 
-def assert_structural_equal(a: Comparable, b: Comparable) -> None:
+def assert_structural_equal(a: Comparable, b: Comparable, enable_auto_mapping: bool = True) -> None:
     """Raise AssertionError naming the first difference (path, reason, both fragments)."""
-    mismatch = first_difference(a, b)
+    mismatch = first_difference(a, b, enable_auto_mapping)
     if mismatch is not None:
         raise AssertionError(mismatch.describe())
 
 
-def first_difference(a: Comparable, b: Comparable) -> StructuralMismatch | None:
+def first_difference(a: Comparable, b: Comparable, enable_auto_mapping: bool = True) -> StructuralMismatch | None:
     """The first difference in pre-order, field-declaration order, or None if equal."""
-    return _Comparator().run(a, b)
+    if enable_auto_mapping:
+        return _Comparator().run(a, b)
+    return _Comparator(defined_ids(a), defined_ids(b)).run(a, b)
 
 
-def structural_hash(node: Comparable, *, var_types: bool = True) -> int:
+def structural_hash(node: Comparable, enable_auto_mapping: bool = True, *, var_types: bool = True) -> int:
     """A hash consistent with `structural_equal`: equal values hash alike.
 
     Var names are ignored and a Var is hashed as the index of its first occurrence, so renamings
-    hash alike. Functions of a program are hashed in name order, because equality treats them as
-    a mapping. The hash is stable across processes (blake2b, no salted `str` hashes).
-    `var_types=False` leaves the Vars' types out: an expression is then the same whichever types
-    its Vars were given (a pass may derive a Var's type afresh).
+    hash alike (with `enable_auto_mapping=False`, a free Var is hashed as itself). Functions of a
+    program are hashed in name order, because equality treats them as a mapping. The hash is
+    stable across processes (blake2b, no salted `str` hashes). `var_types=False` leaves the Vars'
+    types out: an expression is then the same whichever types its Vars were given (a pass may
+    derive a Var's type afresh).
     """
-    return _Hasher(var_types).run(node)
+    return _Hasher(var_types, None if enable_auto_mapping else defined_ids(node)).run(node)
+
+
+_DEFINING_FIELDS: dict[type, tuple[str, ...]] = {
+    n.AssignStmt: ("var",),
+    n.ForStmt: ("loop_var", "iter_args", "return_vars"),
+    n.WhileStmt: ("iter_args", "return_vars"),
+    n.IfStmt: ("return_vars",),
+    n.ScopeStmt: ("var",),
+    n.Param: ("var",),
+}
+
+
+def defined_ids(root: Comparable) -> frozenset[int]:
+    """The ids of the Vars `root` defines: what strict comparison still renames."""
+    if not isinstance(root, n.Node):
+        return frozenset()
+    from nanopto.ir_terms.schema import walk
+
+    ids: set[int] = set()
+    for node in walk(root):
+        for name in _DEFINING_FIELDS.get(type(node), ()):
+            value = getattr(node, name)
+            ids.update(v.id for v in (value if isinstance(value, tuple) else (value,)) if isinstance(v, n.Var))
+    return frozenset(ids)
 
 
 def render_fragment(value: object) -> str:
@@ -176,10 +207,13 @@ _Task = Callable[[], "StructuralMismatch | None"]
 class _Comparator:
     """One comparison: the Var bijection and a stack of pending checks (popped in pre-order)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lhs_defined: frozenset[int] | None = None, rhs_defined: frozenset[int] | None = None) -> None:
         self.lhs_to_rhs: dict[int, n.Var] = {}
         self.rhs_to_lhs: dict[int, n.Var] = {}
         self.stack: list[_Task] = []
+        self.lhs_defined = lhs_defined
+        """Without auto-mapping, the Vars each side defines; any other Var must be the same Var."""
+        self.rhs_defined = rhs_defined or frozenset()
 
     def run(self, a: object, b: object) -> StructuralMismatch | None:
         self._push_value(a, b, _ROOT, a, b, "")
@@ -263,6 +297,11 @@ class _Comparator:
         mapped_b = self.lhs_to_rhs.get(a.id)
         mapped_a = self.rhs_to_lhs.get(b.id)
         if mapped_b is None and mapped_a is None:
+            if self.lhs_defined is not None and a.id != b.id and (
+                a.id not in self.lhs_defined or b.id not in self.rhs_defined
+            ):
+                reason = f"free Vars differ without auto-mapping: lhs {_show_var(a)}, rhs {_show_var(b)}"
+                return StructuralMismatch(str(path), reason, a, b)
             self.lhs_to_rhs[a.id] = b
             self.rhs_to_lhs[b.id] = a
             tasks = [self._deferred(a.type, b.type, _field_path(path, "type"), a, b, "type")]
@@ -337,9 +376,10 @@ class _Comparator:
 class _Hasher:
     """Feeds a token stream that mirrors `_Comparator`'s traversal into blake2b."""
 
-    def __init__(self, var_types: bool = True) -> None:
+    def __init__(self, var_types: bool = True, defined: frozenset[int] | None = None) -> None:
         self.var_index: dict[int, int] = {}
         self.var_types = var_types
+        self.defined = defined
         self.digest = hashlib.blake2b(digest_size=8)
 
     def run(self, root: object) -> int:
@@ -364,7 +404,10 @@ class _Hasher:
         if isinstance(value, n.Var):
             first = value.id not in self.var_index
             index = self.var_index.setdefault(value.id, len(self.var_index))
-            self._token("var", type(value).__name__, index)
+            if self.defined is not None and value.id not in self.defined:
+                self._token("free", type(value).__name__, value.id)
+            else:
+                self._token("var", type(value).__name__, index)
             if not first:
                 return []
             if isinstance(value, n.IterArg):

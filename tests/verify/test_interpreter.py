@@ -145,10 +145,10 @@ def for_range(
         as_expr(start),
         as_expr(stop),
         as_expr(step),
-        seq(*body),
         iter_args,
+        seq(*body),
         return_vars,
-        kind,
+        kind=kind,
         span=None if line is None else at(line),
     )
 
@@ -576,6 +576,7 @@ def test_natural_while_with_break_and_continue() -> None:
         assign(s, 0),
         WhileStmt(
             binop(BinOp.Lt, i, 100),
+            (),
             seq(
                 assign(i, binop(BinOp.Add, i, 1)),
                 IfStmt(binop(BinOp.Eq, i, 3), seq(ContinueStmt())),
@@ -597,7 +598,7 @@ def test_while_with_iter_args_and_yield() -> None:
         [n],
         WhileStmt(
             binop(BinOp.Lt, x, n),
-            seq(YieldStmt((binop(BinOp.Add, x, 3),))),
+            body=seq(YieldStmt((binop(BinOp.Add, x, 3),))),
             iter_args=(x,),
             return_vars=(x_next,),
             natural=False,
@@ -616,7 +617,7 @@ def test_pre_ssa_while_without_yield_carries_the_rebound_iter_arg() -> None:
         [n],
         WhileStmt(
             binop(BinOp.Lt, x, n),
-            seq(assign(x, binop(BinOp.Mul, x, 2))),
+            body=seq(assign(x, binop(BinOp.Mul, x, 2))),
             iter_args=(x,),
             return_vars=(done,),
             natural=False,
@@ -772,7 +773,7 @@ def test_a_zero_step_is_an_error() -> None:
 
 
 def test_a_runaway_loop_exhausts_the_step_budget() -> None:
-    body = WhileStmt(ConstBool(True), seq(), span=at(3))
+    body = WhileStmt(ConstBool(True), (), seq(), span=at(3))
     _raises(program(fn("main", [], body)), match=r"t\.py:3:5: step budget of 1000 exhausted", max_steps=1000)
 
 
@@ -808,7 +809,7 @@ def test_a_while_condition_failing_after_the_body_is_reported_at_the_loop() -> N
     # The body turns `x` into a tensor, so the second evaluation of `x < 3` is not a scalar.
     x = Var("x")
     body = seq(assign(x, op("create_tensor", ints(2), line=4), line=4))
-    main = fn("main", [], assign(x, 0, line=2), WhileStmt(binop(BinOp.Lt, x, 3), body, span=at(3)))
+    main = fn("main", [], assign(x, 0, line=2), WhileStmt(binop(BinOp.Lt, x, 3), (), body, span=at(3)))
     _raises(program(main), match=r"t\.py:3:5: condition is an array of shape \[2\]")
 
 
