@@ -95,7 +95,13 @@ from nanopto.ir_terms.scope_classes import (
     SplitAivScopeStmt,
     SpmdScopeStmt,
 )
-from nanopto.ir_terms.structural import assert_structural_equal, structural_equal, structural_hash
+from nanopto.ir_terms.serialize import deserialize, deserialize_from_file, serialize, serialize_to_file
+from nanopto.ir_terms.structural import (
+    StructuralMismatchError,
+    assert_structural_equal,
+    structural_equal,
+    structural_hash,
+)
 from nanopto.ir_terms.types import (
     ArrayType,
     ScalarType,
@@ -188,6 +194,7 @@ __all__ = [
     "SplitMode",
     "SpmdScopeStmt",
     "Stmt",
+    "StructuralMismatchError",
     "Sub",
     "Submit",
     "Symbol",
@@ -205,10 +212,14 @@ __all__ = [
     "WhileStmt",
     "YieldStmt",
     "assert_structural_equal",
+    "deserialize",
+    "deserialize_from_file",
     "parse_function",
     "parse_program",
     "python_print",
     "python_print_type",
+    "serialize",
+    "serialize_to_file",
     "structural_equal",
     "structural_hash",
 ]

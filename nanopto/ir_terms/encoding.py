@@ -419,7 +419,7 @@ class Encoder:
                 return term("TTensor", self.exprs(shape), dtype.name)
             case t.TileType(shape, dtype, mem):
                 return term("TTile", self.exprs(shape), dtype.name, mem.name if mem else "")
-            case t.ArrayType(size, dtype):
+            case t.ArrayType(size=size, dtype=dtype):
                 return term("TArray", self.expr(size), dtype.name)
             case t.TupleType(types):
                 return term("TTuple", self.types(types))
@@ -563,7 +563,7 @@ class Decoder:
         return t.TileType(self._term(args[0]), DataType[self.lit(args[1])], MemorySpace[mem] if mem else None)
 
     def _array_type(self, args: list[int]) -> t.Type:
-        return t.ArrayType(self._term(args[0]), DataType[self.lit(args[1])])
+        return t.ArrayType(size=self._term(args[0]), dtype=DataType[self.lit(args[1])])
 
     def _tuple_type(self, args: list[int]) -> t.Type:
         return t.TupleType(self._term(args[0]))

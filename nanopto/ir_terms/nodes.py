@@ -46,6 +46,19 @@ class Span:
     def filename(self) -> str:
         return self.file
 
+    # PyPTO's field names. The column is the one stored: 0-based for a parsed span (docs/coming-from-pypto.md).
+    @property
+    def begin_line(self) -> int:
+        return self.line
+
+    @property
+    def begin_column(self) -> int:
+        return self.col
+
+    @property
+    def end_column(self) -> int:
+        return self.end_col
+
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col + 1}"
 
@@ -155,6 +168,11 @@ class IterArg(Var):
     """
 
     init_value: Expr = field(default=None, kw_only=True)  # type: ignore[assignment]
+
+    @property
+    def initValue(self) -> Expr:
+        """`init_value` (PyPTO's spelling)."""
+        return self.init_value
 
     def __init__(
         self,
@@ -359,6 +377,15 @@ class Stmt(Node):
     """Base of statements."""
 
 
+def _values_or_span(node: Node) -> None:
+    """The `values` of a ReturnStmt/YieldStmt built from a list, or PyPTO's `YieldStmt(span)`."""
+    values = getattr(node, "values")  # noqa: B009 (both classes have it; Node does not declare it)
+    if isinstance(values, Span):
+        object.__setattr__(node, "span", values)
+        values = ()
+    object.__setattr__(node, "values", tuple(values))
+
+
 def _freeze(node: Node, *names: str) -> None:
     """Make the sequence fields `names` of a node being built tuples (PyPTO's callers pass lists)."""
     for name in names:
@@ -392,7 +419,7 @@ class ReturnStmt(Stmt):
 
     def __post_init__(self) -> None:
         if type(self.values) is not tuple:
-            object.__setattr__(self, "values", tuple(self.values))
+            _values_or_span(self)
 
     @property
     def value(self) -> tuple[Expr, ...]:
@@ -409,7 +436,7 @@ class YieldStmt(Stmt):
 
     def __post_init__(self) -> None:
         if type(self.values) is not tuple:
-            object.__setattr__(self, "values", tuple(self.values))
+            _values_or_span(self)
 
     @property
     def value(self) -> tuple[Expr, ...]:

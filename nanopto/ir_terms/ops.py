@@ -136,7 +136,7 @@ def _array_create_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str
     dtype = _symbol_dtype(args[1] if len(args) > 1 else kw.get("dtype"))
     if size is None or dtype is None:
         return UnknownType()
-    return ArrayType(size, dtype)
+    return ArrayType(size=size, dtype=dtype)
 
 
 def _subscript_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:

@@ -696,7 +696,7 @@ class ExprParser:
                     "pl.Array takes a size and a dtype: pl.Array[8, pl.INT32]",
                     kind=ParserTypeError,
                 )
-            return ArrayType(self.expr(items[0]), self.dtype(items[1]))
+            return ArrayType(size=self.expr(items[0]), dtype=self.dtype(items[1]))
         if head in ("tuple", "pl.Tuple"):
             return TupleType(tuple(self.type_annotation(i) for i in items))
         if head in ("pl.Out", "pl.InOut"):

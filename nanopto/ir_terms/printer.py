@@ -154,7 +154,7 @@ def print_type(ty: Type) -> str:
         case TileType(shape, dtype, memory):
             space = "" if memory is None else f", pl.Mem.{memory.name}"
             return f"pl.Tile[{_shape(shape)}, {_dtype(dtype)}{space}]"
-        case ArrayType(size, dtype):
+        case ArrayType(size=size, dtype=dtype):
             return f"pl.Array[{print_expr(size)}, {_dtype(dtype)}]"
         case TupleType(types):
             inner = ", ".join(print_type(t) for t in types) if types else "()"

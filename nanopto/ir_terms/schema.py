@@ -114,9 +114,9 @@ def map_type(ty: t.Type, fn: Callable[[n.Expr], n.Expr]) -> t.Type:
         case t.TileType(shape, dtype, mem):
             new = tuple(fn(d) for d in shape)
             return ty if _same(new, shape) else t.TileType(new, dtype, mem)
-        case t.ArrayType(size, dtype):
+        case t.ArrayType(size=size, dtype=dtype):
             new_size = fn(size)
-            return ty if new_size is size else t.ArrayType(new_size, dtype)
+            return ty if new_size is size else t.ArrayType(size=new_size, dtype=dtype)
         case t.TupleType(types):
             new_types = tuple(map_type(x, fn) for x in types)
             return ty if _same(new_types, types) else t.TupleType(new_types)
@@ -129,7 +129,7 @@ def type_exprs(ty: t.Type) -> Iterator[n.Expr]:
     match ty:
         case t.TensorType(shape, _) | t.TileType(shape, _, _):
             yield from shape
-        case t.ArrayType(size, _):
+        case t.ArrayType(size=size):
             yield size
         case t.TupleType(types):
             for x in types:

@@ -129,14 +129,15 @@ class SpmdScopeStmt(metaclass=_ScopeView):
     @classmethod
     def build(
         cls,
-        core_num: Expr,
+        core_num: Expr | int,
         sync_start: bool = False,
         name_hint: str = "",
         body: Stmt | Sequence[Stmt] = (),
         span: Span | None = None,
     ) -> ScopeStmt:
         kwargs = (*_named(name_hint), *((Keyword("sync_start", ConstBool(True)),) if sync_start else ()))
-        return ScopeStmt("spmd", _body(body), args=(core_num,), kwargs=kwargs, span=span)
+        count = ConstInt(core_num) if isinstance(core_num, int) else core_num
+        return ScopeStmt("spmd", _body(body), args=(count,), kwargs=kwargs, span=span)
 
 
 class RuntimeScopeStmt(metaclass=_ScopeView):

@@ -72,11 +72,16 @@ def structural_equal(a: Comparable, b: Comparable, enable_auto_mapping: bool = T
     return first_difference(a, b, enable_auto_mapping) is None
 
 
+class StructuralMismatchError(AssertionError, ValueError):
+    """What `assert_structural_equal` raises: an AssertionError for test runners, and a
+    ValueError, as PyPTO's `assert_structural_equal` raises."""
+
+
 def assert_structural_equal(a: Comparable, b: Comparable, enable_auto_mapping: bool = True) -> None:
-    """Raise AssertionError naming the first difference (path, reason, both fragments)."""
+    """Raise `StructuralMismatchError` naming the first difference (path, reason, both fragments)."""
     mismatch = first_difference(a, b, enable_auto_mapping)
     if mismatch is not None:
-        raise AssertionError(mismatch.describe())
+        raise StructuralMismatchError(mismatch.describe())
 
 
 def first_difference(a: Comparable, b: Comparable, enable_auto_mapping: bool = True) -> StructuralMismatch | None:

@@ -20,10 +20,21 @@ class ScalarType:
     dtype: DataType
 
 
+def _shape(shape: object) -> tuple[Expr, ...]:
+    """A shape given as PyPTO gives it, a list whose dimensions may be ints, as a tuple of Exprs."""
+    from nanopto.ir_terms.nodes import ConstInt
+
+    return tuple(ConstInt(d) if isinstance(d, int) else d for d in shape)  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class TensorType:
     shape: tuple[Expr, ...]
     dtype: DataType
+
+    def __post_init__(self) -> None:
+        if type(self.shape) is not tuple:
+            object.__setattr__(self, "shape", _shape(self.shape))
 
 
 @dataclass(frozen=True)
@@ -32,11 +43,21 @@ class TileType:
     dtype: DataType
     memory_space: MemorySpace | None = None
 
+    def __post_init__(self) -> None:
+        if type(self.shape) is not tuple:
+            object.__setattr__(self, "shape", _shape(self.shape))
+
 
 @dataclass(frozen=True)
 class ArrayType:
-    size: Expr
+    """`pl.Array[size, dtype]`; built positionally in PyPTO's order, `ArrayType(dtype, size)`."""
+
     dtype: DataType
+    size: Expr
+
+    def __post_init__(self) -> None:
+        if isinstance(self.size, int):
+            object.__setattr__(self, "size", _shape((self.size,))[0])
 
 
 @dataclass(frozen=True)

@@ -256,7 +256,7 @@ def _check_array(
     declared = spec.declared
     if declared is None:
         if spec.kind == "array":
-            return ArrayType(ConstInt(int(array.shape[0]), DataType.INDEX), dtype)
+            return ArrayType(size=ConstInt(int(array.shape[0]), DataType.INDEX), dtype=dtype)
         return TensorType(tuple(ConstInt(int(n), DataType.INDEX) for n in array.shape), dtype)
     shown = python_print(declared)
     if isinstance(declared, ArrayType):

@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from nanopto import ir
+from nanopto.ir_terms.schema import walk
 
 SPAN = ir.Span("built.py", 3, 4, 3, 20)
 I64 = ir.ScalarType(ir.DataType.INT64)
@@ -117,3 +118,56 @@ def test_auto_mapping_off_renames_only_what_is_defined() -> None:
     assert ir.structural_hash(first) == ir.structural_hash(second)
     with pytest.raises(AssertionError, match="free Vars differ"):
         ir.assert_structural_equal(first, second, enable_auto_mapping=False)
+
+
+def test_pypto_spellings_of_fields_and_overloads() -> None:
+    span = ir.Span("s.py", 7, 2, 7, 9)
+    assert (span.begin_line, span.begin_column, span.end_line, span.end_column) == (7, 2, 7, 9)
+    empty = ir.YieldStmt(span)  # PyPTO's YieldStmt(span): no values
+    assert empty.values == () and empty.span == span
+    assert ir.ReturnStmt(span).values == ()
+    acc = ir.IterArg("acc", I64, ir.ConstInt(3), span)
+    assert acc.initValue == ir.ConstInt(3)
+    assert ir.SpmdScopeStmt(core_num=8, body=ir.BreakStmt()).core_num == ir.ConstInt(8)
+    array = ir.ArrayType(ir.DataType.INT32, 4)  # PyPTO's order: dtype, then size
+    assert (array.dtype, array.size) == (ir.DataType.INT32, ir.ConstInt(4))
+    assert ir.python_print_type(array) == "pl.Array[4, pl.INT32]"
+    assert ir.TensorType([64, 8], ir.DataType.FP32).shape == (ir.ConstInt(64), ir.ConstInt(8))
+
+
+def test_a_structural_mismatch_is_both_an_assertion_and_a_value_error() -> None:
+    a = ir.Var("a", I64)
+    with pytest.raises(ValueError, match="ForKind"):
+        ir.assert_structural_equal(
+            ir.ForStmt(a, ir.ConstInt(0), a, ir.ConstInt(1), [], ir.BreakStmt(), kind=ir.ForKind.Parallel),
+            ir.ForStmt(a, ir.ConstInt(0), a, ir.ConstInt(1), [], ir.BreakStmt()),
+        )
+    assert issubclass(ir.StructuralMismatchError, AssertionError)
+
+
+def test_serialize_round_trips_with_fresh_vars_and_spans() -> None:
+    source = (
+        "import nanopto.language as pl\n"
+        "@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.Inline)\n"
+        "    def f(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:\n"
+        "        for i, (acc,) in pl.range(3, init_values=(x,)):\n"
+        "            y: pl.Tensor[[4], pl.FP32] = pl.add(acc, acc)\n"
+        "            acc_next = pl.yield_(y)\n"
+        "        with pl.at(level=pl.Level.CORE_GROUP, name_hint='k'):\n"
+        "            z: pl.Tensor[[4], pl.FP32] = pl.mul(acc_next, x)\n"
+        "        return z\n"
+    )
+    program = ir.parse_program(source)
+    data = ir.serialize(program)
+    restored = ir.deserialize(data)
+    ir.assert_structural_equal(restored, program)
+    assert ir.python_print(restored) == ir.python_print(program)
+    assert ir.serialize(restored) == data  # Vars are named by occurrence, not by id
+    old_ids = {v.id for v in walk(program) if isinstance(v, ir.Var)}
+    assert not old_ids & {v.id for v in walk(restored) if isinstance(v, ir.Var)}
+    f = restored.get_function("f")
+    assert f is not None and f.span == program.functions["f"].span
+    assert ir.structural_equal(restored, program, enable_auto_mapping=False)  # a program defines all its Vars
+    with pytest.raises(ValueError, match="not a serialized"):
+        ir.deserialize(b'{"format": "other"}')

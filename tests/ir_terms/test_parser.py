@@ -126,7 +126,7 @@ def test_param_types_and_directions() -> None:
     assert types["t"] == TileType((ConstInt(16), ConstInt(16)), DataType.FP16, MemorySpace.Vec)
     assert types["u"] == TileType((ConstInt(16), ConstInt(16)), DataType.FP16, None)
     assert types["s"] == ScalarType(DataType.INT64)
-    assert types["arr"] == ArrayType(ConstInt(8), DataType.INT32)
+    assert types["arr"] == ArrayType(DataType.INT32, ConstInt(8))
     assert types["w"] == UnknownType()
     assert types["e"] == UnknownType()
     directions = {p.var.name: p.direction for p in fn.params}

@@ -104,7 +104,7 @@ def test_print_types() -> None:
     assert python_print(ScalarType(DataType.INDEX)) == "pl.Scalar[pl.INDEX]"
     assert python_print(TensorType(shape, DataType.FP32)) == "pl.Tensor[[16, n], pl.FP32]"
     assert python_print(TileType(shape, DataType.FP16, MemorySpace.Vec)) == "pl.Tile[[16, n], pl.FP16, pl.Mem.Vec]"
-    assert python_print(ArrayType(ConstInt(8), DataType.INT32)) == "pl.Array[8, pl.INT32]"
+    assert python_print(ArrayType(DataType.INT32, ConstInt(8))) == "pl.Array[8, pl.INT32]"
     assert python_print(TupleType((ScalarType(DataType.BOOL),))) == "tuple[pl.Scalar[pl.BOOL]]"
     assert python_print(UnknownType()) == "..."
 
