@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from nanopto.ir_terms.dtypes import DataType
-from nanopto.ir_terms.types import Type, UnknownType
+from nanopto.ir_terms.types import Type, UnknownType, register_dimension
 
 
 @dataclass(frozen=True)
@@ -196,6 +196,9 @@ class ConstInt(Expr):
     value: int
     dtype: DataType = DataType.INDEX
     span: Span | None = _last_span()
+
+
+register_dimension(ConstInt)
 
 
 @dataclass(frozen=True)

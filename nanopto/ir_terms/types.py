@@ -6,6 +6,7 @@ read a scalar parameter; inlining substitutes into types exactly as it does into
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,11 +21,22 @@ class ScalarType:
     dtype: DataType
 
 
-def _shape(shape: object) -> tuple[Expr, ...]:
-    """A shape given as PyPTO gives it, a list whose dimensions may be ints, as a tuple of Exprs."""
-    from nanopto.ir_terms.nodes import ConstInt
+def _no_dimension(value: int) -> Expr:
+    raise RuntimeError("the IR nodes are not loaded: import nanopto.ir")
 
-    return tuple(ConstInt(d) if isinstance(d, int) else d for d in shape)  # type: ignore[attr-defined]
+
+_dimension: Callable[[int], Expr] = _no_dimension
+"""`ConstInt`, registered by `nanopto.ir_terms.nodes` (which imports this module)."""
+
+
+def register_dimension(make: Callable[[int], Expr]) -> None:
+    global _dimension
+    _dimension = make
+
+
+def _shape(shape: Iterable[Expr | int]) -> tuple[Expr, ...]:
+    """A shape given as PyPTO gives it, a list whose dimensions may be ints, as a tuple of Exprs."""
+    return tuple(_dimension(d) if isinstance(d, int) else d for d in shape)
 
 
 @dataclass(frozen=True)
@@ -57,7 +69,7 @@ class ArrayType:
 
     def __post_init__(self) -> None:
         if isinstance(self.size, int):
-            object.__setattr__(self, "size", _shape((self.size,))[0])
+            object.__setattr__(self, "size", _dimension(self.size))
 
 
 @dataclass(frozen=True)
