@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -328,6 +328,20 @@ class Call(Expr):
     def __post_init__(self) -> None:
         if type(self.op) is not OpName:
             object.__setattr__(self, "op", OpName(self.op))
+        if type(self.args) is not tuple or type(self.kwargs) is not tuple:
+            self._pypto_arguments()
+
+    def _pypto_arguments(self) -> None:
+        """PyPTO's `Call(op, args, span)`: the args a list, the span where the keywords go."""
+        object.__setattr__(self, "args", tuple(self.args))
+        if isinstance(self.kwargs, Span):
+            object.__setattr__(self, "span", self.kwargs)
+            object.__setattr__(self, "kwargs", ())
+        object.__setattr__(self, "kwargs", tuple(self.kwargs))
+
+
+Op = OpName
+"""PyPTO's name for the callee of a `Call`: `Call(Op("add"), [x, y], span)`."""
 
 
 @dataclass(frozen=True)
@@ -738,8 +752,21 @@ class Param(Node):
     span: Span | None = _span()
 
 
-@dataclass(frozen=True)
+def _param(param: Param | Var | tuple[Var, ParamDirection]) -> Param:
+    if isinstance(param, Param):
+        return param
+    if isinstance(param, Var):
+        return Param(param)
+    var, direction = param
+    return Param(var, direction)
+
+
+@dataclass(frozen=True, init=False)
 class Function(Node):
+    """A function. Built positionally in PyPTO's order, `Function(name, params, return_types, body,
+    span, type)`, where a parameter may be a `Param`, a `Var` (an `In` parameter) or a `(Var,
+    ParamDirection)` pair; `func_type=` is `type=` under the field's own name."""
+
     name: str
     params: tuple[Param, ...]
     body: Stmt
@@ -747,6 +774,34 @@ class Function(Node):
     func_type: FunctionType = FunctionType.Opaque
     attrs: tuple[Keyword, ...] = ()
     span: Span | None = _span()
+
+    def __init__(
+        self,
+        name: str,
+        params: Iterable[Param | Var | tuple[Var, ParamDirection]],
+        return_types: Iterable[Type] = (),
+        body: Stmt | None = None,
+        span: Span | None = None,
+        type: FunctionType | None = None,
+        *,
+        func_type: FunctionType = FunctionType.Opaque,
+        attrs: Iterable[Keyword] = (),
+    ) -> None:
+        if body is None:
+            raise TypeError(f"Function {name!r} needs a body")
+        setattr_ = object.__setattr__
+        setattr_(self, "name", name)
+        setattr_(self, "params", tuple(_param(p) for p in params))
+        setattr_(self, "body", body)
+        setattr_(self, "return_types", tuple(return_types))
+        setattr_(self, "func_type", func_type if type is None else type)
+        setattr_(self, "attrs", tuple(attrs))
+        setattr_(self, "span", span)
+
+    @property
+    def type(self) -> FunctionType:
+        """`func_type` (PyPTO's spelling)."""
+        return self.func_type
 
     def __str__(self) -> str:
         return self.as_python()

@@ -469,11 +469,11 @@ class _ProgramParser(ExprParser):
         return Function(
             sig.name,
             sig.params,
-            body,
             sig.return_types,
-            sig.func_type,
-            attrs,
-            span=self.span(sig.node),
+            body,
+            self.span(sig.node),
+            func_type=sig.func_type,
+            attrs=attrs,
         )
 
     def _func_attrs(self, call: ast.Call, existing: tuple[Keyword, ...]) -> tuple[Keyword, ...]:

@@ -171,3 +171,26 @@ def test_serialize_round_trips_with_fresh_vars_and_spans() -> None:
     assert ir.structural_equal(restored, program, enable_auto_mapping=False)  # a program defines all its Vars
     with pytest.raises(ValueError, match="not a serialized"):
         ir.deserialize(b'{"format": "other"}')
+
+
+def test_functions_take_pypto_positional_order_and_bare_vars() -> None:
+    x, y = ir.Var("x", I64), ir.Var("y", I64)
+    body = ir.SeqStmts([ir.AssignStmt(y, ir.Mul(x, x, None)), ir.ReturnStmt([y])])
+    fn = ir.Function("sq", [x, (y, ir.ParamDirection.Out)], [I64], body, SPAN, type=ir.FunctionType.Inline)
+    assert [p.var for p in fn.params] == [x, y]
+    assert [p.direction for p in fn.params] == [ir.ParamDirection.In, ir.ParamDirection.Out]
+    assert fn.return_types == (I64,) and fn.body is body and fn.span == SPAN
+    assert fn.type is fn.func_type is ir.FunctionType.Inline
+    assert ir.Function("f", (), body=body, func_type=ir.FunctionType.InCore).func_type is ir.FunctionType.InCore
+    assert dataclasses.replace(fn, name="cube").params == fn.params
+    with pytest.raises(TypeError, match="needs a body"):
+        ir.Function("empty", [x], [I64])
+
+
+def test_calls_take_a_pypto_op_and_a_trailing_span() -> None:
+    x = ir.Var("x", I64)
+    call = ir.Call(ir.Op("add"), [x, x], SPAN)
+    assert call.op == "add" and call.op.name == "add" and isinstance(call.op, ir.Op)
+    assert call.args == (x, x) and call.kwargs == () and call.span == SPAN
+    assert ir.python_print(call) == "pl.add(x, x)"
+    hash(call)

@@ -52,7 +52,7 @@ def chain(names: tuple[str, str, str]) -> Function:
     x = Var(names[1], tensor(4))
     y = Var(names[2], tensor(4))
     body = SeqStmts((AssignStmt(x, a), AssignStmt(y, x), ReturnStmt((y,))))
-    return Function("main", (Param(a),), body, (tensor(4),))
+    return Function("main", (Param(a),), (tensor(4),), body)
 
 
 def program(*functions: Function, name: str = "P") -> Program:
@@ -63,7 +63,7 @@ def helper(name: str = "helper", op: str = "tensor.add") -> Function:
     p = Var("p", tensor(4))
     r = Var("r", tensor(4))
     body = SeqStmts((AssignStmt(r, Call(op, (p, p))), ReturnStmt((r,))))
-    return Function(name, (Param(p),), body, (tensor(4),), FunctionType.Inline)
+    return Function(name, (Param(p),), (tensor(4),), body, func_type=FunctionType.Inline)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_argument_count_difference() -> None:
 def test_first_difference_follows_field_order() -> None:
     # func_type and body both differ; body is declared first, so it is reported.
     f = helper()
-    g = Function(f.name, f.params, SeqStmts(()), f.return_types, FunctionType.Opaque)
+    g = Function(f.name, f.params, f.return_types, SeqStmts(()), func_type=FunctionType.Opaque)
     mismatch = first_difference(f, g)
     assert mismatch is not None
     assert mismatch.path == "body.stmts"

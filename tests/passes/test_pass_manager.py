@@ -46,7 +46,7 @@ def function(name: str, func_type: FunctionType = FunctionType.Opaque, calls: st
     stmts = []
     if calls is not None:
         stmts.append(AssignStmt(Var("r"), Call(calls, (), function=True, span=Span("p.py", 7, 8))))
-    return Function(name, (), SeqStmts((*stmts, ReturnStmt())), func_type=func_type)
+    return Function(name, (), body=SeqStmts((*stmts, ReturnStmt())), func_type=func_type)
 
 
 def with_inline() -> Program:

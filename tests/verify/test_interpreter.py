@@ -120,7 +120,7 @@ def fn(
     return Function(
         name,
         tuple(p if isinstance(p, Param) else Param(p) for p in params),
-        seq(*body),
+        body=seq(*body),
         func_type=func_type,
     )
 

@@ -40,11 +40,11 @@ def at(line: int) -> Span:
 
 def helper(func_type: FunctionType = FunctionType.Inline) -> Function:
     p = Var("p", TensorType((), DataType.FP32))
-    return Function("helper", (Param(p),), ReturnStmt((p,), span=at(3)), func_type=func_type, span=at(2))
+    return Function("helper", (Param(p),), body=ReturnStmt((p,), span=at(3)), func_type=func_type, span=at(2))
 
 
 def main(*stmts: AssignStmt | EvalStmt) -> Function:
-    return Function("main", (), SeqStmts((*stmts, ReturnStmt())), span=at(10))
+    return Function("main", (), body=SeqStmts((*stmts, ReturnStmt())), span=at(10))
 
 
 def call(callee: str, line: int | None = None) -> AssignStmt:
