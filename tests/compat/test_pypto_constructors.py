@@ -194,3 +194,22 @@ def test_calls_take_a_pypto_op_and_a_trailing_span() -> None:
     assert call.args == (x, x) and call.kwargs == () and call.span == SPAN
     assert ir.python_print(call) == "pl.add(x, x)"
     hash(call)
+
+
+def test_a_built_hierarchy_scope_is_the_parsed_one() -> None:
+    source = (
+        "import nanopto.language as pl\n"
+        "@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        "    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:\n"
+        "        with pl.at(level=pl.Level.HOST, role=pl.Role.Orchestrator):\n"
+        "            b: pl.Tensor[[4], pl.FP32] = pl.add(a, a)\n"
+        "        return b\n"
+    )
+    main = ir.parse_program(source).get_function("main")
+    assert main is not None
+    parsed = main.body.stmts[0]
+    assert isinstance(parsed, ir.HierarchyScopeStmt)
+    assert (parsed.level, parsed.role, parsed.split, parsed.count) == (ir.Level.HOST, ir.Role.Orchestrator, ir.SplitMode.NONE, None)
+    built = ir.HierarchyScopeStmt(level=ir.Level.HOST, role=ir.Role.Orchestrator, body=parsed.body)
+    ir.assert_structural_equal(built, parsed)
