@@ -115,7 +115,11 @@ def test_dump_tag_misuse() -> None:
     err = _error(_main("pl.dump_tag(a)\nreturn\n"))
     assert "Orchestration or Inline" in err.message and err.line == BODY_LINE
     err = _error(_main("pl.dump_tag(a[0])\nreturn\n", func_type="Orchestration"))
-    assert "one variable name" in err.message and err.line == BODY_LINE
+    assert "bare variable name" in err.message and err.line == BODY_LINE
+    err = _error(_main("pl.dump_tag(a, a)\nreturn\n", func_type="Orchestration"))
+    assert "exactly one positional argument" in err.message and err.line == BODY_LINE
+    err = _error(_main("pl.dump_tag(zz)\nreturn\n", func_type="Orchestration"))
+    assert "not bound" in err.message and err.line == BODY_LINE
     parse_program(_main("pl.dump_tag(a)\nreturn\n", func_type="Inline"))
 
 
@@ -128,7 +132,7 @@ def test_reserved_double_underscore_names() -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("x = undefined_name\n", "unknown name 'undefined_name'"),
+        ("x = undefined_name\n", "Undefined variable 'undefined_name'"),
         ("x = pl.xyz(a)\n", "unknown op 'pl.xyz'"),
         ("x = self.nothere(a)\n", "unknown function 'self.nothere'"),
         ("x = len(a)\n", "unknown function 'len'"),

@@ -289,13 +289,16 @@ STATEMENT_FORMS = {
             with pl.graph('g', dumps=[a, c]):
                 pass
             with pl.spmd(8, deps=[tid]) as tid2:
-                t = pl.submit(self.kernel, a, deps=[tid], dumps=[b])
+                t = pl.submit(self.kernel, a, deps=[tid], dumps=[a])
             for i in pl.spmd(4, core_num=2):
                 x = pl.tile.get_block_idx()
             for _ in pl.split_aiv(pl.SplitMode.UP_DOWN):
                 pass
             with pl.scope(mode=pl.ScopeMode.MANUAL):
                 pl.dump_tag(a)
+                d = self.kernel(a)
+            with pl.at(level=pl.Level.CORE_GROUP):
+                e = pl.exp(a)
             with pl.manual_scope():
                 pass
             return tid2
