@@ -48,6 +48,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import OPS, OpDef, OpRegistry
 from nanopto.ir_terms.parse_error import (
+    InvalidOperationError,
     ParserSyntaxError,
     ParserTypeError,
     UndefinedVariableError,
@@ -101,6 +102,7 @@ __all__ = [
     "HierarchyScopeStmt",
     "IfStmt",
     "InCoreScopeStmt",
+    "InvalidOperationError",
     "IterArg",
     "Keyword",
     "MakeTuple",

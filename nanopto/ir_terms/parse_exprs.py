@@ -10,6 +10,7 @@ The statement parser supplies the name table through `lookup_local`. Type infere
 from __future__ import annotations
 
 import ast
+import bisect
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -41,6 +42,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.parse_error import (
+    InvalidOperationError,
     ParserError,
     ParserSyntaxError,
     ParserTypeError,
@@ -137,6 +139,15 @@ _DISPATCH_KEYWORDS = {
     "sync_start": _SPMD_HINT,
 }
 """Keywords of a task launch that a plain `self.kernel(...)` call rejects, with what to write instead."""
+_SCALAR_BINOPS = {
+    "add": BinOp.Add,
+    "sub": BinOp.Sub,
+    "mul": BinOp.Mul,
+    "div": BinOp.FloatDiv,
+    "min": BinOp.Min,
+    "max": BinOp.Max,
+}
+"""The `pl` ops that, given two scalars, are the scalar operator (`pl.min(a, b)` is `min(a, b)`)."""
 _SUBMIT_KEYWORDS = frozenset({"deps", "dumps", "allow_early_resolve", "predicate"})
 _SPMD_SUBMIT_KEYWORDS = _SUBMIT_KEYWORDS | {"core_num", "sync_start"}
 
@@ -159,6 +170,7 @@ class ExprParser:
         self.inline_templates: set[str] = set()
         """Names of `@pl.inline` templates; a call of one is spliced by the statement parser."""
         self._depth = 0
+        self._char_starts: dict[tuple[int, int], list[int] | None] = {}
         self._open: list[ast.AST] = []
         self.failed_at: ast.AST | None = None
         """The innermost node being parsed when an unexpected exception (RecursionError,
@@ -182,7 +194,21 @@ class ExprParser:
         line = getattr(node, "lineno", None)
         if line is None:
             return None
-        return Span(self.file, line + self.line_offset, getattr(node, "col_offset", 0))
+        return Span(self.file, line + self.line_offset, self.char_col(line, getattr(node, "col_offset", 0)))
+
+    def char_col(self, line: int, col: int) -> int:
+        """`ast` counts a column in UTF-8 bytes; a span and a caret count characters, so a name such
+        as `café` before the node does not push the column past it."""
+        if not col:
+            return col
+        key = (id(self.lines), line)
+        starts = self._char_starts.get(key, ())
+        if starts == ():
+            text = self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
+            # None for an ASCII line; else the byte offset where each character starts
+            starts = None if text.isascii() else [i for i, b in enumerate(text.encode("utf-8")) if b & 0xC0 != 0x80]
+            self._char_starts[key] = starts
+        return col if starts is None else bisect.bisect_left(starts, col)
 
     def error(
         self,
@@ -196,7 +222,7 @@ class ExprParser:
             node = self._open[-1] if self._open else self.failed_at
         line = getattr(node, "lineno", 1) if node is not None else 1
         col = getattr(node, "col_offset", 0) if node is not None else 0
-        return self.error_at(line, col, message, hint, kind)
+        return self.error_at(line, self.char_col(line, col), message, hint, kind)
 
     def error_at(
         self,
@@ -586,8 +612,8 @@ class ExprParser:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a for-loop iterator")
         if spelling in _SCOPES:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a with-statement scope")
-        if spelling not in OPS:
-            raise self.error(node.func, f"unknown op 'pl.{spelling}'")
+        if spelling not in OPS and spelling not in _SCALAR_BINOPS:
+            raise self.error(node.func, f"unknown op 'pl.{spelling}'", kind=InvalidOperationError)
         if spelling == "split" and any(kw.arg == "slot_num" for kw in node.keywords):
             line = getattr(node, "lineno", 0) + self.line_offset
             warnings.warn(
@@ -597,7 +623,27 @@ class ExprParser:
                 stacklevel=2,
             )
         values = tuple(self.expr(a) for a in self.positional(node))
+        scalar = self._scalar_dispatch(spelling, values, node)
+        if scalar is not None:
+            return scalar
         return Call(spelling, values, self.keywords(node), span=span)
+
+    def _scalar_dispatch(self, spelling: str, values: tuple[Expr, ...], node: ast.Call) -> Expr | None:
+        """`pl.add(a, b)` (and sub, mul, div, min, max) of two scalars is the scalar expression
+        `a + b`, as PyPTO dispatches it; on tensors and tiles it stays the op."""
+        op = _SCALAR_BINOPS.get(spelling)
+        if op is None:
+            return None
+        if not node.keywords and len(values) == 2 and all(isinstance(self.type_of(v), ScalarType) for v in values):
+            return BinaryExpr(op, values[0], values[1], span=self.span(node))
+        if spelling in OPS:
+            return None
+        raise self.error(
+            node,
+            f"pl.{spelling} takes two scalars",
+            hint=f"write pl.{spelling}(a, b) with scalar a and b",
+            kind=InvalidOperationError,
+        )
 
     def _typed_const(self, node: ast.Call) -> Expr:
         if len(node.args) != 2 or node.keywords:

@@ -60,7 +60,12 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
 )
-from nanopto.ir_terms.parse_error import ParserError, ParserTypeError, UnsupportedFeatureError
+from nanopto.ir_terms.parse_error import (
+    InvalidOperationError,
+    ParserError,
+    ParserTypeError,
+    UnsupportedFeatureError,
+)
 from nanopto.ir_terms.parse_exprs import (
     MAX_NESTING,
     NESTING_HINT,
@@ -1161,17 +1166,25 @@ class _ProgramParser(ExprParser):
         word = "break" if isinstance(node, ast.Break) else "continue"
         loops = self._fn.loops
         if not loops:
-            raise self.error(node, f"'{word}' outside a loop")
+            raise self.error(
+                node, f"'{word}' outside a loop", hint=f"'{word}' belongs in a pl.range or while body", kind=InvalidOperationError
+            )
         innermost = loops[-1]
         if innermost in ("parallel", "unroll"):
+            kind = "a parallel" if innermost == "parallel" else "an unrolled"
             raise self.error(
                 node,
-                f"'{word}' is not supported when the innermost loop is pl.{innermost}()",
+                f"'{word}' is not supported when the innermost loop is pl.{innermost}() ({kind} loop)",
                 hint="break/continue need a sequential innermost loop (pl.range or while)",
-                kind=UnsupportedFeatureError,
+                kind=InvalidOperationError,
             )
         if innermost in _FOR_SCOPES:
-            raise self.error(node, f"'{word}' cannot leave a pl.{innermost} body")
+            raise self.error(
+                node,
+                f"'{word}' cannot leave a pl.{innermost} body",
+                hint="break/continue need a sequential innermost loop (pl.range or while)",
+                kind=InvalidOperationError,
+            )
         return BreakStmt(span=self.span(node)) if word == "break" else ContinueStmt(span=self.span(node))
 
     # -- scopes -------------------------------------------------------------------------------

@@ -259,7 +259,7 @@ def print_expr(expr: Expr) -> str:
 
 def _binary(op: BinOp, lhs: Expr, rhs: Expr) -> str:
     if op in (BinOp.Min, BinOp.Max):
-        return f"{op.value}({print_expr(lhs)}, {print_expr(rhs)})"
+        return f"pl.{op.value}({print_expr(lhs)}, {print_expr(rhs)})"
     prec = _PREC[op]
     left, right = _precedence(lhs), _precedence(rhs)
     if op is BinOp.Pow:  # right-associative

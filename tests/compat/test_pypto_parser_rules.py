@@ -151,3 +151,36 @@ def test_rejected_func_attrs(case: str) -> None:
 def test_a_key_in_both_the_decorator_and_the_body_is_a_duplicate() -> None:
     with pytest.raises(ir.ParserSyntaxError, match="Duplicate function attribute 'split'"):
         kernel('pl.func_attr({"split": 2})', decorator='type=pl.FunctionType.InCore, attrs={"split": 1}')
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("break", "outside a loop"),
+        ("for i in pl.parallel(4):\n            break", "(a parallel loop)"),
+        ("for i in pl.unroll(4):\n            continue", "(an unrolled loop)"),
+        ("for i in pl.spmd(4):\n            break", "cannot leave a pl.spmd body"),
+        ("w = pl.no_such_op(v)", "unknown op 'pl.no_such_op'"),
+    ],
+)
+def test_invalid_operations_are_invalid_operation_errors(line: str, message: str) -> None:
+    with pytest.raises(ir.InvalidOperationError) as info:
+        launch(line)
+    assert message in info.value.message
+    assert info.value.line == FIRST_LINE + line.count("\n")
+
+
+def test_a_column_counts_characters_not_bytes() -> None:
+    with pytest.raises(ir.UndefinedVariableError) as info:
+        launch("café_résultat = pl.add(v, nowhere)")
+    assert info.value.col == len("        café_résultat = pl.add(v, ")
+    assert str(info.value).splitlines()[2].index("^") - 4 == info.value.col
+
+
+def test_pl_parse_reads_a_program_or_a_function_from_text() -> None:
+    import nanopto.language as pl
+
+    prog = pl.parse(SOURCE.format(body=""))
+    assert isinstance(prog, ir.Program) and prog.get_function("main") is not None
+    fn = pl.parse("@pl.function\ndef f(x: pl.Tensor[[8], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:\n    return x\n")
+    assert isinstance(fn, ir.Function) and fn.name == "f"

@@ -128,7 +128,7 @@ def _v(name: str) -> Var:
         (UnaryExpr(UnOp.Neg, BinaryExpr(BinOp.Add, _v("a"), _v("b"))), "-(a + b)"),
         (UnaryExpr(UnOp.Neg, ConstInt(3)), "-pl.const(3, pl.INDEX)"),
         (BinaryExpr(BinOp.Pow, ConstInt(-3), ConstInt(2)), "(-3) ** 2"),
-        (BinaryExpr(BinOp.Min, _v("a"), _v("b")), "min(a, b)"),
+        (BinaryExpr(BinOp.Min, _v("a"), _v("b")), "pl.min(a, b)"),
         (UnaryExpr(UnOp.Abs, _v("a")), "abs(a)"),
         (ConstInt(42, DataType.INT64), "pl.const(42, pl.INT64)"),
         (ConstFloat(1.5, DataType.FP16), "pl.const(1.5, pl.FP16)"),
