@@ -748,13 +748,15 @@ class ExprParser:
         return self.expr(node)
 
     def describe(self, node: ast.expr) -> str:
-        """How `pl.static_print` shows a value: `name: type` for a variable, else its source."""
+        """How `pl.static_print` shows a value: `name: type` for a variable, `value: type` for
+        anything else whose type is known, else its source."""
         from nanopto.ir_terms.printer import print_expr, print_type
 
         value = self.expr(node)
         if isinstance(value, Var):
             return f"{value.name}: {print_type(value.type)}"
-        return print_expr(value)
+        ty = self.type_of(value)
+        return print_expr(value) if isinstance(ty, UnknownType) else f"{print_expr(value)}: {print_type(ty)}"
 
     # -- type inference -----------------------------------------------------------------------
 

@@ -817,7 +817,9 @@ class _ProgramParser(ExprParser):
 
     def _static_print(self, call: ast.Call) -> None:
         if not call.args or call.keywords:
-            raise self.error(call, "pl.static_print requires at least one argument (and no keywords)")
+            raise self.error(
+                call, "pl.static_print requires at least 1 argument (and no keywords)", hint='write pl.static_print("x:", x)'
+            )
         pieces: list[str] = []
         for arg in call.args:
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -828,6 +830,20 @@ class _ProgramParser(ExprParser):
                     if isinstance(part, ast.Constant):
                         text += str(part.value)
                     elif isinstance(part, ast.FormattedValue):
+                        if part.conversion != -1:
+                            raise self.error(
+                                part,
+                                f"f-string conversion (!{chr(part.conversion)}) is not supported in pl.static_print",
+                                hint="write {x}: it shows the value and its type",
+                                kind=UnsupportedFeatureError,
+                            )
+                        if part.format_spec is not None:
+                            raise self.error(
+                                part,
+                                "an f-string format spec is not supported in pl.static_print",
+                                hint="write {x}: it shows the value and its type",
+                                kind=UnsupportedFeatureError,
+                            )
                         text += self.describe(part.value)
                 pieces.append(text)
             else:
@@ -837,7 +853,11 @@ class _ProgramParser(ExprParser):
 
     def _static_assert(self, call: ast.Call) -> None:
         if not 1 <= len(call.args) <= 2:
-            raise self.error(call, "pl.static_assert takes a condition and an optional message")
+            raise self.error(
+                call,
+                "pl.static_assert takes 1 or 2 arguments: a condition and an optional message",
+                hint='write pl.static_assert(N > 0, "N must be positive")',
+            )
         message_node: ast.expr | None = call.args[1] if len(call.args) == 2 else None
         for kw in call.keywords:
             if kw.arg != "msg" or message_node is not None:
@@ -852,7 +872,9 @@ class _ProgramParser(ExprParser):
             ok = static_eval(call.args[0], self.constants, sizes=self.static_sizes)
         except NotStatic as exc:
             raise self.error(
-                exc.node, f"pl.static_assert condition is not a compile-time constant: {exc.message}"
+                exc.node,
+                f"pl.static_assert condition is not compile-time evaluable: {exc.message}",
+                hint="assert on literals and module-level constants; a runtime value is checked at run time",
             ) from None
         if not ok:
             raise self.error(call, f"static_assert failed: {message}" if message else "static_assert failed")

@@ -184,3 +184,43 @@ def test_pl_parse_reads_a_program_or_a_function_from_text() -> None:
     assert isinstance(prog, ir.Program) and prog.get_function("main") is not None
     fn = pl.parse("@pl.function\ndef f(x: pl.Tensor[[8], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:\n    return x\n")
     assert isinstance(fn, ir.Function) and fn.name == "f"
+
+
+def test_pl_arithmetic_on_two_scalars_is_the_scalar_expression() -> None:
+    prog = launch(
+        "n: pl.Scalar[pl.INT64] = 3",
+        "m: pl.Scalar[pl.INT64] = pl.add(n, 2)",
+        "k: pl.Scalar[pl.INT64] = pl.min(m, n)",
+        "u = pl.add(v, v)",
+    )
+    text = prog.as_python()
+    assert "m: pl.Scalar[pl.INT64] = n + 2" in text
+    assert "k: pl.Scalar[pl.INT64] = pl.min(m, n)" in text
+    assert "u = pl.add(v, v)" in text  # on tensors it stays the op
+    ir.assert_structural_equal(ir.parse_program(text), prog)
+    with pytest.raises(ir.InvalidOperationError, match="takes two scalars") as info:
+        launch("u = pl.max(v, v)")
+    assert info.value.line == FIRST_LINE
+
+
+def test_static_print_shows_each_value_with_its_type(capsys: pytest.CaptureFixture[str]) -> None:
+    launch('pl.static_print("in:", v, 42)', 'pl.static_print(f"n={N}, v={v}")')
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("]: in: v: pl.Tensor[[8], pl.FP32] 42: pl.Scalar[pl.INDEX]")
+    assert out[1].endswith("]: n=8: pl.Scalar[pl.INDEX], v=v: pl.Tensor[[8], pl.FP32]")
+
+
+@pytest.mark.parametrize(
+    ("line", "error", "message"),
+    [
+        ("pl.static_print()", ir.ParserSyntaxError, "requires at least 1 argument"),
+        ('pl.static_print(f"{v!r}")', ir.UnsupportedFeatureError, "conversion (!r)"),
+        ('pl.static_print(f"{N:>4}")', ir.UnsupportedFeatureError, "format spec"),
+        ("pl.static_assert()", ir.ParserSyntaxError, "1 or 2 arguments"),
+        ("pl.static_assert(v)", ir.ParserSyntaxError, "not compile-time evaluable"),
+    ],
+)
+def test_rejected_static_checks(line: str, error: type[ir.ParserError], message: str) -> None:
+    with pytest.raises(error) as info:
+        launch(line)
+    assert message in info.value.message and info.value.line == FIRST_LINE and info.value.hint
