@@ -298,6 +298,11 @@ class Submit(Expr):
     spmd: bool = False
     span: Span | None = _span()
 
+    @property
+    def attrs(self) -> dict[str, list[Var]]:
+        """The dump selection as PyPTO names it, as `Call.attrs`: `{"dump_vars": [...]}` or `{}`."""
+        return {"dump_vars": list(self.dumps)} if self.dumps else {}
+
 
 @dataclass(frozen=True)
 class MakeTuple(Expr):

@@ -82,7 +82,7 @@ def test_submits_and_at_scopes_carry_the_selection_as_dumps() -> None:
         "    s = pl.add(p, p)",
     )
     (submit,) = dispatches(prog)
-    assert isinstance(submit, Submit) and names(submit.dumps) == ["p", "q"]
+    assert isinstance(submit, Submit) and names(submit.dumps) == ["p", "q"] == names(submit.attrs["dump_vars"])
     repeated = program("tid = pl.submit(self.copy, p, q, r, dumps=[q, p, q])")
     assert names(dispatches(repeated)[0].dumps) == ["p", "q"]  # argument order, each once
     main = prog.get_function("main")
