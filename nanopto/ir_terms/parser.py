@@ -944,7 +944,7 @@ class _ProgramParser(ExprParser):
             loop = "pl.while_" if ctx.kind == "while_" else "a loop"
             raise self.error(
                 node,
-                f"{loop} with non-empty init_values requires assignment-form pl.yield_",
+                f"{loop} with non-empty init_values requires an assignment-form pl.yield_",
                 hint="bind the loop results: x_next = pl.yield_(...)",
             )
         if names is not None:

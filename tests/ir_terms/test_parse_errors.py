@@ -69,7 +69,7 @@ def test_bare_yield_in_while_with_init_values() -> None:
             """
         )
     )
-    assert "requires assignment-form pl.yield_" in err.message
+    assert "requires an assignment-form pl.yield_" in err.message
     assert err.line == BODY_LINE + 3
 
 
