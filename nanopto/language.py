@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
 from nanopto.ir_terms.nodes import ForKind, Function, FunctionType, ParamDirection, Program
 from nanopto.ir_terms.parse_error import (
+    InvalidOperationError,
     ParserSyntaxError,
     ParserTypeError,
     UndefinedVariableError,
@@ -62,6 +63,7 @@ __all__ = [
     "FunctionType",
     "InOut",
     "InlineFunction",
+    "InvalidOperationError",
     "Level",
     "Mem",
     "MemorySpace",
@@ -81,6 +83,7 @@ __all__ = [
     "function",
     "inline",
     "jit",
+    "parse",
     "parse_function",
     "parse_program",
     "program",
@@ -183,6 +186,13 @@ def __getattr__(name: str) -> Any:
     if name.startswith("_"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return _Inert(f"pl.{name}")
+
+
+def parse(source: str, filename: str = "<string>") -> Program | Function:
+    """PyPTO's `pl.parse`: the `@pl.program` class of `source`, or, with no class, its one
+    module-level `@pl.function`. `source` may leave out `import nanopto.language as pl`."""
+    has_class = any(line.lstrip().startswith("class ") for line in source.splitlines())
+    return parse_program(source, filename) if has_class else parse_function(source, filename)
 
 
 def dynamic(name: str) -> DynamicDim:

@@ -645,13 +645,13 @@ def test_every_command_that_prints_takes_o(command: list[str], tmp_path: Path) -
 def test_check_writes_a_counterexample_to_o_and_still_exits_1(tmp_path: Path) -> None:
     rules = write(
         tmp_path,
-        "from nanopto import passes\nfrom nanopto.rules import Ruleset, call, rewrite_rule, var\n\n"
+        "from nanopto import passes\nfrom nanopto.rules import Ruleset, binary, rewrite_rule, var\n\n"
         "x = var('x')\nWRONG = Ruleset('square-is-x', 'wrong on purpose', "
-        "(rewrite_rule('mul-x-x', call('mul', x, x), x),))\nPASSES = [passes.rewrite(WRONG)]\n",
+        "(rewrite_rule('mul-x-x', binary('*', x, x), x),))\nPASSES = [passes.rewrite(WRONG)]\n",
         "wrong_rules.py",
     )
     program = "import nanopto.language as pl\n\n@pl.program\nclass P:\n    @pl.function\n" \
-        "    def main(self, a: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n        b = pl.mul(a, a)\n        return b\n"
+        "    def main(self, a: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n        b = a * a\n        return b\n"
     target = tmp_path / "verdict.txt"
     proc = _piped("check", "-", "--rules", str(rules), "-o", str(target), stdin=program)
     assert proc.returncode == 1 and proc.stdout == "", proc.stderr

@@ -80,6 +80,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import OPS, OpDef, OpRegistry
 from nanopto.ir_terms.parse_error import (
+    InvalidOperationError,
     ParserSyntaxError,
     ParserTypeError,
     UndefinedVariableError,
@@ -157,6 +158,7 @@ __all__ = [
     "IRNode",
     "IfStmt",
     "InCoreScopeStmt",
+    "InvalidOperationError",
     "IterArg",
     "Keyword",
     "Le",

@@ -317,12 +317,15 @@ class Call(Expr):
 
     For a builtin, `op` is the registry's canonical name; for a function it is the callee's name,
     as written `self.<name>(...)`. Either way it is an `OpName`, so `call.op.name` reads as in PyPTO.
+    `dumps` is the dump selection of a function call (a dispatch): the arguments a `pl.dump_tag`
+    marked, printed `attrs={"dump_vars": [...]}`. A builtin's is always empty.
     """
 
     op: str
     args: tuple[Expr, ...]
     kwargs: tuple[Keyword, ...] = ()
     function: bool = False
+    dumps: tuple[Var, ...] = ()
     span: Span | None = _span()
 
     def __post_init__(self) -> None:
@@ -338,6 +341,12 @@ class Call(Expr):
             object.__setattr__(self, "span", self.kwargs)
             object.__setattr__(self, "kwargs", ())
         object.__setattr__(self, "kwargs", tuple(self.kwargs))
+
+    @property
+    def attrs(self) -> dict[str, list[Var]]:
+        """The call's metadata as PyPTO names it: `{"dump_vars": [...]}` when the selection is
+        not empty, else `{}`."""
+        return {"dump_vars": list(self.dumps)} if self.dumps else {}
 
 
 Op = OpName
@@ -358,6 +367,11 @@ class Submit(Expr):
     dumps: tuple[Var, ...] = ()
     spmd: bool = False
     span: Span | None = _span()
+
+    @property
+    def attrs(self) -> dict[str, list[Var]]:
+        """The dump selection as PyPTO names it, as `Call.attrs`: `{"dump_vars": [...]}` or `{}`."""
+        return {"dump_vars": list(self.dumps)} if self.dumps else {}
 
 
 @dataclass(frozen=True)
@@ -750,6 +764,11 @@ class Param(Node):
     var: Var
     direction: ParamDirection = ParamDirection.In
     span: Span | None = _span()
+
+
+DECORATOR_ATTRS = frozenset({"auto_scope", "level", "role", "external_source", "strict_ssa"})
+"""Function attributes written on `@pl.function(...)`: the parser reads them before the body, so
+`pl.func_attr({...})` cannot set them. Every other attribute is printed as a `pl.func_attr`."""
 
 
 def _param(param: Param | Var | tuple[Var, ParamDirection]) -> Param:

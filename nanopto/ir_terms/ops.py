@@ -495,13 +495,6 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _nothing,
         doc="`optimizations=[pl.cross_core_slot(slot_num=N)]`: the slot count of the cross-core pipe",
     ),
-    OpDef(
-        "dump_tag",
-        ("dump_tag",),
-        _const(UnknownType()),
-        _nothing,
-        doc="`pl.dump_tag(t)`: mark a tensor for selective runtime dump (no effect on values)",
-    ),
 )
 
 

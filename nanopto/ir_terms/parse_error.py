@@ -76,3 +76,8 @@ class UndefinedVariableError(ParserError):
 
 class UnsupportedFeatureError(ParserError):
     """Python that is valid but outside what `pl` supports (`for ... else`, `*args`, `x += 1`)."""
+
+
+class InvalidOperationError(ParserError):
+    """An operation that does not exist or is not allowed where it is written: an unknown
+    `pl.<op>`, or `break` / `continue` outside a sequential loop."""

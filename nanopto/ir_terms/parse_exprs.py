@@ -10,8 +10,9 @@ The statement parser supplies the name table through `lookup_local`. Type infere
 from __future__ import annotations
 
 import ast
+import bisect
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -41,6 +42,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.parse_error import (
+    InvalidOperationError,
     ParserError,
     ParserSyntaxError,
     ParserTypeError,
@@ -128,6 +130,28 @@ def pl_call_name(node: ast.expr) -> str | None:
     return path[3:]
 
 
+_SPMD_HINT = "launch the kernel on N blocks with out, tid = pl.spmd_submit(self.kernel, ..., core_num=N)"
+_DISPATCH_KEYWORDS = {
+    "deps": "a plain self.kernel(...) call has no dependency edges: submit it, out, tid = pl.submit(self.kernel, ..., deps=[...])",
+    "dumps": "mark the tensor with a pl.dump_tag(x) statement before the call, or submit it with pl.submit(..., dumps=[x])",
+    "allow_early_resolve": "only a submitted task can resolve early: pl.submit(self.kernel, ..., allow_early_resolve=True)",
+    "core_num": _SPMD_HINT,
+    "sync_start": _SPMD_HINT,
+}
+"""Keywords of a task launch that a plain `self.kernel(...)` call rejects, with what to write instead."""
+_SCALAR_BINOPS = {
+    "add": BinOp.Add,
+    "sub": BinOp.Sub,
+    "mul": BinOp.Mul,
+    "div": BinOp.FloatDiv,
+    "min": BinOp.Min,
+    "max": BinOp.Max,
+}
+"""The `pl` ops that, given two scalars, are the scalar operator (`pl.min(a, b)` is `min(a, b)`)."""
+_SUBMIT_KEYWORDS = frozenset({"deps", "dumps", "allow_early_resolve", "predicate"})
+_SPMD_SUBMIT_KEYWORDS = _SUBMIT_KEYWORDS | {"core_num", "sync_start"}
+
+
 class ExprParser:
     """Expressions, annotations and errors; subclasses supply the function's name table."""
 
@@ -146,6 +170,7 @@ class ExprParser:
         self.inline_templates: set[str] = set()
         """Names of `@pl.inline` templates; a call of one is spliced by the statement parser."""
         self._depth = 0
+        self._char_starts: dict[tuple[int, int], list[int] | None] = {}
         self._open: list[ast.AST] = []
         self.failed_at: ast.AST | None = None
         """The innermost node being parsed when an unexpected exception (RecursionError,
@@ -159,13 +184,31 @@ class ExprParser:
     def function_return_types(self, name: str) -> tuple[Type, ...] | None:
         raise NotImplementedError
 
+    def dump_tagged(self) -> Mapping[int, Var]:
+        """The values a `pl.dump_tag` has marked so far (Var id -> Var); none by default."""
+        return {}
+
     # -- locations and errors -----------------------------------------------------------------
 
     def span(self, node: ast.AST | None) -> Span | None:
         line = getattr(node, "lineno", None)
         if line is None:
             return None
-        return Span(self.file, line + self.line_offset, getattr(node, "col_offset", 0))
+        return Span(self.file, line + self.line_offset, self.char_col(line, getattr(node, "col_offset", 0)))
+
+    def char_col(self, line: int, col: int) -> int:
+        """`ast` counts a column in UTF-8 bytes; a span and a caret count characters, so a name such
+        as `café` before the node does not push the column past it."""
+        if not col:
+            return col
+        key = (id(self.lines), line)
+        starts = self._char_starts.get(key, ())
+        if starts == ():
+            text = self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
+            # None for an ASCII line; else the byte offset where each character starts
+            starts = None if text.isascii() else [i for i, b in enumerate(text.encode("utf-8")) if b & 0xC0 != 0x80]
+            self._char_starts[key] = starts
+        return col if starts is None else bisect.bisect_left(starts, col)
 
     def error(
         self,
@@ -179,7 +222,7 @@ class ExprParser:
             node = self._open[-1] if self._open else self.failed_at
         line = getattr(node, "lineno", 1) if node is not None else 1
         col = getattr(node, "col_offset", 0) if node is not None else 0
-        return self.error_at(line, col, message, hint, kind)
+        return self.error_at(line, self.char_col(line, col), message, hint, kind)
 
     def error_at(
         self,
@@ -418,7 +461,12 @@ class ExprParser:
             return self._constant(self.constants[name], node)
         if name == "pl":
             raise self.error(node, "`pl` is the language module, not a value")
-        raise self.error(node, f"unknown name '{name}'", kind=UndefinedVariableError)
+        raise self.error(
+            node,
+            f"Undefined variable '{name}'",
+            hint="assign it before this line, or define it at module level as a constant",
+            kind=UndefinedVariableError,
+        )
 
     def _unary(self, op: ast.unaryop, operand: ast.expr, node: ast.UnaryOp) -> Expr:
         span = self.span(node)
@@ -438,24 +486,78 @@ class ExprParser:
                 raise self.error(arg, "*args is not supported", kind=UnsupportedFeatureError)
         return list(call.args)
 
-    def keywords(self, call: ast.Call) -> tuple[Keyword, ...]:
+    def keywords(self, call: ast.Call, skip: tuple[str, ...] = ()) -> tuple[Keyword, ...]:
         out: list[Keyword] = []
         for kw in call.keywords:
             if kw.arg is None:
                 raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
+            if kw.arg in skip:
+                continue
             out.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
         return tuple(out)
 
-    def dumps(self, node: ast.expr) -> tuple[Var, ...]:
+    def dumps(self, node: ast.expr, form: str = "dumps=", *, repeats: bool = False) -> tuple[Var, ...]:
+        """The tensors of a `dumps=[a, b]` list; with `repeats`, a name listed twice counts once."""
         if not isinstance(node, (ast.List, ast.Tuple)):
-            raise self.error(node, "dumps= takes a list of variable names: dumps=[a, b]")
+            raise self.error(node, f"{form} takes a list of variable names: {form}[a, b]", kind=ParserTypeError)
         out: list[Var] = []
         for elt in node.elts:
             var = self.lookup_local(elt.id) if isinstance(elt, ast.Name) else None
             if var is None:
-                raise self.error(elt, "dumps= entries must be bound variable names")
+                raise self.error(elt, f"{form} entries must be bound variable names", kind=ParserTypeError)
+            if not isinstance(var.type, (TensorType, UnknownType)):
+                raise self.error(
+                    elt, f"{form} entry '{var.name}' is not a tensor", hint="only tensors can be dumped", kind=ParserTypeError
+                )
+            if var in out:
+                if repeats:
+                    continue
+                raise self.error(elt, f"'{var.name}' is listed twice in {form}", hint="list each name once", kind=ParserTypeError)
             out.append(var)
         return tuple(out)
+
+    def dispatch_dumps(
+        self, values: tuple[Expr, ...], explicit: tuple[Var, ...], nodes: list[ast.expr], form: str, what: str
+    ) -> tuple[Var, ...]:
+        """A dispatch's dump selection, in argument order: the arguments written in its `dumps=`
+        (or `attrs={"dump_vars": ...}`) and those a `pl.dump_tag` marked earlier in the function.
+        A written entry must be one of the dispatch's arguments."""
+        written = {v.id: n for v, n in zip(explicit, nodes, strict=False)}
+        for var in explicit:
+            if not any(isinstance(v, Var) and v.id == var.id for v in values):
+                raise self.error(
+                    written.get(var.id),
+                    f"{form} entry '{var.name}' is not an argument of this {what}",
+                    hint="a dispatch dumps only tensors it is passed",
+                    kind=ParserTypeError,
+                )
+        chosen = {v.id for v in explicit} | set(self.dump_tagged())
+        out: dict[int, Var] = {}
+        for value in values:
+            if isinstance(value, Var) and value.id in chosen:
+                out.setdefault(value.id, value)
+        return tuple(out.values())
+
+    def _call_attrs(self, node: ast.Call) -> tuple[tuple[Var, ...], list[ast.expr]]:
+        """`attrs={"dump_vars": [a, b]}` on a `self.f(...)` call: the printed dump selection."""
+        explicit: tuple[Var, ...] = ()
+        nodes: list[ast.expr] = []
+        for kw in node.keywords:
+            if kw.arg != "attrs":
+                continue
+            if not isinstance(kw.value, ast.Dict):
+                raise self.error(kw.value, 'attrs= takes a dict literal: attrs={"dump_vars": [a]}', kind=ParserTypeError)
+            for key, value in zip(kw.value.keys, kw.value.values, strict=True):
+                if not (isinstance(key, ast.Constant) and key.value == "dump_vars"):
+                    raise self.error(
+                        key or value,
+                        "a call's attrs= holds only its dump selection",
+                        hint='write attrs={"dump_vars": [a]}, or mark the value with pl.dump_tag(a)',
+                        kind=UnsupportedFeatureError,
+                    )
+                explicit = self.dumps(value, 'attrs["dump_vars"]', repeats=True)
+                nodes = [e for e in value.elts if isinstance(e, ast.Name)] if isinstance(value, (ast.List, ast.Tuple)) else []
+        return explicit, nodes
 
     def _call(self, node: ast.Call) -> Expr:
         span = self.span(node)
@@ -473,15 +575,23 @@ class ExprParser:
             if len(args) != 1 or node.keywords:
                 raise self.error(node, "abs() takes exactly one argument")
             return UnaryExpr(UnOp.Abs, self.expr(args[0]), span=span)
-        if path.startswith("self."):
-            callee = path[5:]
-            if callee not in self.function_names:
+        if path.startswith("self.") or path in self.standalone_functions:
+            callee = path[5:] if path.startswith("self.") else path
+            if path.startswith("self.") and callee not in self.function_names:
                 raise self.error(node.func, f"unknown function 'self.{callee}'")
+            for kw in node.keywords:
+                if kw.arg in _DISPATCH_KEYWORDS:
+                    raise self.error(
+                        kw.value,
+                        f"{path}(...) does not accept keyword argument '{kw.arg}': a plain call is no submit",
+                        hint=_DISPATCH_KEYWORDS[kw.arg],
+                        kind=ParserTypeError,
+                    )
             values = tuple(self.expr(a) for a in self.positional(node))
-            return Call(callee, values, self.keywords(node), function=True, span=span)
-        if path in self.standalone_functions:
-            values = tuple(self.expr(a) for a in self.positional(node))
-            return Call(path, values, self.keywords(node), function=True, span=span)
+            explicit, nodes = self._call_attrs(node)
+            dumps = self.dispatch_dumps(values, explicit, nodes, 'attrs["dump_vars"]', "call")
+            kwargs = self.keywords(node, skip=("attrs",))
+            return Call(callee, values, kwargs, function=True, dumps=dumps, span=span)
         if path in self.inline_templates:
             raise self.error(
                 node,
@@ -502,8 +612,8 @@ class ExprParser:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a for-loop iterator")
         if spelling in _SCOPES:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a with-statement scope")
-        if spelling not in OPS:
-            raise self.error(node.func, f"unknown op 'pl.{spelling}'")
+        if spelling not in OPS and spelling not in _SCALAR_BINOPS:
+            raise self.error(node.func, f"unknown op 'pl.{spelling}'", kind=InvalidOperationError)
         if spelling == "split" and any(kw.arg == "slot_num" for kw in node.keywords):
             line = getattr(node, "lineno", 0) + self.line_offset
             warnings.warn(
@@ -513,7 +623,27 @@ class ExprParser:
                 stacklevel=2,
             )
         values = tuple(self.expr(a) for a in self.positional(node))
+        scalar = self._scalar_dispatch(spelling, values, node)
+        if scalar is not None:
+            return scalar
         return Call(spelling, values, self.keywords(node), span=span)
+
+    def _scalar_dispatch(self, spelling: str, values: tuple[Expr, ...], node: ast.Call) -> Expr | None:
+        """`pl.add(a, b)` (and sub, mul, div, min, max) of two scalars is the scalar expression
+        `a + b`, as PyPTO dispatches it; on tensors and tiles it stays the op."""
+        op = _SCALAR_BINOPS.get(spelling)
+        if op is None:
+            return None
+        if not node.keywords and len(values) == 2 and all(isinstance(self.type_of(v), ScalarType) for v in values):
+            return BinaryExpr(op, values[0], values[1], span=self.span(node))
+        if spelling in OPS:
+            return None
+        raise self.error(
+            node,
+            f"pl.{spelling} takes two scalars",
+            hint=f"write pl.{spelling}(a, b) with scalar a and b",
+            kind=InvalidOperationError,
+        )
 
     def _typed_const(self, node: ast.Call) -> Expr:
         if len(node.args) != 2 or node.keywords:
@@ -544,20 +674,55 @@ class ExprParser:
         if spmd and not any(kw.arg == "core_num" for kw in node.keywords):
             raise self.error(
                 node,
-                "pl.spmd_submit needs the block count",
+                "pl.spmd_submit requires the core_num= block count",
                 hint="write pl.spmd_submit(self.k, *args, core_num=N)",
             )
         values = tuple(self.expr(a) for a in args[1:])
         kwargs: list[Keyword] = []
-        dumps: tuple[Var, ...] = ()
+        explicit: tuple[Var, ...] = ()
+        nodes: list[ast.expr] = []
+        allowed = _SPMD_SUBMIT_KEYWORDS if spmd else _SUBMIT_KEYWORDS
         for kw in node.keywords:
             if kw.arg is None:
                 raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
+            if kw.arg not in allowed:
+                raise self.error(
+                    kw.value,
+                    f"{form} does not accept keyword argument '{kw.arg}'",
+                    hint=_SPMD_HINT if kw.arg in _SPMD_SUBMIT_KEYWORDS else f"{form} takes {', '.join(sorted(allowed))}",
+                    kind=ParserTypeError,
+                )
+            if kw.arg in ("allow_early_resolve", "sync_start"):
+                self.check_bool_literal(kw, form)
+            if kw.arg == "core_num":
+                self._check_core_num(kw.value, form)
             if kw.arg == "dumps":
-                dumps = self.dumps(kw.value)
+                explicit = self.dumps(kw.value, f"{form} dumps=", repeats=True)
+                nodes = [e for e in kw.value.elts if isinstance(e, ast.Name)] if isinstance(kw.value, (ast.List, ast.Tuple)) else []
             else:
                 kwargs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
+        dumps = self.dispatch_dumps(values, explicit, nodes, f"{form} dumps=", "submit")
         return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, span=self.span(node))
+
+    def check_bool_literal(self, kw: ast.keyword, form: str) -> None:
+        """`allow_early_resolve=` and `sync_start=` are written True or False, nothing computed."""
+        if not (isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, bool)):
+            raise self.error(
+                kw.value,
+                f"{form}: {kw.arg} must be a boolean literal (True or False)",
+                hint=f"write {kw.arg}=True",
+            )
+
+    def _check_core_num(self, node: ast.expr, form: str) -> None:
+        """A block count known while parsing (a literal or a module constant) is a positive int."""
+        try:
+            value = static_eval(node, self.constants, sizes=self.static_sizes)
+        except NotStatic:
+            return  # a runtime count, checked where it is known
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(node, f"{form}: core_num must be an integer, not {value!r}", hint="write core_num=N")
+        if value <= 0:
+            raise self.error(node, f"{form}: core_num must be positive, not {value}", hint="write core_num=N with N > 0")
 
     def _subscript(self, node: ast.Subscript) -> Expr:
         base = self.expr(node.value)
@@ -583,13 +748,15 @@ class ExprParser:
         return self.expr(node)
 
     def describe(self, node: ast.expr) -> str:
-        """How `pl.static_print` shows a value: `name: type` for a variable, else its source."""
+        """How `pl.static_print` shows a value: `name: type` for a variable, `value: type` for
+        anything else whose type is known, else its source."""
         from nanopto.ir_terms.printer import print_expr, print_type
 
         value = self.expr(node)
         if isinstance(value, Var):
             return f"{value.name}: {print_type(value.type)}"
-        return print_expr(value)
+        ty = self.type_of(value)
+        return print_expr(value) if isinstance(ty, UnknownType) else f"{print_expr(value)}: {print_type(ty)}"
 
     # -- type inference -----------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from typing import TypeVar
 from nanopto.gc_pause import gc_paused
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import (
+    DECORATOR_ATTRS,
     AssignStmt,
     BreakStmt,
     Call,
@@ -59,7 +60,12 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
 )
-from nanopto.ir_terms.parse_error import ParserError, UnsupportedFeatureError
+from nanopto.ir_terms.parse_error import (
+    InvalidOperationError,
+    ParserError,
+    ParserTypeError,
+    UnsupportedFeatureError,
+)
 from nanopto.ir_terms.parse_exprs import (
     MAX_NESTING,
     NESTING_HINT,
@@ -71,7 +77,7 @@ from nanopto.ir_terms.parse_exprs import (
 from nanopto.ir_terms.parse_static import NotStatic, is_static_value, static_eval
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.templates import InlineFunction
-from nanopto.ir_terms.types import ArrayType, ScalarType, TupleType, Type, UnknownType
+from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TupleType, Type, UnknownType
 
 __all__ = ["DynamicDim", "ParserError", "parse_function", "parse_program"]
 
@@ -125,6 +131,9 @@ class _FunctionState:
     auto_scope: bool = True
     scopes: list[str] = field(default_factory=list)
     """The `pl` scope constructors enclosing the statement being parsed, outermost first."""
+    tagged: dict[int, Var] = field(default_factory=dict)
+    """The values `pl.dump_tag` has marked (Var id -> Var), in tag order. Assigning the name again
+    makes a new value, so the assignment removes it (docs/specification.md, "Dump tags")."""
 
 
 def parse_program(
@@ -213,6 +222,9 @@ class _ProgramParser(ExprParser):
 
     def lookup_local(self, name: str) -> Var | None:
         return self._fn.names.get(name)
+
+    def dump_tagged(self) -> dict[int, Var]:
+        return self._fn.tagged
 
     def function_return_types(self, name: str) -> tuple[Type, ...] | None:
         sig = self._signatures.get(name)
@@ -442,7 +454,11 @@ class _ProgramParser(ExprParser):
                 if member is None or member not in FunctionType.__members__:
                     raise self.error(kw.value, "type= must be a pl.FunctionType member, e.g. pl.FunctionType.Inline")
                 func_type = FunctionType[member]
+            elif kw.arg == "attrs" and isinstance(kw.value, ast.Dict):
+                attrs.extend(self._attr_dict(kw.value, attrs, "@pl.function(attrs=...)"))
             else:
+                if any(k.name == kw.arg for k in attrs):
+                    raise self.error(kw.value, f"Duplicate function attribute '{kw.arg}'", hint="declare each attribute once")
                 attrs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
         return func_type, tuple(attrs)
 
@@ -456,16 +472,22 @@ class _ProgramParser(ExprParser):
         body_nodes = list(sig.node.body)
         if body_nodes and isinstance(body_nodes[0], ast.Expr) and isinstance(body_nodes[0].value, ast.Constant):
             body_nodes = body_nodes[1:]  # the docstring
-        attrs = sig.attrs
-        first_call = _func_attr_call(body_nodes[0]) if body_nodes else None
-        if first_call is not None:
-            attrs = attrs + self._func_attrs(first_call, attrs)
+        attrs = list(sig.attrs)
+        while body_nodes and (call := _func_attr_call(body_nodes[0])) is not None:
+            attrs.extend(self._func_attrs(call, attrs))
             body_nodes = body_nodes[1:]
         for later in body_nodes:
             for node in ast.walk(later):
                 if isinstance(node, ast.Call) and dotted_name(node.func) == "pl.func_attr":
-                    raise self.error(node, "pl.func_attr({...}) must be the first statement of a function body")
+                    raise self.error(
+                        node,
+                        "pl.func_attr({...}) must be the first statement: it must appear before every other statement "
+                        "of the function body",
+                        hint="move it to the top of the body (a docstring may precede it)",
+                    )
         body = self._block(body_nodes, sig.node)
+        # The decorator's own attributes first, as the printer writes them (docs/coming-from-pypto.md)
+        ordered = [k for k in attrs if k.name in DECORATOR_ATTRS] + [k for k in attrs if k.name not in DECORATOR_ATTRS]
         return Function(
             sig.name,
             sig.params,
@@ -473,24 +495,41 @@ class _ProgramParser(ExprParser):
             body,
             self.span(sig.node),
             func_type=sig.func_type,
-            attrs=attrs,
+            attrs=tuple(ordered),
         )
 
-    def _func_attrs(self, call: ast.Call, existing: tuple[Keyword, ...]) -> tuple[Keyword, ...]:
-        """`pl.func_attr({"name": value, ...})`: attributes of the function, as if written in its
-        decorator (which is how the printer writes them back)."""
-        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Dict):
-            raise self.error(call, 'pl.func_attr takes one dict literal: pl.func_attr({"name": value})')
+    def _func_attrs(self, call: ast.Call, existing: list[Keyword]) -> list[Keyword]:
+        """`pl.func_attr({"name": value, ...})`: attributes of the function, read after its
+        parameters are bound, so a value may name one."""
+        if len(call.args) != 1 or call.keywords:
+            raise self.error(
+                call, "pl.func_attr takes exactly one positional dict argument", hint='write pl.func_attr({"name": value})'
+            )
+        if not isinstance(call.args[0], ast.Dict):
+            raise self.error(
+                call.args[0], "the argument of pl.func_attr must be a dict literal", hint='write pl.func_attr({"name": value})'
+            )
+        return self._attr_dict(call.args[0], existing, "pl.func_attr")
+
+    def _attr_dict(self, node: ast.Dict, existing: list[Keyword], form: str) -> list[Keyword]:
         seen = {k.name for k in existing}
         out: list[Keyword] = []
-        for key, value in zip(call.args[0].keys, call.args[0].values, strict=True):
+        for key, value in zip(node.keys, node.values, strict=True):
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
-                raise self.error(key or value, "a pl.func_attr key is an identifier string literal")
+                raise self.error(
+                    key or value, f"a {form} key must be a string literal naming the attribute", hint='write {"name": value}'
+                )
+            if form == "pl.func_attr" and key.value in DECORATOR_ATTRS:
+                raise self.error(
+                    key,
+                    f"'{key.value}' cannot be set with pl.func_attr: the parser reads it from the decorator",
+                    hint=f"write @pl.function(..., {key.value}=...)",
+                )
             if key.value in seen or key.value == "type":
-                raise self.error(key, f"duplicate function attribute '{key.value}'")
+                raise self.error(key, f"Duplicate function attribute '{key.value}'", hint="declare each attribute once")
             seen.add(key.value)
             out.append(Keyword(key.value, self.expr(value), span=self.span(value)))
-        return tuple(out)
+        return out
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -555,6 +594,7 @@ class _ProgramParser(ExprParser):
         self.check_name(target.id, target)
         existing = self._fn.names.get(target.id)
         if existing is not None:
+            self._fn.tagged.pop(existing.id, None)  # a new value: the tag stays with the old one
             return existing
         var = Var(target.id, ty, span=self.span(target))
         self._fn.names[target.id] = var
@@ -671,9 +711,16 @@ class _ProgramParser(ExprParser):
                 self._static_assert(value)
                 return []
             if special == "dump_tag":
-                return [self._dump_tag(value, node)]
+                self._dump_tag(value, node)
+                return []
             if special == "cond":
                 raise self.error(node, "pl.cond(...) must be the first statement of a pl.while_ body")
+            if special == "spmd_submit":
+                raise self.error(
+                    node,
+                    "the result of pl.spmd_submit must be unpacked: it yields the kernel's results and the task id",
+                    hint="write out, tid = pl.spmd_submit(self.kernel, ..., core_num=N)",
+                )
         template = self._template_of(value)
         if template is not None:
             assert isinstance(value, ast.Call)
@@ -770,7 +817,9 @@ class _ProgramParser(ExprParser):
 
     def _static_print(self, call: ast.Call) -> None:
         if not call.args or call.keywords:
-            raise self.error(call, "pl.static_print requires at least one argument (and no keywords)")
+            raise self.error(
+                call, "pl.static_print requires at least 1 argument (and no keywords)", hint='write pl.static_print("x:", x)'
+            )
         pieces: list[str] = []
         for arg in call.args:
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -781,6 +830,20 @@ class _ProgramParser(ExprParser):
                     if isinstance(part, ast.Constant):
                         text += str(part.value)
                     elif isinstance(part, ast.FormattedValue):
+                        if part.conversion != -1:
+                            raise self.error(
+                                part,
+                                f"f-string conversion (!{chr(part.conversion)}) is not supported in pl.static_print",
+                                hint="write {x}: it shows the value and its type",
+                                kind=UnsupportedFeatureError,
+                            )
+                        if part.format_spec is not None:
+                            raise self.error(
+                                part,
+                                "an f-string format spec is not supported in pl.static_print",
+                                hint="write {x}: it shows the value and its type",
+                                kind=UnsupportedFeatureError,
+                            )
                         text += self.describe(part.value)
                 pieces.append(text)
             else:
@@ -790,7 +853,11 @@ class _ProgramParser(ExprParser):
 
     def _static_assert(self, call: ast.Call) -> None:
         if not 1 <= len(call.args) <= 2:
-            raise self.error(call, "pl.static_assert takes a condition and an optional message")
+            raise self.error(
+                call,
+                "pl.static_assert takes 1 or 2 arguments: a condition and an optional message",
+                hint='write pl.static_assert(N > 0, "N must be positive")',
+            )
         message_node: ast.expr | None = call.args[1] if len(call.args) == 2 else None
         for kw in call.keywords:
             if kw.arg != "msg" or message_node is not None:
@@ -805,22 +872,48 @@ class _ProgramParser(ExprParser):
             ok = static_eval(call.args[0], self.constants, sizes=self.static_sizes)
         except NotStatic as exc:
             raise self.error(
-                exc.node, f"pl.static_assert condition is not a compile-time constant: {exc.message}"
+                exc.node,
+                f"pl.static_assert condition is not compile-time evaluable: {exc.message}",
+                hint="assert on literals and module-level constants; a runtime value is checked at run time",
             ) from None
         if not ok:
             raise self.error(call, f"static_assert failed: {message}" if message else "static_assert failed")
 
-    def _dump_tag(self, call: ast.Call, node: ast.Expr) -> Stmt:
+    def _dump_tag(self, call: ast.Call, node: ast.Expr) -> None:
+        """`pl.dump_tag(t)` leaves no statement: it marks the value `t` names now, and each later
+        dispatch of this function passed that value (and each later `pl.at` scope) lists it in its
+        dump selection (docs/specification.md, "Dump tags")."""
         if self._fn.func_type not in _DUMP_TAG_FUNCTIONS:
             raise self.error(
                 node,
-                "pl.dump_tag is only valid in an Orchestration or Inline function",
+                "pl.dump_tag is only valid inside an Orchestration or Inline function: a kernel body "
+                "has no dispatch of its own to dump",
                 hint="move the dump_tag into the orchestration function (or an Inline helper it calls)",
             )
-        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Name):
-            raise self.error(call, "pl.dump_tag takes exactly one variable name", hint="write pl.dump_tag(t)")
-        var = self.expr(call.args[0])
-        return EvalStmt(Call("dump_tag", (var,), span=self.span(call)), span=self.span(node))
+        if len(call.args) != 1 or call.keywords:
+            raise self.error(
+                call, "pl.dump_tag takes exactly one positional argument, the tensor to mark", hint="write pl.dump_tag(t)"
+            )
+        arg = call.args[0]
+        if not isinstance(arg, ast.Name):
+            raise self.error(
+                arg,
+                "pl.dump_tag takes a bare variable name, not an expression",
+                hint="bind the value to a name first, then write pl.dump_tag(name)",
+            )
+        var = self.lookup_local(arg.id)
+        if var is None:
+            raise self.error(
+                arg, f"pl.dump_tag: '{arg.id}' is not bound at this point", hint="tag a value after it is assigned"
+            )
+        if not isinstance(var.type, (TensorType, UnknownType)):
+            raise self.error(
+                arg,
+                f"pl.dump_tag: '{arg.id}' is not a tensor",
+                hint="only tensors passed to a dispatch can be dumped",
+                kind=ParserTypeError,
+            )
+        self._fn.tagged.setdefault(var.id, var)
 
     # -- yield --------------------------------------------------------------------------------
 
@@ -851,7 +944,7 @@ class _ProgramParser(ExprParser):
             loop = "pl.while_" if ctx.kind == "while_" else "a loop"
             raise self.error(
                 node,
-                f"{loop} with non-empty init_values requires assignment-form pl.yield_",
+                f"{loop} with non-empty init_values requires an assignment-form pl.yield_",
                 hint="bind the loop results: x_next = pl.yield_(...)",
             )
         if names is not None:
@@ -900,15 +993,20 @@ class _ProgramParser(ExprParser):
     def _if(self, node: ast.If) -> IfStmt:
         cond = self.expr(node.test)
         then_ctx = _YieldContext("if")
+        tagged = dict(self._fn.tagged)
         self._fn.yields.append(then_ctx)
         then_body = self._block(node.body, node)
         self._fn.yields.pop()
+        untagged = [i for i in tagged if i not in self._fn.tagged]
+        self._fn.tagged.update((i, tagged[i]) for i in untagged)  # the else branch reads the old values
         else_body: SeqStmts | None = None
         else_ctx = _YieldContext("if")
         if node.orelse:
             self._fn.yields.append(else_ctx)
             else_body = self._block(node.orelse, node.orelse[0])
             self._fn.yields.pop()
+        for i in untagged:
+            self._fn.tagged.pop(i, None)
         if then_ctx.names or else_ctx.names:
             if else_body is None:
                 raise self.error(
@@ -1090,17 +1188,25 @@ class _ProgramParser(ExprParser):
         word = "break" if isinstance(node, ast.Break) else "continue"
         loops = self._fn.loops
         if not loops:
-            raise self.error(node, f"'{word}' outside a loop")
+            raise self.error(
+                node, f"'{word}' outside a loop", hint=f"'{word}' belongs in a pl.range or while body", kind=InvalidOperationError
+            )
         innermost = loops[-1]
         if innermost in ("parallel", "unroll"):
+            kind = "a parallel" if innermost == "parallel" else "an unrolled"
             raise self.error(
                 node,
-                f"'{word}' is not supported when the innermost loop is pl.{innermost}()",
+                f"'{word}' is not supported when the innermost loop is pl.{innermost}() ({kind} loop)",
                 hint="break/continue need a sequential innermost loop (pl.range or while)",
-                kind=UnsupportedFeatureError,
+                kind=InvalidOperationError,
             )
         if innermost in _FOR_SCOPES:
-            raise self.error(node, f"'{word}' cannot leave a pl.{innermost} body")
+            raise self.error(
+                node,
+                f"'{word}' cannot leave a pl.{innermost} body",
+                hint="break/continue need a sequential innermost loop (pl.range or while)",
+                kind=InvalidOperationError,
+            )
         return BreakStmt(span=self.span(node)) if word == "break" else ContinueStmt(span=self.span(node))
 
     # -- scopes -------------------------------------------------------------------------------
@@ -1157,6 +1263,9 @@ class _ProgramParser(ExprParser):
             if not isinstance(item.optional_vars, ast.Name):
                 raise self.error(item.optional_vars, "`with ... as` binds one name")
             var = self._bind(item.optional_vars, ScalarType(DataType.TASK_ID))
+        if constructor == "at":  # a pl.at scope is a dispatch: it dumps what is tagged at its entry
+            written = {v.id for v in dumps}
+            dumps = dumps + tuple(v for v in self._fn.tagged.values() if v.id not in written)
         self._fn.scopes.append(constructor)
         try:
             body = self._block(node.body, node)
@@ -1174,10 +1283,7 @@ class _ProgramParser(ExprParser):
         keywords: dict[str | None, ast.keyword] = {kw.arg: kw for kw in call.keywords if kw.arg is not None}
         early = keywords.get("allow_early_resolve")
         if early is not None:
-            if not (isinstance(early.value, ast.Constant) and isinstance(early.value.value, bool)):
-                raise self.error(
-                    early.value, "allow_early_resolve takes a boolean literal", hint="write allow_early_resolve=True"
-                )
+            self.check_bool_literal(early, f"pl.{constructor}")
             if constructor == "spmd" and "cluster" in self._fn.scopes:
                 raise self.error(
                     early.value,

@@ -10,11 +10,13 @@ unpack through a `*__tmp_v*` temporary), prints yield targets from the enclosing
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import (
+    DECORATOR_ATTRS,
     AssignStmt,
     BinaryExpr,
     BinOp,
@@ -232,8 +234,8 @@ def print_expr(expr: Expr) -> str:
         case Call(op="subscript", args=args, kwargs=(), function=False) if len(args) > 1:
             base = _wrap(args[0], _precedence(args[0]) < _ATOM)
             return f"{base}[{', '.join(_index(i) for i in args[1:])}]"
-        case Call(op=op, args=args, kwargs=kwargs, function=True):
-            return f"self.{op}({_args(args, kwargs)})"
+        case Call(op=op, args=args, kwargs=kwargs, function=True, dumps=dumps):
+            return f"self.{op}({_args(args, kwargs, _dump_attrs(args, dumps))})"
         case Call(op=op, args=args, kwargs=kwargs):
             return f"pl.{op}({_args(args, kwargs)})"
         case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps, spmd=spmd):
@@ -257,7 +259,7 @@ def print_expr(expr: Expr) -> str:
 
 def _binary(op: BinOp, lhs: Expr, rhs: Expr) -> str:
     if op in (BinOp.Min, BinOp.Max):
-        return f"{op.value}({print_expr(lhs)}, {print_expr(rhs)})"
+        return f"pl.{op.value}({print_expr(lhs)}, {print_expr(rhs)})"
     prec = _PREC[op]
     left, right = _precedence(lhs), _precedence(rhs)
     if op is BinOp.Pow:  # right-associative
@@ -298,8 +300,14 @@ def _decorator(fn: Function) -> str:
     parts: list[str] = []
     if fn.func_type is not FunctionType.Opaque:
         parts.append(f"type=pl.FunctionType.{fn.func_type.name}")
-    parts += [f"{k.name}={print_expr(k.value)}" for k in fn.attrs]
+    parts += [f"{k.name}={print_expr(k.value)}" for k in fn.attrs if k.name in DECORATOR_ATTRS]
     return f"@pl.function({', '.join(parts)})" if parts else "@pl.function"
+
+
+def _func_attr_prologue(fn: Function) -> list[str]:
+    """The other attributes as PyPTO prints them, a `pl.func_attr({...})` first statement."""
+    items = [f"{json.dumps(k.name)}: {print_expr(k.value)}" for k in fn.attrs if k.name not in DECORATOR_ATTRS]
+    return [f"pl.func_attr({{{', '.join(items)}}})"] if items else []
 
 
 def _defined_vars(fn: Function) -> set[int]:
@@ -375,7 +383,11 @@ class _FunctionPrinter:
         elif fn.return_types:
             returns = f" -> tuple[{', '.join(print_type(t) for t in fn.return_types)}]"
         header = [f"{indent}{_decorator(fn)}", f"{indent}def {fn.name}({params}){returns}:"]
-        return header + self.body(fn.body, indent + INDENT, None)
+        prologue = [indent + INDENT + line for line in _func_attr_prologue(fn)]
+        body = self.body(fn.body, indent + INDENT, None)
+        if prologue and body == [f"{indent}{INDENT}pass"]:
+            body = []
+        return header + prologue + body
 
     def body(self, body: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
         lines = self.stmt_lines(body, indent, yield_vars)
@@ -499,6 +511,18 @@ class _FunctionPrinter:
         else:
             header = f"{indent}with {call}:"
         return [header, *self.body(stmt.body, indent + INDENT, yield_vars)]
+
+
+def _dump_attrs(args: Sequence[Expr], dumps: Sequence[Var]) -> list[str]:
+    """A dispatch's dump selection as PyPTO prints it: `attrs={"dump_vars": [...]}`, in argument
+    order (the order the parser builds it in, so a round trip keeps it)."""
+    if not dumps:
+        return []
+    by_id = {d.id: d for d in dumps}
+    ordered = {a.id: a for a in args if isinstance(a, Var) and a.id in by_id}
+    ordered.update(by_id)
+    names = ", ".join(v.name for v in ordered.values())
+    return [f'attrs={{"dump_vars": [{names}]}}']
 
 
 def _name_tuple(vars_: Sequence[Var]) -> str:

@@ -105,13 +105,6 @@ limit; a program that still exhausts Python's stack (deeply nested control flow)
 `InterpreterError` too.
 """
 
-_NO_OP_OPS = frozenset({"dump_tag"})
-"""Ops that run as no-ops even when the registry does not declare them.
-
-`pl.dump_tag(x)` only marks a tensor for a runtime dump; it has no value semantics, and the
-inliner must keep it, so the oracle accepts it whether or not its OpDef has been registered yet.
-"""
-
 
 # ---------------------------------------------------------------------------------------------
 # Errors
@@ -723,8 +716,6 @@ class _Interpreter:
             return result
         op = self._ops.lookup(expr.op)
         if op is None:
-            if expr.op in _NO_OP_OPS:
-                return None
             raise self.error(f"unknown op 'pl.{expr.op}' (declare it in the op registry to run it)", expr)
         try:
             return op.semantics(self._ctx, args, kwargs)

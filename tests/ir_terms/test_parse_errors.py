@@ -69,7 +69,7 @@ def test_bare_yield_in_while_with_init_values() -> None:
             """
         )
     )
-    assert "requires assignment-form pl.yield_" in err.message
+    assert "requires an assignment-form pl.yield_" in err.message
     assert err.line == BODY_LINE + 3
 
 
@@ -115,7 +115,11 @@ def test_dump_tag_misuse() -> None:
     err = _error(_main("pl.dump_tag(a)\nreturn\n"))
     assert "Orchestration or Inline" in err.message and err.line == BODY_LINE
     err = _error(_main("pl.dump_tag(a[0])\nreturn\n", func_type="Orchestration"))
-    assert "one variable name" in err.message and err.line == BODY_LINE
+    assert "bare variable name" in err.message and err.line == BODY_LINE
+    err = _error(_main("pl.dump_tag(a, a)\nreturn\n", func_type="Orchestration"))
+    assert "exactly one positional argument" in err.message and err.line == BODY_LINE
+    err = _error(_main("pl.dump_tag(zz)\nreturn\n", func_type="Orchestration"))
+    assert "not bound" in err.message and err.line == BODY_LINE
     parse_program(_main("pl.dump_tag(a)\nreturn\n", func_type="Inline"))
 
 
@@ -128,7 +132,7 @@ def test_reserved_double_underscore_names() -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("x = undefined_name\n", "unknown name 'undefined_name'"),
+        ("x = undefined_name\n", "Undefined variable 'undefined_name'"),
         ("x = pl.xyz(a)\n", "unknown op 'pl.xyz'"),
         ("x = self.nothere(a)\n", "unknown function 'self.nothere'"),
         ("x = len(a)\n", "unknown function 'len'"),
@@ -136,9 +140,9 @@ def test_reserved_double_underscore_names() -> None:
         ("x = y = a\n", "chained assignment"),
         ("pl.yield_(a)\n", "only valid inside a loop or if"),
         ("if a:\n    x = pl.yield_(a)\nelse:\n    y = pl.yield_(a)\n", "Both branches must yield the same variables"),
-        ("pl.static_print()\n", "requires at least one argument"),
+        ("pl.static_print()\n", "requires at least 1 argument"),
         ("pl.static_assert(1 > 2, 'too small')\n", "static_assert failed: too small"),
-        ("pl.static_assert(a > 2)\n", "not a compile-time constant"),
+        ("pl.static_assert(a > 2)\n", "not compile-time evaluable"),
         ("for i in range(4):\n    pass\n", "must iterate over pl.range"),
         ("for (x,) in pl.while_(init_values=(a,)):\n    x = x + 1\n", "must be pl.cond"),
         ("pl.cond(a)\n", "first statement of a pl.while_ body"),

@@ -128,7 +128,7 @@ def _v(name: str) -> Var:
         (UnaryExpr(UnOp.Neg, BinaryExpr(BinOp.Add, _v("a"), _v("b"))), "-(a + b)"),
         (UnaryExpr(UnOp.Neg, ConstInt(3)), "-pl.const(3, pl.INDEX)"),
         (BinaryExpr(BinOp.Pow, ConstInt(-3), ConstInt(2)), "(-3) ** 2"),
-        (BinaryExpr(BinOp.Min, _v("a"), _v("b")), "min(a, b)"),
+        (BinaryExpr(BinOp.Min, _v("a"), _v("b")), "pl.min(a, b)"),
         (UnaryExpr(UnOp.Abs, _v("a")), "abs(a)"),
         (ConstInt(42, DataType.INT64), "pl.const(42, pl.INT64)"),
         (ConstFloat(1.5, DataType.FP16), "pl.const(1.5, pl.FP16)"),
@@ -289,13 +289,16 @@ STATEMENT_FORMS = {
             with pl.graph('g', dumps=[a, c]):
                 pass
             with pl.spmd(8, deps=[tid]) as tid2:
-                t = pl.submit(self.kernel, a, deps=[tid], dumps=[b])
+                t = pl.submit(self.kernel, a, deps=[tid], dumps=[a])
             for i in pl.spmd(4, core_num=2):
                 x = pl.tile.get_block_idx()
             for _ in pl.split_aiv(pl.SplitMode.UP_DOWN):
                 pass
             with pl.scope(mode=pl.ScopeMode.MANUAL):
                 pl.dump_tag(a)
+                d = self.kernel(a)
+            with pl.at(level=pl.Level.CORE_GROUP):
+                e = pl.exp(a)
             with pl.manual_scope():
                 pass
             return tid2

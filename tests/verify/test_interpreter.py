@@ -332,14 +332,6 @@ def test_symbols_evaluate_to_data_types_and_other_paths_to_strings() -> None:
     assert level == "Level.CORE_GROUP"
 
 
-def test_dump_tag_is_a_no_op() -> None:
-    a = Var("a")
-    main = fn("main", [a], EvalStmt(op("dump_tag", a)), ret(a))
-    arr = fresh()
-    assert interpret(program(main), "main", arr) is arr
-    np.testing.assert_array_equal(arr, fresh())
-
-
 # ---------------------------------------------------------------------------------------------
 # Scalars
 # ---------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from nanopto.passes.inlining.call_graph import (
     inline_functions_of,
 )
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, find_sites, make_template
-from nanopto.passes.inlining.dump_tags import carry_helper_tags, site_templates
+from nanopto.passes.inlining.dump_tags import site_templates
 from nanopto.passes.inlining.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_expansion_size
 from nanopto.passes.inlining.spliced_types import derive_types
 from nanopto.passes.inlining.stage import Stage, StageObserver
@@ -66,8 +66,7 @@ def callee_first_stages(program: Program, inline: dict[str, Function]) -> Genera
 
     Yields (functions, templates) to expand — the Inline helpers of depth 1, 2, ... (each batch's
     callees already expanded), then every other function — and is sent back the expanded functions.
-    Templates are made from expanded helpers, with their own `pl.dump_tag` marks moved onto
-    carriers. Returns the expanded non-Inline functions.
+    Templates are made from expanded helpers. Returns the expanded non-Inline functions.
     """
     depth = depth_of(inline)
     expanded: dict[str, Function] = {}
@@ -77,7 +76,7 @@ def callee_first_stages(program: Program, inline: dict[str, Function]) -> Genera
         for fn in functions:
             for name in inline_callees(fn, inline):
                 if name not in templates:
-                    templates[name] = carry_helper_tags(make_template(expanded[name]))
+                    templates[name] = make_template(expanded[name])
         return functions
 
     for level in range(max(depth.values()) + 1):
@@ -151,7 +150,7 @@ def _inline_program(
         if not sites:
             clock("classify", started)
             return functions
-        chosen = site_templates(functions, sites, templates)
+        chosen = site_templates(sites, templates)
         result_templates(sites, templates, chosen)
         clock("classify", started)
         stage = Stage(

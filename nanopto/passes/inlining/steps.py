@@ -112,7 +112,7 @@ def inline_steps(
             site = sites[0]
             state.sites += 1
             state.all_sites.append(site)
-            chosen = site_templates([fn], [site], templates)
+            chosen = site_templates([site], templates)
             result_templates([site], templates, chosen)
             iterations: list[Iteration] = []
 
