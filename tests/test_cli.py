@@ -567,6 +567,25 @@ def test_an_internal_error_exits_3_with_a_bug_report_hint(tmp_path: Path) -> Non
     assert "this is a bug in nanopto; please report it" in proc.stderr
 
 
+def test_an_internal_parser_error_exits_3_located_with_a_bug_report_hint(tmp_path: Path) -> None:
+    """A parser bug (an exception the parser did not mean to raise) is not the user's error: it
+    exited 2 as a ParserError "internal parser error" before."""
+    script = (
+        "import sys\n"
+        "import nanopto.cli as cli\n"
+        "from nanopto.ir_terms import parser\n"
+        "def broken(self, node, *args, **kwargs):\n"
+        "    raise KeyError('a bug')\n"
+        "parser._ProgramParser._stmt = broken\n"
+        f"sys.exit(cli.main(['inline', {str(write(tmp_path, HELPER_PROGRAM))!r}]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith("nanopto: internal error: InternalParserError: "), proc.stderr
+    assert "prog.py:" in proc.stderr and "internal parser error (KeyError): 'a bug'" in proc.stderr
+    assert "this is a bug in nanopto; please report it" in proc.stderr
+
+
 @pytest.mark.parametrize(
     ("pipeline_option", "flag", "message"),
     [

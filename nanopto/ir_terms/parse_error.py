@@ -3,6 +3,8 @@
 A parse error is read by a person looking at their own source, so it carries the location, the
 offending line with a caret under the column and, where there is an obvious rewrite, a hint. Every
 bad input becomes a `ParserError`: callers can catch one type and never see a Python traceback.
+A failure that is not about the input (a bug in the parser) is an `InternalParserError` instead:
+located like a parse error so it can be reported, but never taken for the user's mistake.
 Its subclasses are PyPTO's, so a test that expects `ParserSyntaxError` or
 `UnsupportedFeatureError` reads the same against nanopto.
 """
@@ -81,3 +83,16 @@ class UnsupportedFeatureError(ParserError):
 class InvalidOperationError(ParserError):
     """An operation that does not exist or is not allowed where it is written: an unknown
     `pl.<op>`, or `break` / `continue` outside a sequential loop."""
+
+
+class InternalParserError(RuntimeError):
+    """A bug in the parser, not in the source: an exception the parser did not mean to raise,
+    with the location it was parsing (`file:line:col: internal parser error (KeyError): ...`).
+    Not a `ParserError`: the command line reports it as an internal error (exit 3)."""
+
+    def __init__(self, message: str, *, file: str, line: int, col: int) -> None:
+        super().__init__(f"{file}:{line}:{col}: {message}")
+        self.message = message
+        self.file = file
+        self.line = line
+        self.col = col

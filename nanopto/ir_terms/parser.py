@@ -61,6 +61,7 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
 )
 from nanopto.ir_terms.parse_error import (
+    InternalParserError,
     InvalidOperationError,
     ParserError,
     ParserTypeError,
@@ -182,8 +183,11 @@ def _run(parser: _ProgramParser, action: Callable[[], T]) -> T:
         raise parser.error(None, f"nesting too deep (the limit is {MAX_NESTING} levels)", hint=NESTING_HINT) from None
     except MemoryError:
         raise parser.error(None, "out of memory while parsing this construct") from None
-    except Exception as exc:  # a parser bug must still surface as a ParserError
-        raise parser.error(None, f"internal parser error ({type(exc).__name__}): {exc}") from exc
+    except Exception as exc:  # a bug in the parser, not in the source: located, but not a ParserError
+        at = parser.error(None, "")
+        raise InternalParserError(
+            f"internal parser error ({type(exc).__name__}): {exc}", file=at.file, line=at.line, col=at.col
+        ) from exc
 
 
 class _ProgramParser(ExprParser):
