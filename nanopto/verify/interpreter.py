@@ -198,6 +198,15 @@ _BINARY: dict[BinOp, Callable[[Any, Any], Any]] = {
 }
 
 
+_COMPARISONS = frozenset({BinOp.Eq, BinOp.Ne, BinOp.Lt, BinOp.Le, BinOp.Gt, BinOp.Ge})
+"""The operators that may compare values other than numbers (a dtype, a string); every other
+operator takes numbers, tensors or tiles only."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.ndarray, np.generic))
+
+
 def _not(a: Any) -> Any:
     return np.logical_not(a) if isinstance(a, np.ndarray) else not a
 
@@ -675,6 +684,14 @@ class _Interpreter:
         if isinstance(lhs, np.ndarray) and isinstance(rhs, np.ndarray) and lhs.shape != rhs.shape:
             raise self.error(
                 f"operator '{expr.op.value}': shape mismatch: {list(lhs.shape)} vs {list(rhs.shape)}", expr
+            )
+        if expr.op not in _COMPARISONS and not (_is_number(lhs) and _is_number(rhs)):
+            # Python's `%` and `*` on a string or tuple would format or repeat it: 100 bytes of
+            # source (`'%*d' % (10**9, 1)`) and a gigabyte of string
+            raise self.error(
+                f"operator '{expr.op.value}': operands must be numbers, tensors or tiles, "
+                f"not {type(lhs).__name__} and {type(rhs).__name__}",
+                expr,
             )
         if _overflows_before(expr.op, lhs, rhs):
             raise self.error(_overflow_message(expr.op.value), expr)

@@ -60,3 +60,16 @@ def test_a_finding_is_reported_with_the_input_that_made_it() -> None:
         (1, "chain", "RecursionError"),
     ]
     assert tally.findings[0][3] == fuzz.draw(random.Random(3), {"chain": fuzz.long_chain})[1]
+
+
+def test_an_inline_main_is_not_run_after_the_pass_that_drops_it() -> None:
+    """The pass soak's one finding (seed 1000, input 4190, a line mutant): `main` itself was an
+    Inline function, so the pass dropped it as the specification says, and the fuzzer's before and
+    after comparison found no `main` to run after ("runs before, not after")."""
+    source = (
+        f"{fuzz.HEADER}\n@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.Inline)\n"
+        "    def main(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n"
+        "        return k\n"
+    )
+    assert fuzz.run_pass(source) == fuzz.Outcome("ok", True)

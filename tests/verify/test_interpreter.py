@@ -923,6 +923,20 @@ def test_a_scalar_integer_past_the_ir_types_is_a_reported_error() -> None:
     assert "operator '*'" in str(err)
 
 
+@pytest.mark.parametrize(
+    ("expr", "op", "types"),
+    [("'%*d' % (1000000000, k)", "%", "str and tuple"), ("'ab' * 1000000000", "*", "str and int")],
+)
+def test_string_formatting_or_repetition_is_refused_before_it_is_computed(expr: str, op: str, types: str) -> None:
+    """Found by the pass soak (seed 1000, input 4726): a token mutant put `'%*d' % (10**9, 1)` in
+    an op's argument, and running the program formatted a gigabyte of string (the soak's 1.2 GB
+    peak). Arithmetic operators take numbers, tensors or tiles only."""
+    prog = _pl_program(f"m = {expr}\nreturn k", "k: pl.Scalar[pl.INDEX]")
+    started = time.perf_counter()
+    _raises(prog, 3, match=f"operator '{re.escape(op)}': operands must be numbers, tensors or tiles, not {types}")
+    assert time.perf_counter() - started < 1
+
+
 @pytest.mark.parametrize(("body", "op"), [("m = k ** 100000000", "**"), ("m = k << 100000000", "<<")])
 def test_a_scalar_power_or_shift_past_64_bits_is_refused_before_it_is_computed(body: str, op: str) -> None:
     prog = _pl_program(body + "\nreturn m", "k: pl.Scalar[pl.INDEX]")
