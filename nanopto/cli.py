@@ -43,7 +43,7 @@ from nanopto.egraph import SaturationLimitError, SaturationLimits, schedule
 from nanopto.ir_terms.encoding import EGGLOG_VERSION
 from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.parser import ParserError, parse_program
-from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.printer import NestingTooDeepToPrintError, python_print
 from nanopto.ir_terms.term_rows import RowsWriteError
 from nanopto.passes import (
     STRATEGY_PIPELINES,
@@ -887,6 +887,7 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     RulesFileError,
     UserRuleError,
     EGraphOutputError,
+    NestingTooDeepToPrintError,
 )
 """nanopto's documented errors about the user's input, files or machine (docs/errors.md): exit 2.
 Anything else, a ValueError included, is a bug in nanopto: exit 3."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import (
@@ -188,9 +189,22 @@ def _precedence(expr: Expr) -> int:
             return _ATOM
 
 
-def _wrap(expr: Expr, parenthesize: bool) -> str:
-    text = print_expr(expr)
-    return f"({text})" if parenthesize else text
+_Piece = str | Expr
+"""What an expression prints as: text, and the sub-expressions printed in between."""
+
+
+def _wrap(expr: Expr, parenthesize: bool) -> list[_Piece]:
+    piece = _piece(expr)
+    return ["(", piece, ")"] if parenthesize else [piece]
+
+
+def _piece(expr: Expr) -> _Piece:
+    """A variable or an index literal as its text (most operands are one), else the expression."""
+    if type(expr) is Var:
+        return expr.name
+    if type(expr) is ConstInt and expr.dtype is DataType.INDEX:
+        return str(expr.value)
+    return expr
 
 
 def _args(args: Sequence[Expr], kwargs: Sequence[Keyword], extra: Sequence[str] = ()) -> str:
@@ -200,12 +214,23 @@ def _args(args: Sequence[Expr], kwargs: Sequence[Keyword], extra: Sequence[str] 
     return ", ".join(parts)
 
 
-def _index(expr: Expr) -> str:
-    if isinstance(expr, SliceExpr):
-        start = "" if expr.start is None else print_expr(expr.start)
-        stop = "" if expr.stop is None else print_expr(expr.stop)
-        return f"{start}:{stop}"
-    return print_expr(expr)
+def _arg_pieces(args: Sequence[Expr], kwargs: Sequence[Keyword], extra: Sequence[str] = ()) -> list[_Piece]:
+    """`_args` as pieces: the arguments, `name=` and each keyword value, `extra`, comma-separated."""
+    pieces: list[_Piece] = []
+    for arg in args:
+        pieces += [_piece(arg), ", "]
+    for keyword in kwargs:
+        pieces += [f"{keyword.name}=", _piece(keyword.value), ", "]
+    for text in extra:
+        pieces += [text, ", "]
+    return pieces[:-1]
+
+
+def _joined(items: Sequence[Expr]) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    for item in items:
+        pieces += [_piece(item), ", "]
+    return pieces[:-1]
 
 
 def _literal_const(expr: ConstInt | ConstFloat) -> str:
@@ -213,7 +238,32 @@ def _literal_const(expr: ConstInt | ConstFloat) -> str:
 
 
 def print_expr(expr: Expr) -> str:
-    """The `pl` source of an expression, with the fewest parentheses that keep its structure."""
+    """The `pl` source of an expression, with the fewest parentheses that keep its structure.
+
+    Left to right on an explicit stack, not by recursion, each character written once: a
+    hand-built expression 100,000 levels deep prints, in time linear in its text."""
+    first = _pieces(expr)
+    if isinstance(first, str):
+        return first
+    if all(type(piece) is str for piece in first):  # operands that were all variables or literals
+        return "".join(first)  # type: ignore[arg-type]
+    out: list[str] = []
+    stack: list[_Piece] = first[::-1]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        pieces = _pieces(item)
+        if isinstance(pieces, str):
+            out.append(pieces)
+        else:
+            stack += reversed(pieces)
+    return "".join(out)
+
+
+def _pieces(expr: Expr) -> str | list[_Piece]:
+    """What `expr` prints as: its whole text, or text and sub-expressions in order."""
     match expr:
         case Var(name=name):
             return name
@@ -232,34 +282,33 @@ def print_expr(expr: Expr) -> str:
         case UnaryExpr(op=op, operand=operand):
             return _unary(op, operand)
         case Call(op="subscript", args=args, kwargs=(), function=False) if len(args) > 1:
-            base = _wrap(args[0], _precedence(args[0]) < _ATOM)
-            return f"{base}[{', '.join(_index(i) for i in args[1:])}]"
+            return [*_wrap(args[0], _precedence(args[0]) < _ATOM), "[", *_joined(args[1:]), "]"]
         case Call(op=op, args=args, kwargs=kwargs, function=True, dumps=dumps):
-            return f"self.{op}({_args(args, kwargs, _dump_attrs(args, dumps))})"
+            return [f"self.{op}(", *_arg_pieces(args, kwargs, _dump_attrs(args, dumps)), ")"]
         case Call(op=op, args=args, kwargs=kwargs):
-            return f"pl.{op}({_args(args, kwargs)})"
+            return [f"pl.{op}(", *_arg_pieces(args, kwargs), ")"]
         case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps, spmd=spmd):
             extra = [f"dumps=[{', '.join(d.name for d in dumps)}]"] if dumps else []
-            rest = _args(args, kwargs, extra)
+            rest = _arg_pieces(args, kwargs, extra)
             form = "spmd_submit" if spmd else "submit"
-            return f"pl.{form}(self.{callee}{', ' + rest if rest else ''})"
+            return [f"pl.{form}(self.{callee}", *([", ", *rest] if rest else []), ")"]
         case MakeTuple(elements=elements, is_list=True):
-            return "[" + ", ".join(print_expr(e) for e in elements) + "]"
+            return ["[", *_joined(elements), "]"]
         case MakeTuple(elements=elements):
             if len(elements) == 1:
-                return f"({print_expr(elements[0])},)"
-            return "(" + ", ".join(print_expr(e) for e in elements) + ")"
+                return ["(", elements[0], ",)"]
+            return ["(", *_joined(elements), ")"]
         case TupleGetItemExpr(tuple=base, index=index):
-            return f"{_wrap(base, _precedence(base) < _ATOM)}[{index}]"
-        case SliceExpr():
-            return _index(expr)
+            return [*_wrap(base, _precedence(base) < _ATOM), f"[{index}]"]
+        case SliceExpr(start=start, stop=stop):
+            return ["" if start is None else start, ":", "" if stop is None else stop]
         case _:
             raise TypeError(f"cannot print expression {type(expr).__name__}")
 
 
-def _binary(op: BinOp, lhs: Expr, rhs: Expr) -> str:
+def _binary(op: BinOp, lhs: Expr, rhs: Expr) -> list[_Piece]:
     if op in (BinOp.Min, BinOp.Max):
-        return f"pl.{op.value}({print_expr(lhs)}, {print_expr(rhs)})"
+        return [f"pl.{op.value}(", lhs, ", ", rhs, ")"]
     prec = _PREC[op]
     left, right = _precedence(lhs), _precedence(rhs)
     if op is BinOp.Pow:  # right-associative
@@ -268,18 +317,18 @@ def _binary(op: BinOp, lhs: Expr, rhs: Expr) -> str:
         wrap_left, wrap_right = left <= prec, right <= prec
     else:
         wrap_left, wrap_right = left < prec, right <= prec
-    return f"{_wrap(lhs, wrap_left)} {op.value} {_wrap(rhs, wrap_right)}"
+    return [*_wrap(lhs, wrap_left), f" {op.value} ", *_wrap(rhs, wrap_right)]
 
 
-def _unary(op: UnOp, operand: Expr) -> str:
+def _unary(op: UnOp, operand: Expr) -> str | list[_Piece]:
     if op is UnOp.Abs:
-        return f"abs({print_expr(operand)})"
+        return ["abs(", operand, ")"]
     if op is UnOp.Not:
-        return f"not {_wrap(operand, _precedence(operand) < 3)}"
+        return ["not ", *_wrap(operand, _precedence(operand) < 3)]
     if op is UnOp.Neg and isinstance(operand, (ConstInt, ConstFloat)):
         # `-3` reads back as the literal ConstInt(-3); spell the operand so it stays a negation.
         return f"-{_literal_const(operand)}"
-    return f"{op.value}{_wrap(operand, _precedence(operand) < _UNARY)}"
+    return [op.value, *_wrap(operand, _precedence(operand) < _UNARY)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,6 +416,53 @@ def _print_program(program: Program) -> str:
     return "\n".join(lines) + "\n"
 
 
+MAX_PRINTED_BLOCKS = 1_000
+"""Statements indented deeper (a function's body is at level 2) are not printed: each line repeats its indentation, so the text grows as
+the square of the depth (a 100,000-deep `if` nest would be 20 GB), and Python reads back at most
+100 levels anyway. Only hand-built IR, or a pass that nests helpers inside each other, gets
+there: the parser accepts at most 100."""
+
+
+class NestingTooDeepToPrintError(ValueError):
+    """A statement indented more than `MAX_PRINTED_BLOCKS` levels, given to the printer."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(
+            f"cannot print statements indented more than {MAX_PRINTED_BLOCKS:,} levels (reached {depth:,}): "
+            "the text would grow as the square of the depth, and Python reads back at most 100 levels"
+        )
+        self.depth = depth
+
+
+@dataclass(frozen=True)
+class _Lines:
+    """A statement still to print, as `stmt_lines` prints it."""
+
+    stmt: Stmt
+    indent: str
+    yield_vars: tuple[Var, ...] | None
+
+
+@dataclass(frozen=True)
+class _Body(_Lines):
+    """A block body still to print: its lines, or `pass` when it has none."""
+
+
+@dataclass(frozen=True)
+class _EndBody:
+    """Where a body's lines end: `pass` goes here if nothing was printed since `start`."""
+
+    indent: str
+    start: int
+
+
+_BLOCKS = (SeqStmts, IfStmt, ForStmt, WhileStmt, ScopeStmt)
+"""The statements that hold statements: the printer's stack takes them one at a time."""
+
+_Todo = str | _Lines
+"""A line already printed, or a statement still to print."""
+
+
 class _FunctionPrinter:
     """Prints one function (or statement); knows how often each Var is used, for re-sugaring."""
 
@@ -390,13 +486,36 @@ class _FunctionPrinter:
         return header + prologue + body
 
     def body(self, body: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
-        lines = self.stmt_lines(body, indent, yield_vars)
-        return lines or [f"{indent}pass"]
+        return self._emit([_Body(body, indent, yield_vars)])
 
     def stmt_lines(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
+        return self._emit([_Lines(stmt, indent, yield_vars)])
+
+    def _emit(self, todo: list[_Todo]) -> list[str]:
+        """The lines of `todo`, in order, from an explicit stack rather than recursion: nested
+        blocks and `SeqStmts` chains built by hand, deeper than Python's recursion limit, print."""
+        lines: list[str] = []
+        stack: list[_Todo | _EndBody] = list(reversed(todo))
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                lines.append(item)
+            elif isinstance(item, _EndBody):
+                if len(lines) == item.start:
+                    lines.append(f"{item.indent}pass")
+            elif isinstance(item, _Body):
+                if len(item.indent) > MAX_PRINTED_BLOCKS * len(INDENT):
+                    raise NestingTooDeepToPrintError(len(item.indent) // len(INDENT))
+                stack.append(_EndBody(item.indent, len(lines)))
+                stack.append(_Lines(item.stmt, item.indent, item.yield_vars))
+            else:
+                stack += reversed(self._stmt_todo(item.stmt, item.indent, item.yield_vars))
+        return lines
+
+    def _stmt_todo(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[_Todo]:
         if not isinstance(stmt, SeqStmts):
             return self._stmt(stmt, indent, yield_vars)
-        lines: list[str] = []
+        todo: list[_Todo] = []
         items = stmt.stmts
         i = 0
         while i < len(items):
@@ -405,12 +524,16 @@ class _FunctionPrinter:
                 head = items[i]
                 assert isinstance(head, AssignStmt)
                 targets = ", ".join(s.var.name for s in items[i + 1 : i + 1 + count] if isinstance(s, AssignStmt))
-                lines.append(f"{indent}{targets} = {print_expr(head.value)}")
+                todo.append(f"{indent}{targets} = {print_expr(head.value)}")
                 i += 1 + count
                 continue
-            lines += self.stmt_lines(items[i], indent, yield_vars)
+            item = items[i]
+            if isinstance(item, _BLOCKS):
+                todo.append(_Lines(item, indent, yield_vars))
+            else:  # a simple statement is its lines
+                todo += self._stmt(item, indent, yield_vars)
             i += 1
-        return lines
+        return todo
 
     def _unpack_count(self, items: Sequence[Stmt], i: int) -> int:
         """How many `x_k = tmp[k]` follow a `tmp = value` that the parser made from `x0, ... = value`."""
@@ -435,7 +558,7 @@ class _FunctionPrinter:
             count += 1
         return count if count and self._uses[tmp.id] == count + 1 else 0
 
-    def _stmt(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
+    def _stmt(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[_Todo]:
         match stmt:
             case AssignStmt(var=var, value=value, annotated=annotated):
                 if annotated and not isinstance(var.type, UnknownType):
@@ -457,12 +580,10 @@ class _FunctionPrinter:
             case ContinueStmt():
                 return [f"{indent}continue"]
             case IfStmt(cond=cond, then_body=then_body, else_body=else_body, return_vars=return_vars):
-                lines = [f"{indent}if {print_expr(cond)}:"]
-                lines += self.body(then_body, indent + INDENT, return_vars)
+                todo: list[_Todo] = [f"{indent}if {print_expr(cond)}:", _Body(then_body, indent + INDENT, return_vars)]
                 if else_body is not None:
-                    lines.append(f"{indent}else:")
-                    lines += self.body(else_body, indent + INDENT, return_vars)
-                return lines
+                    todo += [f"{indent}else:", _Body(else_body, indent + INDENT, return_vars)]
+                return todo
             case ForStmt():
                 return self._for(stmt, indent)
             case WhileStmt():
@@ -472,7 +593,7 @@ class _FunctionPrinter:
             case _:
                 raise TypeError(f"cannot print statement {type(stmt).__name__}")
 
-    def _for(self, stmt: ForStmt, indent: str) -> list[str]:
+    def _for(self, stmt: ForStmt, indent: str) -> list[_Todo]:
         one, zero = ConstInt(1), ConstInt(0)
         if stmt.step == one and stmt.start == zero:
             bounds: list[Expr] = [stmt.stop]
@@ -486,21 +607,20 @@ class _FunctionPrinter:
             target += f", {_name_tuple(stmt.iter_args)}"
             extra.append(f"init_values={_value_tuple([a.init_value for a in stmt.iter_args])}")
         kind = stmt.kind.value if isinstance(stmt.kind, ForKind) else "range"
-        lines = [f"{indent}for {target} in pl.{kind}({_args(bounds, stmt.attrs, extra)}):"]
-        return lines + self.body(stmt.body, indent + INDENT, stmt.return_vars)
+        header = f"{indent}for {target} in pl.{kind}({_args(bounds, stmt.attrs, extra)}):"
+        return [header, _Body(stmt.body, indent + INDENT, stmt.return_vars)]
 
-    def _while(self, stmt: WhileStmt, indent: str) -> list[str]:
+    def _while(self, stmt: WhileStmt, indent: str) -> list[_Todo]:
         if stmt.natural and not stmt.iter_args:
-            lines = [f"{indent}while {print_expr(stmt.cond)}:"]
-            return lines + self.body(stmt.body, indent + INDENT, stmt.return_vars)
+            return [f"{indent}while {print_expr(stmt.cond)}:", _Body(stmt.body, indent + INDENT, stmt.return_vars)]
         inits = _value_tuple([a.init_value for a in stmt.iter_args])
-        lines = [
+        return [
             f"{indent}for {_name_tuple(stmt.iter_args)} in pl.while_(init_values={inits}):",
             f"{indent}{INDENT}pl.cond({print_expr(stmt.cond)})",
+            _Lines(stmt.body, indent + INDENT, stmt.return_vars),
         ]
-        return lines + self.stmt_lines(stmt.body, indent + INDENT, stmt.return_vars)
 
-    def _scope(self, stmt: ScopeStmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
+    def _scope(self, stmt: ScopeStmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[_Todo]:
         extra = [f"dumps=[{', '.join(d.name for d in stmt.dumps)}]"] if stmt.dumps else []
         call = f"pl.{stmt.constructor}({_args(stmt.args, stmt.kwargs, extra)})"
         if stmt.for_form:
@@ -510,7 +630,7 @@ class _FunctionPrinter:
             header = f"{indent}with {call} as {stmt.var.name}:"
         else:
             header = f"{indent}with {call}:"
-        return [header, *self.body(stmt.body, indent + INDENT, yield_vars)]
+        return [header, _Body(stmt.body, indent + INDENT, yield_vars)]
 
 
 def _dump_attrs(args: Sequence[Expr], dumps: Sequence[Var]) -> list[str]:

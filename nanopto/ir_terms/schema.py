@@ -297,21 +297,90 @@ def walk_stmts(stmt: n.Stmt) -> Iterator[n.Stmt]:
     return _preorder(stmt, stmt_children)
 
 
+def _in_turn(values: list[Any]) -> Callable[[Any], Any]:
+    """A function that returns `values` one after another, whatever it is given."""
+    remaining = iter(values)
+    return lambda _: next(remaining)
+
+
+_RECURSION_BUDGET = 200
+"""Levels a `Mutator` recurses before it continues on an explicit stack (Python allows 1,000)."""
+
+
 class Mutator:
     """A rewriting traversal: override `visit_<ClassName>` for the nodes that change.
 
     The default for every node is to rebuild it from its visited children, so a pass states only
-    the clauses that differ from the identity.
+    the clauses that differ from the identity; `leave(node)` sees every node so rebuilt (the
+    identity by default). The default traversal is an explicit stack, not recursion, so a deep
+    tree (a 100,000-deep `BinaryExpr` chain built by hand, nested `SeqStmts`) is no
+    `RecursionError`; only a `visit_<ClassName>` that calls `visit` or `generic_visit` itself
+    nests Python calls, once per node of its class on a path.
     """
 
     def visit(self, node: Any) -> Any:
-        method = getattr(self, f"visit_{type(node).__name__}", None)
+        method = self._override(type(node))
         if method is not None:
-            return method(node)
+            return method(self, node)
         return self.generic_visit(node)
 
+    def leave(self, node: Any) -> Any:
+        """A node the default traversal rebuilt from its visited children, before it is used."""
+        return node
+
+    _depth = 0
+    """How many `generic_visit` calls are open on the Python stack (recursing, the fast way)."""
+
     def generic_visit(self, node: N) -> N:
-        return map_children(node, self.visit)
+        """`node` rebuilt from its visited children (`map_children` with `visit`), each visited
+        completely, left to right. By recursion up to `_RECURSION_BUDGET` levels (the common case,
+        and the fastest), below that on an explicit stack."""
+        if self._depth >= _RECURSION_BUDGET:
+            return self._rebuilt_on_a_stack(node)
+        self._depth += 1
+        try:
+            return self.leave(map_children(node, self.visit))  # type: ignore[no-any-return]
+        finally:
+            self._depth -= 1
+
+    def _rebuilt_on_a_stack(self, node: N) -> N:
+        """`generic_visit` without recursion: the same visits in the same order."""
+        results: list[Any] = []
+        stack: list[tuple[Any, int]] = [(node, -1)]  # (node, -1): expand; (node, k): rebuild from k results
+        while stack:
+            current, count = stack.pop()
+            if count >= 0:
+                visited = results[len(results) - count :]
+                del results[len(results) - count :]
+                rebuilt = map_children(current, _in_turn(visited))
+                results.append(self.leave(rebuilt))
+                continue
+            if current is not node:
+                method = self._override(type(current))
+                if method is not None:
+                    results.append(method(self, current))
+                    continue
+            kids = children_of(current)
+            stack.append((current, len(kids)))
+            stack.extend((kid, -1) for kid in reversed(kids))
+        result: N = results[0]
+        return result
+
+    _OVERRIDES: dict[type, Callable[[Any, Any], Any] | None]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._OVERRIDES = {}
+
+    def _override(self, node_class: type) -> Callable[[Any, Any], Any] | None:
+        """The subclass's `visit_<ClassName>` for `node_class`, or None (looked up once per class)."""
+        table = type(self)._OVERRIDES
+        if node_class not in table:
+            table[node_class] = getattr(type(self), f"visit_{node_class.__name__}", None)
+        return table[node_class]
+
+
+Mutator._OVERRIDES = {}
 
 
 def whole_value(stmt: n.Stmt) -> n.Expr | None:

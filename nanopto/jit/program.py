@@ -163,8 +163,7 @@ class _SpansInTheirFiles(Mutator):
     def __init__(self, segments: Sequence[_Segment]) -> None:
         self.segments = segments
 
-    def visit(self, node: Any) -> Any:
-        node = super().visit(node)
+    def leave(self, node: Any) -> Any:
         span = getattr(node, "span", None)
         if isinstance(span, Span) and span.line > self.segments[0].lines:
             segment = next(s for s in reversed(self.segments) if span.line > s.offset)
