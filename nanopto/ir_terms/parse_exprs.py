@@ -169,6 +169,9 @@ class ExprParser:
         """Names of module-level `@pl.function`s the source may call by name."""
         self.inline_templates: set[str] = set()
         """Names of `@pl.inline` templates; a call of one is spliced by the statement parser."""
+        self._spans: dict[int, Span] = {}
+        self._span_line = 0
+        self._span_file = filename
         self._depth = 0
         self._char_starts: dict[tuple[int, int], list[int] | None] = {}
         self._open: list[ast.AST] = []
@@ -191,10 +194,20 @@ class ExprParser:
     # -- locations and errors -----------------------------------------------------------------
 
     def span(self, node: ast.AST | None) -> Span | None:
+        """The node's location. Nodes at one place share one `Span` (immutable): an expression's
+        operands mostly start where it does, and a span per node was half the IR's memory. The
+        spans of the line last asked about are remembered (nodes are parsed in line order)."""
         line = getattr(node, "lineno", None)
         if line is None:
             return None
-        return Span(self.file, line + self.line_offset, self.char_col(line, getattr(node, "col_offset", 0)))
+        col = getattr(node, "col_offset", 0)
+        line += self.line_offset
+        if line != self._span_line or self.file != self._span_file:
+            self._span_line, self._span_file, self._spans = line, self.file, {}
+        found = self._spans.get(col)
+        if found is None:
+            found = self._spans[col] = Span(self.file, line, self.char_col(line - self.line_offset, col))
+        return found
 
     def char_col(self, line: int, col: int) -> int:
         """`ast` counts a column in UTF-8 bytes; a span and a caret count characters, so a name such
