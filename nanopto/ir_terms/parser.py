@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import tokenize
 import warnings
 from collections.abc import Callable, Mapping
@@ -154,7 +155,11 @@ def parse_program(
     found elsewhere (`@pl.jit`) passes it with locations in `source`, so errors quote `source`.
     """
     parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, tree)
-    return _run(parser, parser.parse)
+    try:
+        return _run(parser, parser.parse)
+    except _ChunksDisagree:  # a method's chunk was cut inside a string: parse the module whole
+        parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, tree, chunked=False)
+        return _run(parser, parser.parse)
 
 
 def parse_function(
@@ -177,7 +182,7 @@ def _run(parser: _ProgramParser, action: Callable[[], T]) -> T:
     try:
         with gc_paused():  # a 5 MB file parsed in 64 s with the collector on, 17 s without
             return action()
-    except ParserError:
+    except (ParserError, _ChunksDisagree):
         raise
     except RecursionError:
         raise parser.error(None, f"nesting too deep (the limit is {MAX_NESTING} levels)", hint=NESTING_HINT) from None
@@ -200,8 +205,14 @@ class _ProgramParser(ExprParser):
         closure: dict[str, object],
         line_offset: int,
         tree: ast.Module | None = None,
+        chunked: bool = True,
     ) -> None:
         super().__init__(source, filename, line_offset)
+        self._chunked = chunked and tree is None and len(source) >= CHUNKED_FROM
+        self._method_chunks: dict[int, tuple[int, int]] = {}
+        self._source_lines: list[str] = []
+        """For a method whose body is parsed when it is converted: its chunk's lines (0-based, end
+        exclusive), by the id of its `ast.FunctionDef` (whose `body` is empty until then)."""
         self._standalone: dict[str, Function] = {}
         self._templates: dict[str, InlineFunction] = {}
         self._tree = tree
@@ -241,6 +252,13 @@ class _ProgramParser(ExprParser):
     def parse(self) -> Program:
         if self._tree is not None:
             return self._module(self._tree)
+        chunked = self._chunked_module() if self._chunked else None
+        if chunked is not None:
+            try:
+                return self._module(chunked)
+            except ParserError:
+                self._check_unparsed_chunks()  # a syntax error anywhere is reported first, as unchunked
+                raise
         try:
             with warnings.catch_warnings():  # `'\X'` would print a DeprecationWarning from Python's compiler
                 warnings.simplefilter("ignore")
@@ -256,6 +274,102 @@ class _ProgramParser(ExprParser):
             message = f"nesting too deep for Python's own parser (nanopto's limit is {MAX_NESTING} levels)"
             raise self.error_at(line, col, message, hint=NESTING_HINT) from None
         return self._module(module)
+
+    def _chunked_module(self) -> ast.Module | None:
+        """The module with each method's body left to be parsed when the method is converted
+        (`_method_body`), or None when the source is not laid out for that (then the whole module
+        is parsed at once).
+
+        Python's parser holds the whole syntax tree, and while it builds it, its own copy: 210
+        bytes per byte of source, where the IR takes about 40. So a large source is cut at its
+        methods: the lines at the class body's indentation that start a member. Each method's
+        decorators and `def` line are parsed first (for the signatures every call needs), its body
+        when it is converted, after which it is dropped. A cut is only trusted if every piece
+        parses: a cut inside a string or brackets leaves a piece that does not, and the whole
+        module is parsed instead."""
+        # Python's own line breaks only (`str.splitlines` also breaks at \v, \f and others)
+        lines = self._source_lines = io.StringIO(self.source, newline="").readlines()
+        classes = [i for i, line in enumerate(lines) if line.startswith("class ")]
+        if len(classes) != 1:
+            return None
+        head_end = classes[0] + 1
+        indent = next((_leading(line) for line in lines[head_end:] if _significant(line)), "")
+        if not indent or indent.strip(" "):
+            return None
+        end = next((i for i in range(head_end, len(lines)) if _significant(lines[i]) and not _leading(lines[i])), len(lines))
+        starts = [
+            i
+            for i in range(head_end, end)
+            if _significant(lines[i]) and _leading(lines[i]) == indent
+            and not (i > head_end and _previous_member_line(lines, i, head_end, indent).startswith(indent + "@"))
+        ]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                head = ast.parse("".join(lines[:head_end]) + indent + "pass\n", filename=self.file)
+                tail = ast.parse("\n" * end + "".join(lines[end:]), filename=self.file)
+                members: list[ast.stmt] = []
+                bounds = [*starts, end]
+                for start, stop in itertools.pairwise(bounds):
+                    members += self._member_heads(lines, start, stop, indent)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if not head.body or not isinstance(head.body[-1], ast.ClassDef) or not starts:
+            return None
+        head.body[-1].body = members
+        head.body += tail.body
+        return head
+
+    def _member_heads(self, lines: list[str], start: int, stop: int, indent: str) -> list[ast.stmt]:
+        """The members in `lines[start:stop]`: a method as its decorators and signature (its body
+        parsed later), anything else whole."""
+        prefix = "\n" * (start - 1) + "class _:\n"
+        define = next((i for i in range(start, stop) if lines[i].startswith(indent + "def ")), None)
+        if define is not None:
+            for last in range(define, min(stop, define + _SIGNATURE_LINES)):
+                text = prefix + "".join(lines[start : last + 1]) + indent * 2 + "pass\n"
+                try:
+                    parsed = ast.parse(text, filename=self.file)
+                except SyntaxError:
+                    continue  # the signature goes on (or the body shares the `def` line)
+                body = parsed.body[0].body if parsed.body and isinstance(parsed.body[0], ast.ClassDef) else []
+                if len(body) == 1 and isinstance(body[0], ast.FunctionDef):
+                    body[0].body = []
+                    self._method_chunks[id(body[0])] = (start, stop)
+                    return body
+                break
+        whole = ast.parse(prefix + "".join(lines[start:stop]), filename=self.file)
+        assert isinstance(whole.body[0], ast.ClassDef)
+        return whole.body[0].body
+
+    def _check_unparsed_chunks(self) -> None:
+        """Raise `_ChunksDisagree` if a method body not parsed yet does not parse."""
+        for start, stop in list(self._method_chunks.values()):
+            text = "\n" * (start - 1) + "class _:\n" + "".join(self._source_lines[start:stop])
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ast.parse(text, filename=self.file)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                raise _ChunksDisagree from None
+
+    def _method_body(self, node: ast.FunctionDef) -> list[ast.stmt]:
+        """A method's statements: parsed now if `_chunked_module` left them for later."""
+        chunk = self._method_chunks.pop(id(node), None)
+        if chunk is None:
+            return node.body
+        start, stop = chunk
+        lines = self._source_lines[start:stop]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                parsed = ast.parse("\n" * (start - 1) + "class _:\n" + "".join(lines), filename=self.file)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            raise _ChunksDisagree from None
+        body = parsed.body[0].body if parsed.body and isinstance(parsed.body[0], ast.ClassDef) else []
+        if len(body) != 1 or not isinstance(body[0], ast.FunctionDef) or body[0].lineno != node.lineno:
+            raise _ChunksDisagree
+        return body[0].body
 
     def _module(self, module: ast.Module) -> Program:
         classes: list[ast.ClassDef] = []
@@ -478,7 +592,7 @@ class _ProgramParser(ExprParser):
         self._fn = _FunctionState(func_type=sig.func_type, auto_scope=auto_scope)
         for param in sig.params:
             self._fn.names[param.var.name] = param.var
-        body_nodes = list(sig.node.body)
+        body_nodes = list(self._method_body(sig.node))
         if body_nodes and isinstance(body_nodes[0], ast.Expr) and isinstance(body_nodes[0].value, ast.Constant):
             body_nodes = body_nodes[1:]  # the docstring
         attrs = list(sig.attrs)
@@ -1409,6 +1523,35 @@ class _ProgramParser(ExprParser):
                         "A dispatch body may launch one kernel",
                         "launch each kernel from its own pl.spmd scope",
                     )
+
+
+CHUNKED_FROM = 256 * 1024
+"""Sources of this many characters or more are parsed a method at a time (`_chunked_module`)."""
+
+_SIGNATURE_LINES = 40
+"""Lines a method's decorators and signature may take before its chunk is parsed whole."""
+
+
+class _ChunksDisagree(Exception):
+    """A method's chunk did not parse as that one method: the cut was wrong, parse it all."""
+
+
+def _leading(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _significant(line: str) -> bool:
+    """Not blank and not only a comment."""
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def _previous_member_line(lines: list[str], i: int, head_end: int, indent: str) -> str:
+    """The nearest line before `i` (after the class line) at the class body's indentation."""
+    for j in range(i - 1, head_end - 1, -1):
+        if _significant(lines[j]) and _leading(lines[j]) == indent:
+            return lines[j]
+    return ""
 
 
 def _deepest_line(source: str) -> tuple[int, int]:

@@ -1,0 +1,74 @@
+"""A large source is parsed a method at a time (`parser.CHUNKED_FROM`): Python's parser holds the
+whole syntax tree plus its own copy while building it, 210 bytes per byte of source. The result,
+the spans and every error must be those of parsing the module whole."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from nanopto.ir_terms import parser
+from nanopto.ir_terms.parser import ParserError, parse_program
+from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.schema import walk
+from nanopto.tools import fuzz
+
+
+def _outcome(source: str, chunked_from: int, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, list[object]]:
+    monkeypatch.setattr(parser, "CHUNKED_FROM", chunked_from)
+    try:
+        program = parse_program(source, "c.py")
+    except ParserError as err:
+        return "error", str(err), []
+    return "ok", python_print(program), [getattr(node, "span", None) for node in walk(program)]
+
+
+def _inputs() -> list[str]:
+    rng = random.Random(11)
+    drawn = [fuzz.draw(rng, fuzz.GENERATORS)[1] for _ in range(300)]
+    return [*fuzz.corpus(), *drawn]
+
+
+def test_chunked_and_whole_parses_agree_on_programs_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    for source in _inputs():
+        assert _outcome(source, 0, monkeypatch) == _outcome(source, 10**12, monkeypatch), source[:500]
+
+
+CUT_IN_A_STRING = '''import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        """A docstring with a line at the class body's indentation:
+    @pl.function
+    def not_a_method(self):
+"""
+        return k
+'''
+
+LATER_SYNTAX_ERROR = '''import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        return self.undefined(k)
+
+    @pl.function
+    def later(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        return k +
+'''
+
+
+@pytest.mark.parametrize("source", [CUT_IN_A_STRING, LATER_SYNTAX_ERROR], ids=["cut-in-a-string", "later-syntax-error"])
+def test_a_wrong_cut_or_a_later_syntax_error_reads_as_the_whole_parse(
+    source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _outcome(source, 0, monkeypatch) == _outcome(source, 10**12, monkeypatch)
+
+
+def test_a_later_syntax_error_is_reported_before_an_earlier_methods_mistake(monkeypatch: pytest.MonkeyPatch) -> None:
+    kind, message, _ = _outcome(LATER_SYNTAX_ERROR, 0, monkeypatch)
+    assert kind == "error" and "c.py:11:" in message and "syntax error" in message
