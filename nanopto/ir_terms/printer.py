@@ -350,6 +350,11 @@ def _dynamic_dims(program: Program, occurrences: Sequence[list[Var]]) -> list[st
     return names
 
 
+def _comment_lines(stmt: Stmt, indent: str) -> list[str]:
+    """A statement's comment lines, as `# text` above it."""
+    return [f"{indent}# {text}".rstrip() for text in stmt.comments]
+
+
 def _print_program(program: Program) -> str:
     lines = [HEADER, ""]
     occurrences = [_var_occurrences(fn) for fn in program.function_list]
@@ -395,6 +400,8 @@ class _FunctionPrinter:
 
     def stmt_lines(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
         if not isinstance(stmt, SeqStmts):
+            if stmt.comments:
+                return _comment_lines(stmt, indent) + self._stmt(stmt, indent, yield_vars)
             return self._stmt(stmt, indent, yield_vars)
         lines: list[str] = []
         items = stmt.stmts
@@ -405,6 +412,7 @@ class _FunctionPrinter:
                 head = items[i]
                 assert isinstance(head, AssignStmt)
                 targets = ", ".join(s.var.name for s in items[i + 1 : i + 1 + count] if isinstance(s, AssignStmt))
+                lines += _comment_lines(head, indent)
                 lines.append(f"{indent}{targets} = {print_expr(head.value)}")
                 i += 1 + count
                 continue
