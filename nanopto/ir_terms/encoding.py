@@ -218,7 +218,7 @@ def attr_value(value: Any) -> str:
     """The String literal an attribute field is encoded as (decoded back by `_ENUMS`)."""
     if isinstance(value, bool):
         return str(value)
-    if isinstance(value, n.BinOp | n.UnOp | DataType | MemorySpace | n.ForKind):
+    if isinstance(value, n.BinOp | n.UnOp | DataType | MemorySpace | n.ForKind | n.InlineLanguage):
         return value.name
     if isinstance(value, float):
         return repr(value)
@@ -466,6 +466,7 @@ _ENUMS: dict[str, Callable[[str], Any]] = {
     "UnOp": lambda s: n.UnOp[s],
     "DataType": lambda s: DataType[s],
     "ForKind": lambda s: n.ForKind[s],
+    "InlineLanguage": lambda s: n.InlineLanguage[s],
     "str": lambda s: s,
     "int": int,
     "float": float,

@@ -589,6 +589,23 @@ class YieldStmt(Stmt):
         return self.values
 
 
+class InlineLanguage(enum.Enum):
+    """The language of an `InlineStmt`'s verbatim body."""
+
+    Python = "Python"
+
+
+@dataclass(frozen=True)
+class InlineStmt(Stmt):
+    """A verbatim source body in another language (PyPTO's host callback bodies): a leaf every
+    pass leaves as it is; the printer writes the body back line for line; the reference
+    interpreter does not run it."""
+
+    body: str
+    language: InlineLanguage = InlineLanguage.Python
+    span: Span | None = _last_span()
+
+
 @dataclass(frozen=True)
 class BreakStmt(Stmt):
     span: Span | None = _last_span()

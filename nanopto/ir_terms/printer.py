@@ -34,6 +34,7 @@ from nanopto.ir_terms.nodes import (
     Function,
     FunctionType,
     IfStmt,
+    InlineStmt,
     Keyword,
     MakeTuple,
     Node,
@@ -460,6 +461,8 @@ class _FunctionPrinter:
                 if yield_vars:
                     return [f"{indent}{', '.join(v.name for v in yield_vars)} = {call}"]
                 return [f"{indent}{call}"]
+            case InlineStmt(body=body):
+                return [f"{indent}{line}" if line else "" for line in body.split("\n")]
             case BreakStmt():
                 return [f"{indent}break"]
             case ContinueStmt():

@@ -93,6 +93,7 @@ NODE_CLASSES: tuple[type[n.Node], ...] = (
     n.EvalStmt,
     n.ReturnStmt,
     n.YieldStmt,
+    n.InlineStmt,
     n.BreakStmt,
     n.ContinueStmt,
     n.SeqStmts,

@@ -117,3 +117,9 @@ class Tail:
     with pytest.warns(UserWarning, match="after the last statement of a block"):
         program = ir.parse_program(source)
     assert "nothing follows" not in program.as_python()
+
+
+def test_serialization_keeps_comments() -> None:
+    stmt = ir.attach_leading_comments(_assign(), ["kept"])
+    restored = ir.deserialize(ir.serialize(stmt))
+    assert restored.leading_comments == ["kept"]
