@@ -80,22 +80,20 @@ class Node:
 
     span: Span | None
 
-    def as_python(self, prefix: str = "pl") -> str:
+    def as_python(self, prefix: str = "pl", concise: bool = False) -> str:
         """This node as `pl` source (the printer's `python_print`)."""
-        if prefix != "pl":
-            raise ValueError("nanopto prints with the `pl` prefix only")
-        return _printer(self)
+        return _printer(self, prefix, concise=concise)
 
 
-def _no_printer(node: Node) -> str:
+def _no_printer(node: Node, prefix: str = "pl", *, concise: bool = False) -> str:
     raise RuntimeError("the printer is not loaded: import nanopto.ir")
 
 
-_printer: Callable[[Node], str] = _no_printer
+_printer: Callable[..., str] = _no_printer
 """The printer, registered by `nanopto.ir_terms.printer` (which imports this module)."""
 
 
-def register_printer(printer: Callable[[Node], str]) -> None:
+def register_printer(printer: Callable[..., str]) -> None:
     global _printer
     _printer = printer
 

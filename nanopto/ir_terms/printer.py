@@ -103,15 +103,21 @@ _PREC: dict[BinOp, int] = {
 _COMPARISON = 4
 
 
-def python_print(node: Node | Type) -> str:
-    """`pl` source for a Program, Function, statement, expression or type."""
+def python_print(node: Node | Type, prefix: str = "pl", *, concise: bool = False, format: bool = True) -> str:
+    """`pl` source for a Program, Function, statement, expression or type.
+
+    An assignment prints its type annotation where the source wrote one (`AssignStmt.annotated`);
+    `concise=True` leaves every assignment's annotation out (signatures keep theirs). `prefix`
+    and `format` are PyPTO's: nanopto prints one dialect (`pl`) in one layout."""
+    if prefix != "pl":
+        raise ValueError("nanopto prints with the `pl` prefix only")
     match node:
         case Program():
-            return _print_program(node)
+            return _print_program(node, concise)
         case Function():
-            return "\n".join(_FunctionPrinter(node).function(node, ""))
+            return "\n".join(_FunctionPrinter(node, concise=concise).function(node, ""))
         case Stmt():
-            return "\n".join(_FunctionPrinter(node).stmt_lines(node, "", None))
+            return "\n".join(_FunctionPrinter(node, concise=concise).stmt_lines(node, "", None))
         case Expr():
             return print_expr(node)
         case Keyword():
@@ -356,7 +362,7 @@ def _comment_lines(stmt: Stmt, indent: str) -> list[str]:
     return [f"{indent}# {text}".rstrip() for text in stmt.comments]
 
 
-def _print_program(program: Program) -> str:
+def _print_program(program: Program, concise: bool = False) -> str:
     lines = [HEADER, ""]
     occurrences = [_var_occurrences(fn) for fn in program.function_list]
     dims = _dynamic_dims(program, occurrences)
@@ -369,14 +375,15 @@ def _print_program(program: Program) -> str:
     for index, fn in enumerate(program.function_list):
         if index:
             lines.append("")
-        lines += _FunctionPrinter(fn, occurrences[index]).function(fn, INDENT)
+        lines += _FunctionPrinter(fn, occurrences[index], concise=concise).function(fn, INDENT)
     return "\n".join(lines) + "\n"
 
 
 class _FunctionPrinter:
     """Prints one function (or statement); knows how often each Var is used, for re-sugaring."""
 
-    def __init__(self, root: Node, occurrences: list[Var] | None = None) -> None:
+    def __init__(self, root: Node, occurrences: list[Var] | None = None, *, concise: bool = False) -> None:
+        self.concise = concise
         """`occurrences`: `_var_occurrences(root)`, when the caller has it already."""
         vars_ = _var_occurrences(root) if occurrences is None else occurrences
         self._uses: Counter[int] = Counter(v.id for v in vars_)
@@ -447,7 +454,7 @@ class _FunctionPrinter:
     def _stmt(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
         match stmt:
             case AssignStmt(var=var, value=value, annotated=annotated):
-                if annotated and not isinstance(var.type, UnknownType):
+                if annotated and not self.concise and not isinstance(var.type, UnknownType):
                     return [f"{indent}{var.name}: {print_type(var.type)} = {print_expr(value)}"]
                 return [f"{indent}{var.name} = {print_expr(value)}"]
             case EvalStmt(expr=expr):

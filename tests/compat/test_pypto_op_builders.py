@@ -99,3 +99,19 @@ def test_visitor_and_mutator_dispatch_on_snake_case_names() -> None:
     renamed = Rename().visit_program(program)
     assert list(renamed.functions) == ["renamed"]
     assert ir.IRMutator().visit_program(program) is program  # nothing changed: the same object
+
+
+def test_print_options_and_pl_parse() -> None:
+    import nanopto.language as pl
+
+    program = pl.parse(PROGRAM)
+    assert isinstance(program, ir.Program) and program.name == "Copy"
+    text = ir.python_print(program, format=False)
+    assert "t: pl.Tile[[8, 8], pl.FP16] = pl.tile.load" in text  # annotated as written
+    concise = ir.python_print(program, concise=True)
+    assert "t = pl.tile.load(src, [0, 0], [8, 8])" in concise and "src: pl.Tensor[[8, 8], pl.FP16]" in concise
+    assert program.as_python(concise=True) == concise
+    with pytest.raises(ValueError, match="prefix"):
+        ir.python_print(program, "pypto")
+    standalone = pl.parse(HEAD + "@pl.function\ndef f(x: pl.Scalar[pl.INT64]) -> pl.Scalar[pl.INT64]:\n    return x\n")
+    assert isinstance(standalone, ir.Function) and standalone.name == "f"
