@@ -3,6 +3,7 @@
 Re-exported as `nanopto.ir`, so user code reads `ir.assert_structural_equal(after, expected)`.
 """
 
+from nanopto.ir_terms import op_builders as op
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
 from nanopto.ir_terms.expr_classes import (
     Abs,
@@ -49,7 +50,10 @@ from nanopto.ir_terms.nodes import (
     ForStmt,
     Function,
     FunctionType,
+    GlobalVar,
     IfStmt,
+    InlineLanguage,
+    InlineStmt,
     IterArg,
     Keyword,
     Level,
@@ -77,7 +81,9 @@ from nanopto.ir_terms.nodes import (
     Var,
     WhileStmt,
     YieldStmt,
+    attach_leading_comments,
 )
+from nanopto.ir_terms.op_builders import create_op_call, get_op
 from nanopto.ir_terms.ops import OPS, OpDef, OpRegistry
 from nanopto.ir_terms.parse_error import (
     InvalidOperationError,
@@ -113,6 +119,7 @@ from nanopto.ir_terms.types import (
     Type,
     UnknownType,
 )
+from nanopto.ir_terms.visitors import IRMutator, IRVisitor
 
 IRNode = Node
 """PyPTO's name for the base of every IR node."""
@@ -152,12 +159,17 @@ __all__ = [
     "Function",
     "FunctionType",
     "Ge",
+    "GlobalVar",
     "GraphScopeStmt",
     "Gt",
     "HierarchyScopeStmt",
+    "IRMutator",
     "IRNode",
+    "IRVisitor",
     "IfStmt",
     "InCoreScopeStmt",
+    "InlineLanguage",
+    "InlineStmt",
     "InvalidOperationError",
     "IterArg",
     "Keyword",
@@ -216,8 +228,12 @@ __all__ = [
     "WhileStmt",
     "YieldStmt",
     "assert_structural_equal",
+    "attach_leading_comments",
+    "create_op_call",
     "deserialize",
     "deserialize_from_file",
+    "get_op",
+    "op",
     "parse_function",
     "parse_program",
     "python_print",

@@ -218,7 +218,7 @@ def attr_value(value: Any) -> str:
     """The String literal an attribute field is encoded as (decoded back by `_ENUMS`)."""
     if isinstance(value, bool):
         return str(value)
-    if isinstance(value, n.BinOp | n.UnOp | DataType | MemorySpace | n.ForKind):
+    if isinstance(value, n.BinOp | n.UnOp | DataType | MemorySpace | n.ForKind | n.InlineLanguage):
         return value.name
     if isinstance(value, float):
         return repr(value)
@@ -227,26 +227,47 @@ def attr_value(value: Any) -> str:
     return str(value)
 
 
-def span_value(span: n.Span | None) -> str:
-    return "" if span is None else f"{span.line}:{span.col}:{span.file}"
+COMMENT_MARK = "\x1f"
+"""Starts each comment line of a statement in its span String (a unit separator: no source line
+holds one)."""
+
+
+def span_value(span: n.Span | None, comments: tuple[str, ...] = ()) -> str:
+    """The span String of a term: `line:col:file`, then the statement's comment lines, each after
+    a `COMMENT_MARK`. Comments ride with the span, so a statement keeps them through every rule
+    that keeps its span, and the terms of the IR sorts need no field for them."""
+    text = "" if span is None else f"{span.line}:{span.col}:{span.file}"
+    if comments:
+        return text + "".join(COMMENT_MARK + c for c in comments)
+    return text
 
 
 def parse_span(text: str) -> n.Span | None:
+    if COMMENT_MARK in text:
+        text = text.split(COMMENT_MARK, 1)[0]
     if not text:
         return None
     line, col, file = text.split(":", 2)
     return n.Span(file, int(line), int(col))
 
 
+def parse_comments(text: str) -> tuple[str, ...]:
+    """The comment lines a span String carries (see `span_value`)."""
+    return tuple(text.split(COMMENT_MARK)[1:])
+
+
 _E_NODE, _E_OPT_EX, _E_OPT_ST, _E_STMTS, _E_EXPRS, _E_TYPE, _E_TYPES, _E_I64, _E_ATTR, _E_ARGS = range(10)
 _ARGS_FIELDS = {(n.Call, "args"), (n.Submit, "args")}
 """The expression lists no stock rule looks into as a list: encoded as one `(ExL<k> ...)` term
 when the encoder groups (see `Encoder.singles`)."""
-_ENCODE_PLANS: dict[type, tuple[tuple[tuple[str, int], ...], bool]] = {}
+_ENCODE_PLANS: dict[type, tuple[tuple[tuple[str, int], ...], int]] = {}
+_SPANNED, _COMMENTED = 1, 2
+"""What follows the fields of a term: nothing (0), its span String, or (a statement) its span
+String with its comment lines."""
 
 
-def _encode_plan(cls: type[n.Node]) -> tuple[tuple[tuple[str, int], ...], bool]:
-    """Each field of `cls` with how it is encoded, and whether a span follows (cached per class)."""
+def _encode_plan(cls: type[n.Node]) -> tuple[tuple[tuple[str, int], ...], int]:
+    """Each field of `cls` with how it is encoded, and what follows them (cached per class)."""
     plan = _ENCODE_PLANS.get(cls)
     if plan is None:
         fields: list[tuple[str, int]] = []
@@ -261,7 +282,8 @@ def _encode_plan(cls: type[n.Node]) -> tuple[tuple[tuple[str, int], ...], bool]:
                 FieldKind.ATTR: _E_I64 if sort == "i64" else _E_ATTR,
             }[spec.kind]
             fields.append((spec.name, how))
-        plan = _ENCODE_PLANS[cls] = (tuple(fields), carries_span(cls))
+        follows = 0 if not carries_span(cls) else _COMMENTED if issubclass(cls, n.Stmt) else _SPANNED
+        plan = _ENCODE_PLANS[cls] = (tuple(fields), follows)
     return plan
 
 
@@ -334,7 +356,8 @@ class Encoder:
             else:
                 args.append(self.rows.term("NoSt" if how == _E_OPT_ST else "NoEx"))
         if has_span:
-            args.append(span_value(node.span))
+            comments = node.comments if has_span == _COMMENTED else ()  # type: ignore[attr-defined]
+            args.append(span_value(node.span, comments))
         return args
 
     def _grouped(self, stmt: n.Stmt) -> int:
@@ -343,7 +366,8 @@ class Encoder:
         if type(stmt) is n.AssignStmt and type(stmt.value) is n.Call:
             lhs = self.expr(stmt.var)
             call = self._cells(stmt.value)
-            return self.rows.term(FUSED_ASSIGN_CALL, lhs, *call, attr_value(stmt.annotated), span_value(stmt.span))
+            meta = span_value(stmt.span, stmt.comments)
+            return self.rows.term(FUSED_ASSIGN_CALL, lhs, *call, attr_value(stmt.annotated), meta)
         return self.expr(stmt)
 
     def roots(self, functions: Sequence[n.Function]) -> None:
@@ -442,6 +466,7 @@ _ENUMS: dict[str, Callable[[str], Any]] = {
     "UnOp": lambda s: n.UnOp[s],
     "DataType": lambda s: DataType[s],
     "ForKind": lambda s: n.ForKind[s],
+    "InlineLanguage": lambda s: n.InlineLanguage[s],
     "str": lambda s: s,
     "int": int,
     "float": float,
@@ -538,6 +563,8 @@ class Decoder:
         if span is None:
             span = self._spans[text] = parse_span(text)
         values = {"var": var, "value": call, "annotated": self.lit(args[-2]) == "True", "span": span}
+        if COMMENT_MARK in text:
+            values["comments"] = parse_comments(text)
         return n.build(n.AssignStmt, values)
 
     def _cat3(self, args: list[int]) -> tuple[Any, ...]:
@@ -647,6 +674,8 @@ def _node_decoder(plan: _DecodePlan) -> _Handler:
             span = spans.get(text)
             if span is None:
                 span = spans[text] = parse_span(text)
+            if COMMENT_MARK in text:
+                values["comments"] = parse_comments(text)
         values["span"] = span
         return build(cls, values)
 

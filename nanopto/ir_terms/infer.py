@@ -26,6 +26,7 @@ from nanopto.ir_terms.nodes import (
     UnaryExpr,
     UnOp,
     Var,
+    register_type_of,
 )
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.types import ScalarType, TupleType, Type, UnknownType
@@ -122,3 +123,6 @@ _RULES: dict[type, Callable[[_Inference, Any], Type]] = {
     MakeTuple: _Inference._tuple,
     TupleGetItemExpr: _Inference._item,
 }
+
+
+register_type_of(type_of)

@@ -80,27 +80,48 @@ class Node:
 
     span: Span | None
 
-    def as_python(self, prefix: str = "pl") -> str:
+    def as_python(self, prefix: str = "pl", concise: bool = False) -> str:
         """This node as `pl` source (the printer's `python_print`)."""
-        if prefix != "pl":
-            raise ValueError("nanopto prints with the `pl` prefix only")
-        return _printer(self)
+        return _printer(self, prefix, concise=concise)
 
 
-def _no_printer(node: Node) -> str:
+def _no_printer(node: Node, prefix: str = "pl", *, concise: bool = False) -> str:
     raise RuntimeError("the printer is not loaded: import nanopto.ir")
 
 
-_printer: Callable[[Node], str] = _no_printer
+_printer: Callable[..., str] = _no_printer
 """The printer, registered by `nanopto.ir_terms.printer` (which imports this module)."""
 
 
-def register_printer(printer: Callable[[Node], str]) -> None:
+def register_printer(printer: Callable[..., str]) -> None:
     global _printer
     _printer = printer
 
 
 N = TypeVar("N", bound=Node)
+S = TypeVar("S", bound="Stmt")
+
+
+def _no_inference(expr: Expr) -> Type:
+    return UnknownType()
+
+
+_type_of: Callable[[Expr], Type] = _no_inference
+"""Type inference, registered by `nanopto.ir_terms.infer` (which imports this module)."""
+
+
+def register_type_of(type_of: Callable[[Expr], Type]) -> None:
+    global _type_of
+    _type_of = type_of
+
+
+class _InferredType:
+    """PyPTO's `expr.type` for a node whose type nanopto infers rather than stores."""
+
+    @property
+    def type(self) -> Type:
+        """The type the op registry's rules infer (`UnknownType` for a function call)."""
+        return _type_of(self)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,7 +333,7 @@ class OpName(str):
 
 
 @dataclass(frozen=True)
-class Call(Expr):
+class Call(_InferredType, Expr):
     """A call of a builtin op (`op="tensor.add"`) or of a program function (`function=True`).
 
     For a builtin, `op` is the registry's canonical name; for a function it is the callee's name,
@@ -329,18 +350,33 @@ class Call(Expr):
     span: Span | None = _span()
 
     def __post_init__(self) -> None:
+        global_var = isinstance(self.op, GlobalVar)
         if type(self.op) is not OpName:
             object.__setattr__(self, "op", OpName(self.op))
         if type(self.args) is not tuple or type(self.kwargs) is not tuple:
             self._pypto_arguments()
+        if global_var:
+            object.__setattr__(self, "function", True)
 
     def _pypto_arguments(self) -> None:
-        """PyPTO's `Call(op, args, span)`: the args a list, the span where the keywords go."""
+        """PyPTO's `Call(op, args, span)`, `Call(op, args, kwargs, span)` and `Call(gvar, args, type,
+        span)`: the args a list, the keywords a dict, the span (or a result type, which nanopto
+        infers rather than stores) where the keywords go."""
         object.__setattr__(self, "args", tuple(self.args))
-        if isinstance(self.kwargs, Span):
-            object.__setattr__(self, "span", self.kwargs)
-            object.__setattr__(self, "kwargs", ())
-        object.__setattr__(self, "kwargs", tuple(self.kwargs))
+        kwargs: object = self.kwargs
+        if isinstance(kwargs, (Span, Type)):
+            if isinstance(self.function, Span):
+                object.__setattr__(self, "span", self.function)
+                object.__setattr__(self, "function", False)
+            if isinstance(kwargs, Span):
+                object.__setattr__(self, "span", kwargs)
+            kwargs = ()
+        elif isinstance(kwargs, Mapping):
+            if isinstance(self.function, Span):
+                object.__setattr__(self, "span", self.function)
+                object.__setattr__(self, "function", False)
+            kwargs = tuple(Keyword(k, _literal(v)) for k, v in kwargs.items())
+        object.__setattr__(self, "kwargs", tuple(kwargs))  # type: ignore[arg-type]
 
     @property
     def attrs(self) -> dict[str, list[Var]]:
@@ -353,8 +389,37 @@ Op = OpName
 """PyPTO's name for the callee of a `Call`: `Call(Op("add"), [x, y], span)`."""
 
 
+class GlobalVar(OpName):
+    """PyPTO's reference to a program function, `GlobalVar("kernel")`: a call's callee name.
+
+    A `Call` built on one is a function call (`function=True`); a parsed call's `op` is a plain
+    `OpName` whether it names an op or a function (`Call.function` tells which)."""
+
+    __slots__ = ()
+
+
+def _literal(value: object) -> Expr:
+    """A Python value given where PyPTO's constructors take an attribute: an Expr as it is, an
+    int, float, bool or str as the constant, a list or tuple as a list of them."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, bool):
+        return ConstBool(value)
+    if isinstance(value, int):
+        return ConstInt(value)
+    if isinstance(value, float):
+        return ConstFloat(value)
+    if isinstance(value, str):
+        return ConstStr(value)
+    if isinstance(value, (list, tuple)):
+        return MakeTuple(tuple(_literal(v) for v in value), is_list=True)
+    if isinstance(value, enum.Enum):
+        return Symbol(f"{type(value).__name__}.{value.name}")
+    raise TypeError(f"cannot use {value!r} as an IR attribute value")
+
+
 @dataclass(frozen=True)
-class Submit(Expr):
+class Submit(_InferredType, Expr):
     """`pl.submit(self.kernel, *args, ...)`: an asynchronous task launch; yields a task id.
 
     With `spmd`, `pl.spmd_submit(self.kernel, *args, core_num=N)`: the kernel launched on N
@@ -367,6 +432,28 @@ class Submit(Expr):
     dumps: tuple[Var, ...] = ()
     spmd: bool = False
     span: Span | None = _span()
+
+    def __post_init__(self) -> None:
+        if type(self.args) is not tuple or type(self.kwargs) is not tuple:
+            self._pypto_arguments()
+
+    def _pypto_arguments(self) -> None:
+        """PyPTO's `Submit(gvar, args, deps, type, span)`: the deps become the `deps=[...]`
+        keyword the parser builds for `pl.submit(self.k, *args, deps=[...])`; the result type is
+        inferred, not stored."""
+        setattr_ = object.__setattr__
+        setattr_(self, "callee", str(self.callee))
+        setattr_(self, "args", tuple(self.args))
+        entries: tuple[Keyword | Expr, ...] = tuple(self.kwargs)
+        if entries and not all(isinstance(e, Keyword) for e in entries):
+            deps = tuple(e for e in entries if isinstance(e, Expr))
+            entries = (Keyword("deps", MakeTuple(deps, is_list=True)),)
+        setattr_(self, "kwargs", entries)
+        if isinstance(self.dumps, Type):
+            setattr_(self, "dumps", ())
+            if isinstance(self.spmd, Span):
+                setattr_(self, "span", self.spmd)
+                setattr_(self, "spmd", False)
 
     @property
     def attrs(self) -> dict[str, list[Var]]:
@@ -404,8 +491,33 @@ class SliceExpr(Expr):
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class Stmt(Node):
-    """Base of statements."""
+    """Base of statements.
+
+    `comments` are the source comment lines written directly above the statement (and a string
+    statement before it), without the `#`: metadata like the span, ignored by equality and
+    hashing, printed back above the statement. PyPTO reads them as `leading_comments`.
+    """
+
+    comments: tuple[str, ...] = field(default=(), compare=False, kw_only=True, repr=False)
+
+    @property
+    def leading_comments(self) -> list[str]:
+        """The comment lines above this statement (PyPTO's spelling; a fresh list, read-only)."""
+        return list(self.comments)
+
+
+def attach_leading_comments(stmt: S, comments: Iterable[str]) -> S:
+    """Set the comment lines above `stmt` (replacing any) and return it: PyPTO's late-binding
+    channel for metadata, which equality, hashing and every rewrite ignore. The statement is
+    changed in place, as in PyPTO, because comments are not part of its value; to keep `stmt`
+    as it is, attach to `dataclasses.replace(stmt)`. A `SeqStmts` is a transparent container
+    and takes no comments."""
+    if isinstance(stmt, SeqStmts):
+        raise ValueError("a SeqStmts carries no comments: attach them to a statement inside it")
+    object.__setattr__(stmt, "comments", tuple(comments))
+    return stmt
 
 
 def _values_or_span(node: Node) -> None:
@@ -473,6 +585,23 @@ class YieldStmt(Stmt):
     def value(self) -> tuple[Expr, ...]:
         """`values` (PyPTO's spelling)."""
         return self.values
+
+
+class InlineLanguage(enum.Enum):
+    """The language of an `InlineStmt`'s verbatim body."""
+
+    Python = "Python"
+
+
+@dataclass(frozen=True)
+class InlineStmt(Stmt):
+    """A verbatim source body in another language (PyPTO's host callback bodies): a leaf every
+    pass leaves as it is; the printer writes the body back line for line; the reference
+    interpreter does not run it."""
+
+    body: str
+    language: InlineLanguage = InlineLanguage.Python
+    span: Span | None = _last_span()
 
 
 @dataclass(frozen=True)
@@ -853,7 +982,22 @@ class Program(Node):
 
     name: str
     function_list: tuple[Function, ...]
-    span: Span | None = _span()
+    span: Span | None = _last_span()
+
+    def __post_init__(self) -> None:
+        if type(self.function_list) is not tuple:
+            self._pypto_arguments()
+
+    def _pypto_arguments(self) -> None:
+        """PyPTO's `Program(functions, name, span)`: the functions first, as a list."""
+        name, functions = self.name, self.function_list
+        if not isinstance(name, str):
+            if isinstance(functions, Span):  # Program(functions, span): no name
+                object.__setattr__(self, "span", functions)
+                functions = ""
+            name, functions = functions, name  # type: ignore[assignment]
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "function_list", tuple(functions))
 
     @property
     def functions(self) -> FunctionMap:

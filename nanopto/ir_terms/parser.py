@@ -19,6 +19,7 @@ statement forms.
 from __future__ import annotations
 
 import ast
+import inspect
 import io
 import itertools
 import tokenize
@@ -231,6 +232,8 @@ class _ProgramParser(ExprParser):
         self._fn = _FunctionState()
         self._standalone_def = False
         self._splicing: list[str] = []
+        self._comments: list[tuple[int, int, str]] | None = None
+        self._comment_at = 0
         """The @pl.inline templates being spliced, innermost last (a template may call another)."""
 
     # -- ExprParser hooks ---------------------------------------------------------------------
@@ -593,8 +596,13 @@ class _ProgramParser(ExprParser):
         for param in sig.params:
             self._fn.names[param.var.name] = param.var
         body_nodes = list(self._method_body(sig.node))
+        header = sig.node.returns or (sig.node.args.args[-1] if sig.node.args.args else sig.node)
+        self._skip_comments(max(sig.node.lineno, header.end_lineno or 0))
+        docstring = None
         if body_nodes and isinstance(body_nodes[0], ast.Expr) and isinstance(body_nodes[0].value, ast.Constant):
-            body_nodes = body_nodes[1:]  # the docstring
+            docstring, body_nodes = body_nodes[0], body_nodes[1:]
+            if not isinstance(docstring.value.value, str):  # type: ignore[attr-defined]
+                docstring = None  # `...` as the whole body
         attrs = list(sig.attrs)
         while body_nodes and (call := _func_attr_call(body_nodes[0])) is not None:
             attrs.extend(self._func_attrs(call, attrs))
@@ -608,7 +616,7 @@ class _ProgramParser(ExprParser):
                         "of the function body",
                         hint="move it to the top of the body (a docstring may precede it)",
                     )
-        body = self._block(body_nodes, sig.node)
+        body = self._block(body_nodes, sig.node, docstring)
         # The decorator's own attributes first, as the printer writes them (docs/coming-from-pypto.md)
         ordered = [k for k in attrs if k.name in DECORATOR_ATTRS] + [k for k in attrs if k.name not in DECORATOR_ATTRS]
         return Function(
@@ -656,13 +664,75 @@ class _ProgramParser(ExprParser):
 
     # -- statements ---------------------------------------------------------------------------
 
-    def _block(self, stmts: list[ast.stmt], owner: ast.AST) -> SeqStmts:
+    def _block(self, stmts: list[ast.stmt], owner: ast.AST, docstring: ast.stmt | None = None) -> SeqStmts:
         with self.nesting(owner):
             out: list[Stmt] = []
+            carried = self._docstring_comments(docstring) if docstring is not None else ()
             for stmt in stmts:
-                out.extend(self._stmt(stmt))
+                comments = carried + self._leading_comments(stmt)
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                    carried = comments + self._docstring_comments(stmt)
+                    continue
+                produced = self._stmt(stmt)
+                if produced and comments:
+                    produced[0] = replace(produced[0], comments=comments)
+                carried = () if produced else comments
+                out.extend(produced)
             span = self.span(stmts[0]) if stmts else self.span(owner)
             return SeqStmts(tuple(out), span=span)
+
+    def _leading_comments(self, node: ast.stmt) -> tuple[str, ...]:
+        """The `#` comments above `node` not yet taken, and one on its own line(s): up to its last
+        line for a simple statement, up to its header line for a compound one (the body's
+        comments are its statements'). A comment after the last statement of an inner block
+        (indented deeper than `node`) has no statement to go with: it is dropped with a warning."""
+        comments, at = self._comment_table(), self._comment_at
+        if at == len(comments) or self._splicing:
+            return ()
+        limit = node.lineno if isinstance(node, _COMPOUND) else (node.end_lineno or node.lineno)
+        taken: list[str] = []
+        while at < len(comments) and comments[at][0] <= limit:
+            line, col, text = comments[at]
+            if line < node.lineno and col > node.col_offset:
+                warnings.warn(
+                    f"{self.file}:{line + self.line_offset}: a comment after the last statement of a block is dropped",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            else:
+                taken.append(text)
+            at += 1
+        self._comment_at = at
+        return tuple(taken)
+
+    def _skip_comments(self, through_line: int) -> None:
+        """Leave the comments up to `through_line` (a function's header) unattached."""
+        comments = self._comment_table()
+        while self._comment_at < len(comments) and comments[self._comment_at][0] <= through_line:
+            self._comment_at += 1
+
+    def _comment_table(self) -> list[tuple[int, int, str]]:
+        """Every `#` comment of the source as (line, column, text after `# `), in source order."""
+        if self._comments is None:
+            self._comments = []
+            if "#" not in self.source:
+                return self._comments  # tokenizing costs a third of parsing a 10k-line source
+            try:
+                for tok in tokenize.generate_tokens(io.StringIO(self.source).readline):
+                    if tok.type == tokenize.COMMENT:
+                        text = tok.string[1:]
+                        self._comments.append((tok.start[0], tok.start[1], (text[1:] if text[:1] == " " else text).rstrip()))
+            except (tokenize.TokenError, SyntaxError):
+                pass  # `ast.parse` accepted the source; a comment table is best effort
+        return self._comments
+
+    def _docstring_comments(self, node: ast.stmt) -> tuple[str, ...]:
+        """A string statement as comment lines (PyPTO keeps a docstring as the next statement's
+        leading comments)."""
+        if self._splicing:
+            return ()
+        assert isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        return tuple(inspect.cleandoc(str(node.value.value)).splitlines())
 
     def _stmt(self, node: ast.stmt) -> list[Stmt]:
         match node:
@@ -1552,6 +1622,10 @@ def _previous_member_line(lines: list[str], i: int, head_end: int, indent: str) 
         if _significant(lines[j]) and _leading(lines[j]) == indent:
             return lines[j]
     return ""
+
+
+_COMPOUND = (ast.If, ast.For, ast.While, ast.With)
+"""Statements with a body: their own comments are those up to their header line."""
 
 
 def _deepest_line(source: str) -> tuple[int, int]:

@@ -35,6 +35,7 @@ from nanopto.ir_terms.nodes import (
     Function,
     FunctionType,
     IfStmt,
+    InlineStmt,
     Keyword,
     MakeTuple,
     Node,
@@ -103,15 +104,21 @@ _PREC: dict[BinOp, int] = {
 _COMPARISON = 4
 
 
-def python_print(node: Node | Type) -> str:
-    """`pl` source for a Program, Function, statement, expression or type."""
+def python_print(node: Node | Type, prefix: str = "pl", *, concise: bool = False, format: bool = True) -> str:
+    """`pl` source for a Program, Function, statement, expression or type.
+
+    An assignment prints its type annotation where the source wrote one (`AssignStmt.annotated`);
+    `concise=True` leaves every assignment's annotation out (signatures keep theirs). `prefix`
+    and `format` are PyPTO's: nanopto prints one dialect (`pl`) in one layout."""
+    if prefix != "pl":
+        raise ValueError("nanopto prints with the `pl` prefix only")
     match node:
         case Program():
-            return _print_program(node)
+            return _print_program(node, concise)
         case Function():
-            return "\n".join(_FunctionPrinter(node).function(node, ""))
+            return "\n".join(_FunctionPrinter(node, concise=concise).function(node, ""))
         case Stmt():
-            return "\n".join(_FunctionPrinter(node).stmt_lines(node, "", None))
+            return "\n".join(_FunctionPrinter(node, concise=concise).stmt_lines(node, "", None))
         case Expr():
             return print_expr(node)
         case Keyword():
@@ -399,7 +406,12 @@ def _dynamic_dims(program: Program, occurrences: Sequence[list[Var]]) -> list[st
     return names
 
 
-def _print_program(program: Program) -> str:
+def _comment_lines(stmt: Stmt, indent: str) -> list[str]:
+    """A statement's comment lines, as `# text` above it."""
+    return [f"{indent}# {text}".rstrip() for text in stmt.comments]
+
+
+def _print_program(program: Program, concise: bool = False) -> str:
     lines = [HEADER, ""]
     occurrences = [_var_occurrences(fn) for fn in program.function_list]
     dims = _dynamic_dims(program, occurrences)
@@ -412,7 +424,7 @@ def _print_program(program: Program) -> str:
     for index, fn in enumerate(program.function_list):
         if index:
             lines.append("")
-        lines += _FunctionPrinter(fn, occurrences[index]).function(fn, INDENT)
+        lines += _FunctionPrinter(fn, occurrences[index], concise=concise).function(fn, INDENT)
     return "\n".join(lines) + "\n"
 
 
@@ -466,7 +478,8 @@ _Todo = str | _Lines
 class _FunctionPrinter:
     """Prints one function (or statement); knows how often each Var is used, for re-sugaring."""
 
-    def __init__(self, root: Node, occurrences: list[Var] | None = None) -> None:
+    def __init__(self, root: Node, occurrences: list[Var] | None = None, *, concise: bool = False) -> None:
+        self.concise = concise
         """`occurrences`: `_var_occurrences(root)`, when the caller has it already."""
         vars_ = _var_occurrences(root) if occurrences is None else occurrences
         self._uses: Counter[int] = Counter(v.id for v in vars_)
@@ -514,6 +527,8 @@ class _FunctionPrinter:
 
     def _stmt_todo(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[_Todo]:
         if not isinstance(stmt, SeqStmts):
+            if stmt.comments:
+                return _comment_lines(stmt, indent) + self._stmt(stmt, indent, yield_vars)
             return self._stmt(stmt, indent, yield_vars)
         todo: list[_Todo] = []
         items = stmt.stmts
@@ -524,6 +539,7 @@ class _FunctionPrinter:
                 head = items[i]
                 assert isinstance(head, AssignStmt)
                 targets = ", ".join(s.var.name for s in items[i + 1 : i + 1 + count] if isinstance(s, AssignStmt))
+                todo += _comment_lines(head, indent)
                 todo.append(f"{indent}{targets} = {print_expr(head.value)}")
                 i += 1 + count
                 continue
@@ -531,7 +547,7 @@ class _FunctionPrinter:
             if isinstance(item, _BLOCKS):
                 todo.append(_Lines(item, indent, yield_vars))
             else:  # a simple statement is its lines
-                todo += self._stmt(item, indent, yield_vars)
+                todo += _comment_lines(item, indent) + self._stmt(item, indent, yield_vars)
             i += 1
         return todo
 
@@ -561,7 +577,7 @@ class _FunctionPrinter:
     def _stmt(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[_Todo]:
         match stmt:
             case AssignStmt(var=var, value=value, annotated=annotated):
-                if annotated and not isinstance(var.type, UnknownType):
+                if annotated and not self.concise and not isinstance(var.type, UnknownType):
                     return [f"{indent}{var.name}: {print_type(var.type)} = {print_expr(value)}"]
                 return [f"{indent}{var.name} = {print_expr(value)}"]
             case EvalStmt(expr=expr):
@@ -575,6 +591,8 @@ class _FunctionPrinter:
                 if yield_vars:
                     return [f"{indent}{', '.join(v.name for v in yield_vars)} = {call}"]
                 return [f"{indent}{call}"]
+            case InlineStmt(body=body):
+                return [f"{indent}{line}" if line else "" for line in body.split("\n")]
             case BreakStmt():
                 return [f"{indent}break"]
             case ContinueStmt():

@@ -54,16 +54,20 @@ class FieldSpec:
 
 
 _FIELDS: dict[type, tuple[FieldSpec, ...]] = {}
+_METADATA = frozenset({"span", "comments"})
+"""The fields that are not part of a node's value: they ride along with it (the encoding carries
+them in the span String) and equality, hashing and traversal ignore them."""
 
 
 def fields_of(cls: type) -> tuple[FieldSpec, ...]:
-    """The fields of a node class, in declaration order, without the span (cached per class)."""
+    """The fields of a node class, in declaration order, without the span and a statement's comments
+    (cached per class)."""
     specs = _FIELDS.get(cls)
     if specs is None:
         specs = tuple(
             FieldSpec(f.name, _classify(str(f.type)), f.compare)
             for f in dataclasses.fields(cls)
-            if f.name != "span"
+            if f.name not in _METADATA
         )
         _FIELDS[cls] = specs
     return specs
@@ -89,6 +93,7 @@ NODE_CLASSES: tuple[type[n.Node], ...] = (
     n.EvalStmt,
     n.ReturnStmt,
     n.YieldStmt,
+    n.InlineStmt,
     n.BreakStmt,
     n.ContinueStmt,
     n.SeqStmts,

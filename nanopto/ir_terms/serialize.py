@@ -27,7 +27,8 @@ _TYPES: dict[str, type] = {
     cls.__name__: cls for cls in (t.ScalarType, t.TensorType, t.TileType, t.ArrayType, t.TupleType, t.UnknownType)
 }
 _ENUMS: dict[str, type[enum.Enum]] = {
-    cls.__name__: cls for cls in (DataType, MemorySpace, n.BinOp, n.UnOp, n.ForKind, n.FunctionType, n.ParamDirection)
+    cls.__name__: cls
+    for cls in (DataType, MemorySpace, n.BinOp, n.UnOp, n.ForKind, n.FunctionType, n.ParamDirection, n.InlineLanguage)
 }
 
 Json = Any
@@ -98,6 +99,8 @@ class _Writer:
         for spec in fields_of(type(node)):
             out[spec.name] = self.value(getattr(node, spec.name))
         out["span"] = _span(node.span)
+        if isinstance(node, n.Stmt) and node.comments:
+            out["comments"] = list(node.comments)
         return out
 
 
@@ -142,6 +145,8 @@ class _Reader:
             if spec.kind is FieldKind.ATTR and isinstance(value, list):
                 value = tuple(value)
             fields[spec.name] = value
+        if "comments" in data:
+            fields["comments"] = tuple(data["comments"])
         return cls(**fields, span=_read_span(data["span"]))  # type: ignore[call-arg]
 
 

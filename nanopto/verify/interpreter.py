@@ -61,6 +61,7 @@ from nanopto.ir_terms.nodes import (
     ForStmt,
     Function,
     IfStmt,
+    InlineStmt,
     IterArg,
     Keyword,
     MakeTuple,
@@ -354,6 +355,7 @@ class _Interpreter:
             ForStmt: self._exec_for,
             WhileStmt: self._exec_while,
             ScopeStmt: self._exec_scope,
+            InlineStmt: self._exec_inline,
         }
         self._expr_handlers: dict[type, Callable[[Any], Any]] = {
             Var: self._eval_var,
@@ -504,6 +506,11 @@ class _Interpreter:
         # Recorded, not returned: the enclosing if/loop decides what the values bind to.
         self._frame.yielded = tuple(self.eval(v) for v in stmt.values)
         return _Flow.NORMAL
+
+    def _exec_inline(self, stmt: InlineStmt) -> _Flow:
+        raise self.error(
+            f"an InlineStmt (a verbatim {stmt.language.value} body) is not run by the reference interpreter", stmt
+        )
 
     def _exec_break(self, stmt: BreakStmt) -> _Flow:
         return _Flow.BREAK
