@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from nanopto.ir_terms.dtypes import DataType
@@ -509,15 +509,13 @@ class Stmt(Node):
 
 
 def attach_leading_comments(stmt: S, comments: Iterable[str]) -> S:
-    """Set the comment lines above `stmt` (replacing any) and return it: PyPTO's late-binding
-    channel for metadata, which equality, hashing and every rewrite ignore. The statement is
-    changed in place, as in PyPTO, because comments are not part of its value; to keep `stmt`
-    as it is, attach to `dataclasses.replace(stmt)`. A `SeqStmts` is a transparent container
-    and takes no comments."""
+    """`stmt` with the comment lines above it replaced by `comments`: a new statement, as every
+    change to nanopto's IR is (PyPTO changes the statement in place; a shared statement would
+    then change in every program that holds it: docs/coming-from-pypto.md). Equality, hashing and
+    every rewrite ignore comments. A `SeqStmts` is a transparent container and takes none."""
     if isinstance(stmt, SeqStmts):
         raise ValueError("a SeqStmts carries no comments: attach them to a statement inside it")
-    object.__setattr__(stmt, "comments", tuple(comments))
-    return stmt
+    return replace(stmt, comments=tuple(comments))
 
 
 def _values_or_span(node: Node) -> None:

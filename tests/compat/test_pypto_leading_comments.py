@@ -19,28 +19,34 @@ def _assign() -> ir.AssignStmt:
     return ir.AssignStmt(x, y, ir.Span("c.py", 1, 0))
 
 
-def test_attach_sets_replaces_and_clears_and_the_field_is_read_only() -> None:
+def test_attach_returns_a_new_statement_and_leaves_the_old_one_alone() -> None:
     stmt = _assign()
     assert stmt.leading_comments == [] and stmt.comments == ()
-    assert ir.attach_leading_comments(stmt, ["one", "two"]) is stmt
-    assert stmt.leading_comments == ["one", "two"]
-    stmt.leading_comments.append("not kept")  # a fresh list each read
-    assert stmt.leading_comments == ["one", "two"]
-    ir.attach_leading_comments(stmt, [])
-    assert stmt.leading_comments == []
+    commented = ir.attach_leading_comments(stmt, ["one", "two"])
+    assert commented is not stmt and stmt.leading_comments == []
+    assert commented.leading_comments == ["one", "two"]
+    commented.leading_comments.append("not kept")  # a fresh list each read
+    assert commented.leading_comments == ["one", "two"]
+    assert ir.attach_leading_comments(commented, []).leading_comments == []
+    assert commented.leading_comments == ["one", "two"]
     with pytest.raises(AttributeError):
-        stmt.leading_comments = ["no"]  # type: ignore[misc]
+        commented.leading_comments = ["no"]  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        stmt.comments = ("no",)  # type: ignore[misc]
+        commented.comments = ("no",)  # type: ignore[misc]
     with pytest.raises(ValueError, match="SeqStmts"):
         ir.attach_leading_comments(ir.SeqStmts([stmt]), ["c"])
-    copy = dataclasses.replace(stmt, comments=("on the copy",))
-    assert copy.leading_comments == ["on the copy"] and stmt.leading_comments == []
+
+
+def test_a_statement_shared_by_two_programs_keeps_its_comments_in_both() -> None:
+    stmt = _assign()
+    first = ir.SeqStmts([stmt])
+    ir.attach_leading_comments(stmt, ["only on the copy"])
+    assert first.stmts[0].leading_comments == []
 
 
 def test_comments_are_ignored_by_equality_and_hashing() -> None:
-    plain, commented = _assign(), _assign()
-    ir.attach_leading_comments(commented, ["note"])
+    plain = _assign()
+    commented = ir.attach_leading_comments(_assign(), ["note"])
     ir.assert_structural_equal(plain, commented)
     assert ir.structural_hash(plain) == ir.structural_hash(commented)
     same = dataclasses.replace(plain, comments=("note",))
