@@ -102,7 +102,31 @@ def build_program(
         if learnt == site_types:
             break
         site_types = learnt
+    for member in members:
+        _refuse_untyped_out_scalars(member, site_types.get(member.name, {}))
     return result
+
+
+def _refuse_untyped_out_scalars(member: Member, types: Mapping[str, str]) -> None:
+    """A bare `pl.Out[pl.Scalar]` / `pl.InOut[pl.Scalar]` whose call sites pass different or
+    unknown types is refused. Left untyped, InlineFunctions would read it as a tensor, whose
+    rebinding stays on a local, while a scalar's is written back to the caller's variable: the
+    write-back would be lost (docs/09-inlining-with-jit.md, "nanopto's choices")."""
+    for arg in member.source.node.args.args:
+        direction = _direction_name(arg.annotation) if arg.annotation is not None else None
+        if direction is None or arg.arg in types:
+            continue
+        assert isinstance(arg.annotation, ast.Subscript)
+        if dotted_name(arg.annotation.slice) != "pl.Scalar":
+            continue
+        raise member.source.error(
+            arg,
+            f"the type of bare pl.{direction}[pl.Scalar] parameter '{arg.arg}' of '{member.name}' cannot be "
+            "told from its call sites (they pass different or unknown types); without it, the write-back "
+            "to the caller's variable could not be told from a tensor's",
+            hint=f"write the dtype: pl.{direction}[pl.Scalar[pl.INDEX]] (or the dtype the callers pass)",
+            parameter=arg.arg,
+        )
 
 
 def _parse(
