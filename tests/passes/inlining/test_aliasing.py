@@ -19,8 +19,10 @@ import numpy as np
 import pytest
 
 import nanopto.passes.inlining.call_sites as call_sites
+import nanopto.passes.inlining.rebinding as rebinding
 import nanopto.passes.inlining.tuple_results as tuple_results
 from nanopto import ir
+from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes.hoist_nested_calls import hoist_program
@@ -571,6 +573,37 @@ real_receiver_reads = tuple_results.receiver_reads
 def _accept_lost_write_back(*args: Any) -> None:
     """The specification read literally: the IterArg is bound to a local, and that is all."""
 
+
+def _made_at_the_return(stmts: Any, returns: Any, by_reference: Any = frozenset()) -> Any:
+    """A returned tuple temporary taken to be made at the return: its elements are evaluated after
+    the statements that followed it."""
+    made = [s for s in stmts if isinstance(s, ir.AssignStmt) and isinstance(s.value, ir.MakeTuple) and s.var in returns]
+    if len(made) != 1:
+        return real_project_returned_tuple(stmts, returns, by_reference)
+    return real_project_returned_tuple((*(s for s in stmts if s is not made[0]), made[0]), returns, by_reference)
+
+
+real_project_returned_tuple = call_sites._project_returned_tuple
+
+
+def _a_view_counts(stmt: ir.AssignStmt) -> bool:
+    """The old self-update: an op whose result aliases the argument, whether or not it writes it
+    (so a slice `t = t[0:2]` counted)."""
+    value = stmt.value
+    if isinstance(value, ir.Call) and not value.function:
+        op = OPS.lookup(value.op)
+        if op is not None and op.aliases_arg is not None and op.aliases_arg < len(value.args):
+            return value.args[op.aliases_arg] == stmt.var
+    return real_is_self_update(stmt)
+
+
+real_is_self_update = rebinding.is_self_update
+
+
+def _accept_any_array_rebinding(fn: Any) -> None:
+    """The table's Array row read literally: every rebinding goes to the caller's array."""
+
+
 PLANTED: list[tuple[str, Any, str, str]] = [
     ("bind_disturbed_arguments", _substitute_as_specified, OUT_SCALAR_EXPRESSION, "writes `k` back"),
     ("bind_disturbed_arguments", _substitute_as_specified, OUT_SCALAR_SAME_VAR, "writes `k` back"),
@@ -586,6 +619,27 @@ PLANTED: list[tuple[str, Any, str, str]] = [
     ("bound_returns", _bind_no_returns, TUPLE_EFFECT_READ_TWICE, "evaluated at each read"),
     ("receiver_reads", _no_stand_ins, TUPLE_RECEIVER_REUSED, "without a stand-in per site"),
     ("refuse_lost_write_back", _accept_lost_write_back, ITER_ARG_TO_OUT_SCALAR, "the write-back would not reach it"),
+    (
+        "_project_returned_tuple",
+        _made_at_the_return,
+        TUPLE_TEMPORARY_THEN_REBOUND,
+        r"<string>:13:16: error\[EvaluationOrder\]: .* the tuple `tmp` that 'h' makes at <string>:7:9 is evaluated at "
+        r"`.*`, after `n_inline0 = n_inline0 \+ 5` \(from <string>:8:9\) wrote `n_inline0`",
+    ),
+    (
+        "is_self_update",
+        _a_view_counts,
+        SLICE_REBINDING,
+        r"<string>:12:13: error\[RebindingTable\]: .* assigns the caller's Var `a = a\[0:2\]` \(from <string>:7:9\), "
+        r"which is not a self-update of `a`",
+    ),
+    (
+        "_check_array_rebinding",
+        _accept_any_array_rebinding,
+        ARRAY_REBOUND_TO_NEW,
+        r"<string>:13:13: error\[RebindingTable\]: .* `arr = pl.array.create\(4, pl.INT64\)` \(from <string>:7:9\), "
+        r"which is not a self-update of `arr`",
+    ),
 ]
 MODULES = {
     "bind_disturbed_arguments": call_sites,
@@ -593,6 +647,9 @@ MODULES = {
     "bound_returns": tuple_results,
     "receiver_reads": tuple_results,
     "refuse_lost_write_back": call_sites,
+    "_project_returned_tuple": call_sites,
+    "is_self_update": rebinding,
+    "_check_array_rebinding": call_sites,
 }
 
 
