@@ -764,3 +764,34 @@ def test_a_loop_carried_value_yielded_after_an_out_scalar_call_is_refused_not_mi
     )
     with pytest.raises(InlineError, match=r"loop-carried value 'acc' is passed to pl\.Out/pl\.InOut scalar"):
         inline_hoisted(program)
+
+
+@pytest.mark.parametrize(
+    ("src", "hazard"),
+    [
+        (ITER_ARG_TO_OUT_SCALAR, call_sites.Hazard.LOST_WRITE_BACK),
+        (ARRAY_REBOUND_TO_NEW, call_sites.Hazard.ARRAY_REBOUND),
+    ],
+)
+def test_a_refusal_names_its_hazard(src: str, hazard: call_sites.Hazard) -> None:
+    with pytest.raises(InlineError) as refused:
+        inline_program(pl(src))
+    assert refused.value.hazard is hazard
+
+
+def test_other_refusals_name_no_hazard() -> None:
+    source = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def f(self, n: {S}) -> {S}:
+        return n
+
+    @pl.function
+    def main(self, a: {T}) -> {S}:
+        m = self.f(a)
+        return m
+"""
+    with pytest.raises(InlineError) as refused:
+        inline_program(pl(source))
+    assert refused.value.hazard is None
