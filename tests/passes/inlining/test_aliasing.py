@@ -795,3 +795,19 @@ class P:
     with pytest.raises(InlineError) as refused:
         inline_program(pl(source))
     assert refused.value.hazard is None
+
+
+def test_the_hoist_gives_the_reason_for_every_binding_it_adds() -> None:
+    result = hoist_module.hoist_with_reasons(pl(HOIST_PAST_OPERAND))
+    assert [(python_print(h.stmt).strip(), h.reason) for h in result.hoisted] == [
+        ("t__inline_arg_v1 = k * 10", "hoisted: `self.inc(k)` writes `k`, which this operand reads"),
+        (
+            "t__inline_arg_v0 = self.inc(k)",
+            "nested call of Inline 'inc': moved onto a statement of its own, so that it is a call site",
+        ),
+    ]
+    tensor = hoist_module.hoist_with_reasons(pl(HOIST_PAST_TENSOR_OPERAND))
+    assert tensor.hoisted[0].reason == (
+        "hoisted: `self.w(a, b)` may write storage in place whose elements this operand reads"
+    )
+    assert hoist_module.hoist_with_reasons(pl(HOIST_AFTER_OPERAND)).hoisted[0].reason.startswith("nested call")
