@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
+import signal
 import sys
 import time
 from collections import Counter
+from types import FrameType
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -74,6 +77,16 @@ def soak(count: int, seed_value: int) -> tuple[Counter[str], list[tuple[str, str
     cases = programs(aliasing=True).flatmap(lambda p: st.tuples(st.just(p), inputs_for(p)))
     started = time.perf_counter()
 
+    def stop(signum: int, frame: FrameType | None) -> None:
+        """SIGINT / SIGTERM: the figures so far, then exit (hypothesis would go on drawing)."""
+        print(f"interrupted after {sum(tally.values()):,} programs", flush=True)
+        code = report(tally, findings, time.perf_counter() - started, seed_value)
+        sys.stdout.flush()
+        os._exit(code)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
     @seed(seed_value)
     @settings(
         max_examples=count,
@@ -91,7 +104,9 @@ def soak(count: int, seed_value: int) -> tuple[Counter[str], list[tuple[str, str
             findings.append((kind, detail, f"{python_print(program)}\ninputs: {args!r}"))
         total = sum(tally.values())
         if total % 1000 == 0:
-            print(f"  ... {total:,} programs, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+            seconds = time.perf_counter() - started
+            counts = ", ".join(f"{kind} {n:,}" for kind, n in sorted(tally.items()))
+            print(f"  ... {total:,} programs, {seconds:.0f} s: {counts}", file=sys.stderr, flush=True)
 
     run()
     return tally, findings, time.perf_counter() - started
@@ -103,9 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     tally, findings, seconds = soak(args.programs, args.seed)
+    return report(tally, findings, seconds, args.seed)
+
+
+def report(tally: Counter[str], findings: list[tuple[str, str, str]], seconds: float, seed_value: int) -> int:
+    """Print the figures; 1 when there is any finding."""
     total = sum(tally.values())
     refused = sum(n for kind, n in tally.items() if kind.startswith("refused: "))
-    print(f"aliasing soak: {total:,} programs in {seconds:.0f} s ({total / max(seconds, 1e-9):.1f} per s), seed {args.seed}")
+    print(f"aliasing soak: {total:,} programs in {seconds:.0f} s ({total / max(seconds, 1e-9):.1f} per s), seed {seed_value}")
     print(f"  {'equal':<56} {tally['equal']:>7,}")
     print(f"  {'refused by a hazard':<56} {refused:>7,}  ({100 * refused / max(total, 1):.1f} %)")
     for kind, n in sorted(tally.items()):

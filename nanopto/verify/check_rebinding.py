@@ -695,7 +695,8 @@ def check_tuple_temporaries(
 
     Which Var of `after` stands for a helper Var at a site is the decoder's record (`copies`) or,
     for a parameter substituted directly, the argument; which statements are copies of a helper
-    statement, their position (spans survive inlining)."""
+    statement, their position (spans survive inlining). A site's splice is taken to start at its
+    first fresh local, so a site with none is not checked here."""
     problems: list[Diagnostic] = []
     order = [s for s in walk_stmts(after.body) if not isinstance(s, SeqStmts)]
     holder: dict[int, Stmt] | None = None
@@ -727,13 +728,18 @@ def check_tuple_temporaries(
         else:
             receivers = [site.stmt]
         landing = {(type(r), r.span, r.var.name if isinstance(r, AssignStmt) else None) for r in receivers}
-        written_at: list[tuple[int, Stmt, set[str]]] = []
-        for position, stmt in enumerate(order):
+        # The site's splice starts at its first fresh local: a write before it is another site's
+        # (sites of one helper given the same caller Var write the same Var).
+        start = next((i for i, s in enumerate(order) if isinstance(s, AssignStmt) and s.var.name in own_locals), None)
+        if start is None:
+            continue
+        written_at: list[tuple[Stmt, set[str]]] = []
+        for stmt in order[start:]:
             if stmt.span is None:
                 continue
             written = writes.get((type(stmt), stmt.span), set()) & _written_names(stmt)
             if written:
-                written_at.append((position, stmt, written))
+                written_at.append((stmt, written))
                 continue
             evaluates = (type(stmt), stmt.span, stmt.var.name if isinstance(stmt, AssignStmt) else None) in landing or (
                 isinstance(stmt, AssignStmt) and stmt.span in at_tuple and stmt.var.name in own_locals
@@ -741,7 +747,7 @@ def check_tuple_temporaries(
             if not evaluates:
                 continue
             reads = _own_reads(stmt)
-            stale = [(w, sorted(wrote & reads)) for _, w, wrote in written_at if wrote & reads]
+            stale = [(w, sorted(wrote & reads)) for w, wrote in written_at if wrote & reads]
             if stale:
                 w, vs = stale[-1]
                 problems.append(

@@ -811,3 +811,29 @@ def test_the_hoist_gives_the_reason_for_every_binding_it_adds() -> None:
         "hoisted: `self.w(a, b)` may write storage in place whose elements this operand reads"
     )
     assert hoist_module.hoist_with_reasons(pl(HOIST_AFTER_OPERAND)).hoisted[0].reason.startswith("nested call")
+
+
+# Two sites of a helper whose returned tuple temporary is made before a write-back to the caller's
+# `k`: the second site's tuple is made after the first site's write, which is no concern of its own
+# (found by bench/aliasing_soak.py: the checker took the first site's write for the second's).
+TUPLE_TEMPORARY_TWO_SITES = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def h(self, s: pl.Out[{S}]) -> tuple[{S}, {S}]:
+        tmp = (s + 1, s)
+        s = s + 1
+        return tmp
+
+    @pl.function
+    def main(self, k: {S}) -> {S}:
+        t = self.h(k)
+        u = t[0]
+        t = self.h(k)
+        w = t[0]
+        return u * 100 + w * 10 + k
+"""
+
+
+def test_a_tuple_temporary_of_two_sites_writing_one_var() -> None:
+    check(TUPLE_TEMPORARY_TWO_SITES, 1)
