@@ -57,7 +57,7 @@ from nanopto.passes import (
     get_pass,
     list_passes,
 )
-from nanopto.passes.hoist_nested_calls import hoist_program
+from nanopto.passes.hoist_nested_calls import HoistNestedCalls, HoistResult, hoist_program
 from nanopto.passes.inlining import InlineFunctions, InlineResult, inline_program
 from nanopto.passes.inlining.call_graph import InlineCycleError
 from nanopto.passes.inlining.call_sites import InlineError
@@ -76,7 +76,13 @@ from nanopto.tools.examples import (  # noqa: F401 (EXAMPLE_ORDER, JIT_EXAMPLE_O
     jit_example_names,
     summary,
 )
-from nanopto.tools.inline_report import explain_rules, explain_sites, site_record
+from nanopto.tools.inline_report import (
+    explain_hoisted,
+    explain_rules,
+    explain_sites,
+    hoisted_record,
+    site_record,
+)
 from nanopto.tools.pipeline_run import PipelineRun, record_run
 from nanopto.tools.rules_file import RulesFileError, describe_user_passes, load_rules_file, load_rules_files
 from nanopto.tools.stepper import run_steps
@@ -383,6 +389,8 @@ def _with_options(manager: PassManager, args: argparse.Namespace, trace: bool) -
             return replace(pass_, **inline_options) if inline_options else pass_
         if isinstance(pass_, RewriteRules):  # always traced: an unmatched rule is worth a warning
             return replace(pass_, **given, trace=True)
+        if isinstance(pass_, HoistNestedCalls) and trace:
+            return replace(pass_, trace=True)
         return pass_
 
     return PassManager(configure(p) for p in manager.passes)
@@ -445,6 +453,7 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
             "file": args.file,
             "pipeline": manager.pass_names,
             "sites": sites,
+            "hoisted": [hoisted_record(h) for h in run.hoisted],
             "rules": rules,
             "rulesets": list(traces[0].rulesets) if traces else [],
             "iterations": sum(r.report.iterations for r in traces),
@@ -486,7 +495,13 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
         out.write(after_text)
     if args.trace:  # on stderr, so that stdout stays a `pl` program
         inline_results = iter(traces)
-        for t in per_pass:
+        for t in run.passes:
+            if isinstance(t.trace, HoistResult):
+                sys.stderr.write(f"\n# ===== trace: {t.name} =====\n")
+                explain_hoisted(t.trace, sys.stderr)
+                continue
+            if t.rules is None:
+                continue
             sys.stderr.write(f"\n# ===== trace: {t.name} =====\n")
             if isinstance(t.trace, InlineResult):
                 result = next(inline_results)

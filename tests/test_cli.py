@@ -202,6 +202,53 @@ def test_inline_trace() -> None:
     ]
 
 
+HOIST_PAST_OPERAND = """\
+import nanopto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def inc(self, m: pl.Out[pl.Scalar[pl.INDEX]]) -> pl.Scalar[pl.INDEX]:
+        m = m + 1
+        return m
+
+    @pl.function
+    def main(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        z = k * 10 + self.inc(k)
+        return z
+"""
+OPERAND_REASON = "hoisted: `self.inc(k)` writes `k`, which this operand reads"
+
+
+def test_trace_json_and_html_give_the_reason_for_each_hoisted_binding(tmp_path: Path) -> None:
+    """An operand hoisted with a nested call (docs/08-aliasing-traps.md) is explained like every
+    other binding the principle adds, as is the hoisted call itself."""
+    path = tmp_path / "hoist.py"
+    path.write_text(HOIST_PAST_OPERAND)
+    proc = run("inline", str(path), "--trace")
+    assert proc.returncode == 0, proc.stderr
+    trace = proc.stderr.split("# ===== trace: hoist-nested-calls =====", 1)[1].split("# =====", 1)[0]
+    assert f"main line 13: t__inline_arg_v1 = k * 10  ({OPERAND_REASON})" in trace
+    assert "main line 13: t__inline_arg_v0 = self.inc(k)  (nested call of Inline 'inc'" in trace
+    html = tmp_path / "hoist.html"
+    proc = run("inline", str(path), "--json", "--html", str(html))
+    assert proc.returncode == 0, proc.stderr
+    hoisted = json.loads(proc.stdout)["hoisted"]
+    assert hoisted[0] == {
+        "function": "main",
+        "file": str(path),
+        "line": 13,
+        "col": 13,
+        "binding": "t__inline_arg_v1 = k * 10",
+        "reason": OPERAND_REASON,
+    }
+    assert [h["binding"] for h in hoisted] == ["t__inline_arg_v1 = k * 10", "t__inline_arg_v0 = self.inc(k)"]
+    page = html.read_text()
+    assert "Nested calls hoisted" in page and "<code>t__inline_arg_v1 = k * 10</code>" in page
+    assert OPERAND_REASON in page
+
+
 def test_inline_json() -> None:
     proc = run("inline", str(EXAMPLES / "twice.py"), "--json")
     assert proc.returncode == 0, proc.stderr

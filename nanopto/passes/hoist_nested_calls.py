@@ -9,6 +9,9 @@ already the whole value (only its arguments are), a tuple-returning callee, a `w
 (evaluated per iteration), an IterArg init value, and bodies that are not `SeqStmts`. Such calls stay
 where they are and the InlineFunctionsEliminated verifier names them.
 
+Every binding added carries its reason (`hoist_with_reasons`, a `HoistResult`; recorded in the
+`PassContext`'s traces with `trace=True`, which `--trace`, `--json` and `--html` show).
+
 The pass produces `NestedCallsHoisted`, which `inline-functions` requires; the default pipeline
 runs both. It is Python rather than rules because it inserts statements *before* the one it
 rewrites, and it is small enough to check by eye; its tests are in
@@ -42,8 +45,10 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
 )
+from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import map_children, nodes_of, walk_stmts, whole_value
 from nanopto.ir_terms.types import ScalarType, Type, UnknownType
+from nanopto.passes.context import PassContext
 from nanopto.passes.evaluation_order import Timeline, is_constant, reads_contents, vars_read, writes_in_place
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
@@ -51,8 +56,28 @@ from nanopto.verify.check_rebinding import RebindingCheckError, check_hoisted_op
 from nanopto.verify.diagnostics import Diagnostic, Severity
 from nanopto.verify.properties import IRProperty, VerifyContext, register_verifier
 
-Disturbs = Callable[[Call, Expr], bool]
-"""Whether evaluating the call (an Inline site) may change what the expression evaluates to."""
+Disturbs = Callable[[Call, Expr], str | None]
+"""Why evaluating the call (an Inline site) may change what the expression evaluates to, or None
+when it cannot (any false value means it cannot)."""
+
+
+@dataclass(frozen=True)
+class Hoisted:
+    """One binding the pass added, and why: a nested call moved onto its own statement, or an
+    operand evaluated before such a call that the call would change, hoisted along with it."""
+
+    function: str
+    stmt: AssignStmt
+    reason: str
+
+
+@dataclass(frozen=True)
+class HoistResult:
+    """The hoisted program, with every binding the pass added (what `--trace`, `--json` and the
+    HTML page show for this pass)."""
+
+    program: Program
+    hoisted: tuple[Hoisted, ...] = ()
 
 
 class _Hoister:
@@ -63,6 +88,8 @@ class _Hoister:
         self.result_type = result_type
         self.disturbs = disturbs
         self.version = 0
+        self.reasons: dict[int, str] = {}
+        """The reason for each binding added, by the binding's identity."""
 
     def _is_site(self, expr: Expr) -> bool:
         return isinstance(expr, Call) and expr.function and self.hoistable(expr.op)
@@ -92,6 +119,9 @@ class _Hoister:
         if self._is_site(rebuilt):
             temp = self._temp(expr, self.result_type(rebuilt.op))
             pre.append(AssignStmt(temp, rebuilt, span=expr.span))
+            self.reasons[id(pre[-1])] = (
+                f"nested call of Inline '{rebuilt.op}': moved onto a statement of its own, so that it is a call site"
+            )
             return temp
         return rebuilt
 
@@ -125,9 +155,11 @@ class _Hoister:
             if not isinstance(operand, Expr):
                 continue
             later = [c for group in calls[i + 1 :] for c in group]
-            if any(self.disturbs(call, operand) for call in later):
+            why = next((reason for call in later if (reason := self.disturbs(call, operand))), None)
+            if why:
                 temp = self._temp(operand, type_of(operand))
                 pre.insert(ends[i], AssignStmt(temp, operand, span=operand.span))
+                self.reasons[id(pre[ends[i]])] = why if isinstance(why, str) else "hoisted: a later call changes it"
                 moved[i] = temp
         if not moved:
             return siblings
@@ -185,6 +217,11 @@ class _Hoister:
 def hoist_nested_calls(fn: Function, inline: dict[str, Function]) -> Function:
     """`fn` with every hoistable nested Inline call moved onto a `t__inline_arg_vN` binding, and,
     where the call would change an operand evaluated before it, that operand too."""
+    return _hoist(fn, inline)[0]
+
+
+def _hoist(fn: Function, inline: dict[str, Function]) -> tuple[Function, list[Hoisted]]:
+    """`hoist_nested_calls`, with the bindings it added and why."""
 
     def returns(name: str) -> int:
         return len(inline[name].return_types)
@@ -197,10 +234,17 @@ def hoist_nested_calls(fn: Function, inline: dict[str, Function]) -> Function:
         return types[0] if len(types) == 1 else UnknownType()
 
     if not isinstance(fn.body, SeqStmts) or not _has_nested_call(fn.body, hoistable):
-        return fn
+        return fn, []
     hoister = _Hoister(hoistable, result_type, disturbs_by_helpers(inline))
     body = hoister.seq(fn.body)
-    return fn if hoister.version == 0 else dataclasses.replace(fn, body=body)
+    if hoister.version == 0:
+        return fn, []
+    hoisted = [
+        Hoisted(fn.name, stmt, hoister.reasons[id(stmt)])
+        for stmt in walk_stmts(body)
+        if isinstance(stmt, AssignStmt) and id(stmt) in hoister.reasons
+    ]
+    return dataclasses.replace(fn, body=body), hoisted
 
 
 def _has_nested_call(body: SeqStmts, hoistable: Callable[[str], bool]) -> bool:
@@ -245,14 +289,19 @@ def disturbs_by_helpers(inline: dict[str, Function]) -> Disturbs:
             known = effects[name] = (outs, bool(timeline.stores) or bool(nested))
         return known
 
-    def disturbs(call: Call, operand: Expr) -> bool:
+    def disturbs(call: Call, operand: Expr) -> str | None:
         if call.op not in inline or is_constant(operand):
-            return False
+            return None
         outs, stores = effects_of(call.op)
-        rebound = {a.id for i, a in enumerate(call.args) if i in outs and isinstance(a, Var)}
-        if any(v.id in rebound for v in vars_read(operand)):
-            return True
-        return stores and (reads_contents(operand) or writes_in_place(operand))
+        rebound = {a.id: a.name for i, a in enumerate(call.args) if i in outs and isinstance(a, Var)}
+        written = next((v.name for v in vars_read(operand) if v.id in rebound), None)
+        if written is not None:
+            return f"hoisted: `{python_print(call)}` writes `{written}`, which this operand reads"
+        if stores and reads_contents(operand):
+            return f"hoisted: `{python_print(call)}` may write storage in place whose elements this operand reads"
+        if stores and writes_in_place(operand):
+            return f"hoisted: this operand writes storage in place, which `{python_print(call)}` may read"
+        return None
 
     return disturbs
 
@@ -263,12 +312,18 @@ def _inline_of(program: Program) -> dict[str, Function]:
 
 def hoist_program(program: Program) -> Program:
     """`program` with the nested Inline calls of every function hoisted (the pass's work)."""
+    return hoist_with_reasons(program).program
+
+
+def hoist_with_reasons(program: Program) -> HoistResult:
+    """`hoist_program`, with every binding it added and why."""
     inline = _inline_of(program)
     if not inline:
-        return program
-    functions = tuple(hoist_nested_calls(fn, inline) for fn in program.function_list)
+        return HoistResult(program)
+    done = [_hoist(fn, inline) for fn in program.function_list]
+    functions = tuple(fn for fn, _ in done)
     if all(new is old for new, old in zip(functions, program.function_list, strict=True)):
-        return program
+        return HoistResult(program)
     problems = [
         d
         for old, new in zip(program.function_list, functions, strict=True)
@@ -277,7 +332,7 @@ def hoist_program(program: Program) -> Program:
     ]
     if problems:
         raise RebindingCheckError(problems)
-    return Program(program.name, functions, span=program.span)
+    return HoistResult(Program(program.name, functions, span=program.span), tuple(h for _, found in done for h in found))
 
 
 def verify_nested_calls_hoisted(program: Program, context: VerifyContext) -> list[Diagnostic]:
@@ -317,8 +372,15 @@ class HoistNestedCalls(Pass):
     name: ClassVar[str] = "hoist-nested-calls"
     produced: ClassVar[frozenset[IRProperty]] = frozenset({IRProperty.NestedCallsHoisted})
 
+    trace: bool = False
+    """Record the HoistResult (every binding added, with its reason) in the current PassContext's
+    `traces`."""
+
     def run(self, program: Program) -> Program:
-        return hoist_program(program)
+        result = hoist_with_reasons(program)
+        if self.trace:
+            PassContext.current().traces.append((self.name, result))
+        return result.program
 
 
 register_verifier(IRProperty.NestedCallsHoisted, verify_nested_calls_hoisted)

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import walk
+from nanopto.passes.hoist_nested_calls import HoistResult
 from nanopto.passes.inlining import InlineResult
 from nanopto.passes.inlining.call_sites import CallSite
 from nanopto.rules import INLINE_RULESETS
 from nanopto.tools.highlight import TOKEN_CSS, highlight_lines, highlighted_block
-from nanopto.tools.inline_report import rule_counts, site_record
+from nanopto.tools.inline_report import hoisted_record, rule_counts, site_record
 from nanopto.tools.line_origins import LineKind, LineOrigin, line_origins, span_lines
 
 if TYPE_CHECKING:
@@ -290,6 +291,28 @@ def _panes(page: InlinePage) -> str:
     )
 
 
+def _hoisted_table(page: InlinePage) -> str:
+    """The bindings hoist-nested-calls added, each with its reason (nothing when there are none)."""
+    hoisted = [
+        hoisted_record(h) for run in page.passes or () if isinstance(run.trace, HoistResult) for h in run.trace.hoisted
+    ]
+    if not hoisted:
+        return ""
+    rows = []
+    for h in hoisted:
+        line = h["line"]
+        target = page.line_of(line) if line is not None else None
+        where = f'<a href="#{page.prefix}b-L{target}">line {line}</a>' if target is not None else f"line {line}"
+        rows.append(
+            f"<tr><td>{escape(h['function'])}, {where}</td><td><code>{escape(h['binding'])}</code></td>"
+            f'<td class="muted">{escape(h["reason"])}</td></tr>'
+        )
+    return (
+        f'<h2 id="{page.prefix}hoisted">Nested calls hoisted</h2>'
+        "<table><tr><th>where</th><th>binding added</th><th>why</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
 def _sites_table(page: InlinePage) -> str:
     result = page.result
     if result is None or not result.sites:
@@ -448,7 +471,7 @@ def _body(page: InlinePage) -> str:
     chips = "".join(_chip(page, s) for s in _outer_sites(page))
     legend = f'<div class="legend">{chips}</div>' if chips else ""
     return (
-        f"{_warnings(page)}{legend}{_panes(page)}"
+        f"{_warnings(page)}{legend}{_panes(page)}{_hoisted_table(page)}"
         f'<h2 id="{page.prefix}sites">Call sites and the rebinding table</h2>{_sites_table(page)}'
         f'<h2 id="{page.prefix}rules">Rule trace</h2>{_rule_trace(page)}'
     )

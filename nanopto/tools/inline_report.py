@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from nanopto.ir_terms.nodes import Var
 from nanopto.ir_terms.printer import python_print
+from nanopto.passes.hoist_nested_calls import Hoisted, HoistResult
 from nanopto.passes.inlining import InlineResult
 from nanopto.passes.inlining.call_sites import CallSite
 from nanopto.passes.pass_base import Pass
@@ -82,6 +83,29 @@ def explain_sites(result: InlineResult, out: TextIO, source: str | None = None) 
             out.write(f'    {b["param"]}: row "{b["row_text"]}"; {binding}\n')
         for r in record["bound_returns"]:
             out.write(f"    returned value {r['index']}: bound to a fresh local at the call  ({r['reason']})\n")
+
+
+def hoisted_record(hoisted: Hoisted) -> dict[str, Any]:
+    """One binding `hoist-nested-calls` added, as plain data: where, what and why."""
+    span = hoisted.stmt.span
+    return {
+        "function": hoisted.function,
+        "file": span.file if span is not None else None,
+        "line": span.line if span is not None else None,
+        "col": span.col + 1 if span is not None else None,
+        "binding": python_print(hoisted.stmt).strip(),
+        "reason": hoisted.reason,
+    }
+
+
+def explain_hoisted(result: HoistResult, out: TextIO) -> None:
+    """The `--trace` text of one `hoist-nested-calls` run."""
+    if not result.hoisted:
+        out.write("no nested Inline calls: nothing hoisted\n")
+    for h in result.hoisted:
+        record = hoisted_record(h)
+        line = record["line"] if record["line"] is not None else "?"
+        out.write(f"{record['function']} line {line}: {record['binding']}  ({record['reason']})\n")
 
 
 def rule_counts(result: InlineResult) -> dict[str, int]:

@@ -22,6 +22,7 @@ from nanopto.ir_terms.nodes import Program, Var
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.structural import structural_equal
 from nanopto.passes import CallbackInstrument, PassContext, PassManager
+from nanopto.passes.hoist_nested_calls import Hoisted, HoistResult
 from nanopto.passes.inlining import InlineResult
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.rewrite import RewriteResult, RewriteRules
@@ -42,7 +43,7 @@ class PassRun:
     program: Program
     """The program after the pass."""
     trace: object | None
-    """What the pass recorded (`InlineResult`, `RewriteResult`), or None."""
+    """What the pass recorded (`InlineResult`, `RewriteResult`, `HoistResult`), or None."""
     rules: dict[str, int] | None
     """Every rule of the pass's rulesets with its matches (zero included), in ruleset order; None
     for a pass that runs no rules."""
@@ -93,6 +94,11 @@ class PipelineRun:
     @property
     def inline_results(self) -> list[InlineResult]:
         return [p.trace for p in self.passes if isinstance(p.trace, InlineResult)]
+
+    @property
+    def hoisted(self) -> list[Hoisted]:
+        """Every binding `hoist-nested-calls` added, with its reason, in pipeline order."""
+        return [h for p in self.passes if isinstance(p.trace, HoistResult) for h in p.trace.hoisted]
 
     @property
     def traced(self) -> list[PassRun]:

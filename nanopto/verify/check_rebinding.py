@@ -24,8 +24,23 @@ inlining and checks invariants any correct splice must keep (docs/specification.
    not a Var or a constant is bound there, and a Var component is bound when the caller rebinds
    what it stands for before reading it; a receiver several sites assign has a stand-in per site.
 
+7. A rebinding that lands on the caller's Var is a self-update of that Var: every assignment
+   spliced code makes to a caller's tensor, tile or array passed as an argument is
+   `v = op(..., v, ...)` with an op that writes `v` in place and whose result is `v` (the
+   checker's own reading of the op registry), whatever row the parameter was given. A view
+   (`a = a[0:2]`) or a new array (`arr = pl.array.create(...)`) would replace the caller's value.
+   (A `pl.Out` / `pl.InOut` scalar's write-back is what such a parameter means; check 1 covers
+   scalars.)
+8. No evaluation moves across a write it depends on: a helper that makes its returned tuple
+   temporary before other statements (`tmp = (n, n); n = n + 1; return tmp`) evaluates the
+   elements where it makes the tuple, so no evaluation of that site's components (a bound
+   returned value, the caller's read of the result) reads a Var that a copy of one of those later
+   statements wrote before it (`check_tuple_temporaries`).
+
 Checks 4-6 re-derive what the helper and the caller read and write from the input program, by
-their own walk (`_Order`), rather than reusing the pass's analysis.
+their own walk (`_Order`), rather than reusing the pass's analysis; checks 7 and 8 read the
+spliced program itself (spans survive inlining, so a copy of a helper statement is found by its
+position in the source).
 
 A violation is an internal error of the pass, reported with the call site, parameter and row.
 """
@@ -190,11 +205,17 @@ def _site_label(site: SiteLike) -> str:
 
 
 def check_function(
-    before: Function, after: Function, sites: Sequence[SiteLike], copies: Mapping[tuple[int, int], str]
+    before: Function,
+    after: Function,
+    sites: Sequence[SiteLike],
+    copies: Mapping[tuple[int, int], str],
+    helpers: Mapping[str, Function] | None = None,
 ) -> list[Diagnostic]:
     """Check one caller against the decisions taken at its own top-level sites.
 
-    `copies` maps (original Var id, site) to the name of the fresh local the decoder made for it.
+    `copies` maps (original Var id, site) to the name of the fresh local the decoder made for it;
+    `helpers` are the Inline helpers by name, as the input program has them (check 7 reads their
+    parameters and statements; without them it is skipped).
     """
     problems: list[Diagnostic] = []
     defs_before, defs_after = definitions(before), definitions(after)
@@ -213,10 +234,12 @@ def check_function(
 
     # 1. New definitions of caller Vars (the hoist's own temporaries are not the caller's).
     before_ids = {node.id for node in nodes_of(before.body) if isinstance(node, Var)} | {p.var.id for p in before.params}
+    reported: set[int] = set()
     for var_id, labels in passed_to.items():
         if var_id not in before_ids:
             continue
         if defs_after[var_id] > defs_before[var_id] and var_id not in may_rebind:
+            reported.add(var_id)
             problems.append(
                 Diagnostic(
                     Severity.ERROR,
@@ -226,6 +249,9 @@ def check_function(
                     RULE,
                 )
             )
+
+    # 7. The rebindings that do land on a caller's Var are self-updates of it.
+    problems += _check_rebinding_is_self_update(before, after, sites, helpers, reported)
 
     # 2. A parameter whose row rebinds the caller's Var never gets a local copy of its own.
     for site in sites:
@@ -283,6 +309,91 @@ def check_function(
     return problems
 
 
+def is_self_update(stmt: AssignStmt) -> bool:
+    """`t = op(..., t, ...)` where the op's result *is* that argument and the op writes it in place
+    (or `t = t`): afterwards `t` names the storage it named, holding what the op wrote. A view
+    (`t = t[0:2]`) shares storage but is another value; a new value (`t = pl.array.create(...)`)
+    is another storage. The checker's own reading of the op registry, not the pass's."""
+    value = stmt.value
+    if value == stmt.var:
+        return True
+    if not isinstance(value, Call) or value.function:
+        return False
+    op = OPS.lookup(value.op)
+    at = op.aliases_arg if op is not None else None
+    return op is not None and at is not None and at in op.writes and at < len(value.args) and value.args[at] == stmt.var
+
+
+def _by_reference(helper: Function, param: Var) -> bool:
+    """A `pl.Out` / `pl.InOut` scalar: its write-back to the caller's Var is what it means."""
+    return any(
+        p.var.id == param.id and p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+        for p in helper.params
+    )
+
+
+def _check_rebinding_is_self_update(
+    before: Function,
+    after: Function,
+    sites: Sequence[SiteLike],
+    helpers: Mapping[str, Function] | None,
+    reported: set[int],
+) -> list[Diagnostic]:
+    """Check 7: every assignment spliced code makes to a caller's Var passed as an argument is a
+    self-update of that Var, unless it is the write-back of a `pl.Out` / `pl.InOut` scalar. Any
+    other assignment replaces the value the caller holds by another one (a view of it, a new
+    array), whatever row the parameter was given. Vars check 1 `reported` already are left out."""
+    if helpers is None:
+        return []
+    passed: dict[int, list[SiteLike]] = {}
+    for site in sites:
+        helper = helpers.get(site.helper)
+        if helper is None:
+            continue
+        for b in site.bindings:
+            if (
+                isinstance(b.actual, Var)
+                and b.actual.id not in reported
+                and not isinstance(b.actual.type, ScalarType)
+                and not _by_reference(helper, b.param)
+            ):
+                passed.setdefault(b.actual.id, []).append(site)
+    if not passed:
+        return []
+
+    def other_assignments(fn: Function) -> list[AssignStmt]:
+        return [
+            s for s in walk_stmts(fn.body) if isinstance(s, AssignStmt) and s.var.id in passed and not is_self_update(s)
+        ]
+
+    own = Counter((s.var.id, s.span) for s in other_assignments(before))
+    problems: list[Diagnostic] = []
+    for stmt in other_assignments(after):
+        key = (stmt.var.id, stmt.span)
+        if own[key] > 0:
+            own[key] -= 1  # the caller's own assignment, kept
+            continue
+        candidates = passed[stmt.var.id]
+        site = next((s for s in candidates if stmt.span is not None and _has_statement_at(helpers, s.helper, stmt.span)), candidates[0])
+        where = f" (from {stmt.span})" if stmt.span is not None else ""
+        problems.append(
+            Diagnostic(
+                Severity.ERROR,
+                f"{_site_label(site)}: spliced code assigns the caller's Var `{python_print(stmt)}`{where}, which is not "
+                f"a self-update of `{stmt.var.name}`: the caller's value would be replaced by another one; the rebinding "
+                "must land on a local (or the helper be refused)",
+                site.span,
+                RULE,
+            )
+        )
+    return problems
+
+
+def _has_statement_at(helpers: Mapping[str, Function] | None, name: str, span: Span) -> bool:
+    helper = (helpers or {}).get(name)
+    return helper is not None and any(s.span == span for s in walk_stmts(helper.body))
+
+
 def check_rebinding(
     before: Program,
     after: Program,
@@ -298,13 +409,15 @@ def check_rebinding(
     if copies is None:
         copies = _copies_by_name(sites, after)
     problems: list[Diagnostic] = []
+    helpers = {f.name: f for f in before.function_list if f.func_type is FunctionType.Inline}
     for fn in before.function_list:
         if fn.func_type is FunctionType.Inline or fn.name not in after.functions:
             continue
         own = [s for s in sites if s.caller == fn.name]
         if own:
-            problems += check_function(fn, after.functions[fn.name], own, copies)
+            problems += check_function(fn, after.functions[fn.name], own, copies, helpers)
             problems += check_evaluation_order(before, fn, own)
+            problems += check_tuple_temporaries(before, fn, after.functions[fn.name], own, copies)
     return problems
 
 
@@ -524,6 +637,140 @@ def _check_returned(site: SiteLike, returns: Sequence[Expr], caller: _Order, hol
                 )
                 break
     return problems
+
+
+def _tuple_made_early(program: Program, name: str) -> tuple[AssignStmt, list[Stmt]] | None:
+    """A helper returning a tuple temporary (`tmp = (a, b); ...; return tmp`) made before other
+    statements: the statement making it and the statements after it."""
+    helper = program.functions.get(name)
+    if helper is None or not isinstance(helper.body, SeqStmts):
+        return None
+    stmts = list(helper.body.stmts)
+    if not stmts or not isinstance(stmts[-1], ReturnStmt) or len(stmts[-1].values) != 1:
+        return None
+    tmp = stmts[-1].values[0]
+    if not isinstance(tmp, Var):
+        return None
+    made = [i for i, s in enumerate(stmts[:-1]) if isinstance(s, AssignStmt) and s.var == tmp]
+    if len(made) != 1 or not isinstance(stmts[made[0]], AssignStmt):
+        return None
+    m = stmts[made[0]]
+    assert isinstance(m, AssignStmt)
+    later = stmts[made[0] + 1 : -1]
+    if not isinstance(m.value, MakeTuple) or not later:
+        return None
+    return m, later
+
+
+def _written_ids(stmt: Stmt) -> set[int]:
+    """The Vars a statement defines itself, or whose storage its own expressions write in place."""
+    ids = {v.id for v in getattr(stmt, "return_vars", ())}
+    if isinstance(stmt, AssignStmt | ScopeStmt) and stmt.var is not None:
+        ids.add(stmt.var.id)
+    if isinstance(stmt, ForStmt):
+        ids.add(stmt.loop_var.id)
+    for expr in (c for c in iter_children(stmt) if not isinstance(c, Stmt)):
+        for node in _shallow(expr):
+            op = OPS.lookup(node.op) if isinstance(node, Call) and not node.function else None
+            if op is not None:
+                assert isinstance(node, Call)
+                ids.update(a.id for i, a in enumerate(node.args) if i in op.writes and isinstance(a, Var))
+    return ids
+
+
+def _own_reads(stmt: Stmt) -> set[str]:
+    """The names of the Vars a statement's own expressions read (not its nested statements')."""
+    exprs: list[Node] = [stmt.value] if isinstance(stmt, AssignStmt) else [c for c in iter_children(stmt) if not isinstance(c, Stmt | Var)]
+    return {node.name for e in exprs for node in _shallow(e) if isinstance(node, Var)}
+
+
+def check_tuple_temporaries(
+    before: Program, caller: Function, after: Function, sites: Sequence[SiteLike], copies: Mapping[tuple[int, int], str]
+) -> list[Diagnostic]:
+    """Check 8: an evaluation is not moved across a write it depends on. A helper that makes its
+    returned tuple temporary before other statements (`tmp = (n, n); n = n + 1; return tmp`)
+    evaluates the elements where it makes the tuple; after inlining, no evaluation of a component
+    of that site (a bound returned value, or the caller's read of the result) may read a Var that a
+    copy of one of those later statements wrote before it.
+
+    Which Var of `after` stands for a helper Var at a site is the decoder's record (`copies`) or,
+    for a parameter substituted directly, the argument; which statements are copies of a helper
+    statement, their position (spans survive inlining). A site's splice is taken to start at its
+    first fresh local, so a site with none is not checked here."""
+    problems: list[Diagnostic] = []
+    order = [s for s in walk_stmts(after.body) if not isinstance(s, SeqStmts)]
+    holder: dict[int, Stmt] | None = None
+    for site in sites:
+        found = _tuple_made_early(before, site.helper)
+        if found is None:
+            continue
+        made, later = found
+        names: dict[int, str] = {var_id: name for (var_id, number), name in copies.items() if number == site.number}
+        for b in site.bindings:
+            if not b.bind_local and isinstance(b.actual, Var):
+                names.setdefault(b.param.id, b.actual.name)
+        writes: dict[tuple[type, Span], set[str]] = {}
+        for stmt in later:
+            for inner in walk_stmts(stmt):
+                written = {names[i] for i in _written_ids(inner) if i in names}
+                if inner.span is not None and written and not isinstance(inner, SeqStmts):
+                    writes.setdefault((type(inner), inner.span), set()).update(written)
+        if not writes:
+            continue
+        # Where this site's components are evaluated: a bound returned value (a fresh local of the
+        # site assigned at the tuple or one of its elements), and the caller's reads of the result.
+        at_tuple = {made.span, *(e.span for e in made.value.elements)} - {None}  # type: ignore[attr-defined]
+        own_locals = set(names.values()) - {b.actual.name for b in site.bindings if isinstance(b.actual, Var)}
+        if site.form.name == "TUPLE_PROJECT":
+            if holder is None:
+                holder = _holders(caller)
+            receivers = [holder[id(r)] for r in site.reads if id(r) in holder]
+        else:
+            receivers = [site.stmt]
+        landing = {(type(r), r.span, r.var.name if isinstance(r, AssignStmt) else None) for r in receivers}
+        # The site's splice starts at its first fresh local: a write before it is another site's
+        # (sites of one helper given the same caller Var write the same Var).
+        start = next((i for i, s in enumerate(order) if isinstance(s, AssignStmt) and s.var.name in own_locals), None)
+        if start is None:
+            continue
+        written_at: list[tuple[Stmt, set[str]]] = []
+        for stmt in order[start:]:
+            if stmt.span is None:
+                continue
+            written = writes.get((type(stmt), stmt.span), set()) & _written_names(stmt)
+            if written:
+                written_at.append((stmt, written))
+                continue
+            evaluates = (type(stmt), stmt.span, stmt.var.name if isinstance(stmt, AssignStmt) else None) in landing or (
+                isinstance(stmt, AssignStmt) and stmt.span in at_tuple and stmt.var.name in own_locals
+            )
+            if not evaluates:
+                continue
+            reads = _own_reads(stmt)
+            stale = [(w, sorted(wrote & reads)) for w, wrote in written_at if wrote & reads]
+            if stale:
+                w, vs = stale[-1]
+                problems.append(
+                    _order_problem(
+                        site,
+                        f"a component of the tuple `{made.var.name}` that '{site.helper}' makes at {made.span} is "
+                        f"evaluated at `{python_print(stmt)}`, after `{python_print(w)}` (from {w.span}) wrote "
+                        f"`{vs[0]}`: it must be evaluated where the tuple is made",
+                    )
+                )
+                break
+    return problems
+
+
+def _written_names(stmt: Stmt) -> set[str]:
+    """`_written_ids` by name, for a statement of the spliced program."""
+    names: dict[int, str] = {}
+    for node in walk(stmt):
+        if isinstance(node, Var):
+            names[node.id] = node.name
+    if isinstance(stmt, AssignStmt):
+        names[stmt.var.id] = stmt.var.name
+    return {names[i] for i in _written_ids(stmt) if i in names}
 
 
 def _holders(fn: Function) -> dict[int, Stmt]:

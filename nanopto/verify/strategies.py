@@ -47,8 +47,11 @@ such calls on the caller's InOut `c`: the shape a pass that deletes discarded ca
 variable next to that variable (`k * 2 + 1`, `arr[0] + k`, `pl.add(a, b)` beside `a`), `pl.Out`
 scalars given assignable Vars, tuple receivers the call reads (`k, j = self.h(k, j)`), tuple
 results read late (after a rebinding of an argument), never or twice, calls nested after an
-operand (`m = k * 10 + self.h(k)`), loops carrying a value (`init_values=`), and helpers returning
-a tuple temporary after rebinding one of its elements.
+operand (`m = k * 10 + self.h(k)`), loops carrying a value (`init_values=`) given to a `pl.Out`
+scalar (read again after the call, which is refused, or not), and helpers returning
+a tuple temporary after rebinding one of its elements. Each program gets one trap of the
+argument kinds and one of the returned-value kinds (`_TRAPS`); about one program in six is
+refused, for a documented hazard (bench/aliasing_soak.py counts them).
 
 `ops`, `constants` and `shapes` steer the drawing toward the pattern a user's rule targets
 (`programs(ops=["mul"], constants=[1])` draws `pl.mul(x, 1)` and `k * 1`); left unset, programs
@@ -160,18 +163,20 @@ class Lines:
 
 @dataclass(frozen=True)
 class CarriedLoop:
-    """`for i, (acc,) in pl.range(2, init_values=(init,)):` ... `result = pl.yield_(acc)`."""
+    """`for i, (acc,) in pl.range(2, init_values=(init,)):` ... `result = pl.yield_(acc)` (or
+    `pl.yield_(yields)`)."""
 
     var: str
     acc: str
     init: str
     body: tuple[Stmt, ...]
     result: str
+    yields: str | None = None
 
     def render(self, depth: int) -> list[str]:
         head = f"{_INDENT * depth}for {self.var}, ({self.acc},) in pl.range(2, init_values=({self.init},)):"
         body = [line for s in self.body for line in s.render(depth + 1)]
-        return [head, *body, f"{_INDENT * (depth + 1)}{self.result} = pl.yield_({self.acc})"]
+        return [head, *body, f"{_INDENT * (depth + 1)}{self.result} = pl.yield_({self.yields or self.acc})"]
 
 
 Stmt = Line | Lines | Loop | Branch | CarriedLoop
@@ -663,10 +668,18 @@ _OBSERVE = (
 _S, _T = _TYPES["scalar"], _TYPES["tensor"]
 
 
-def _trap(draw: st.DrawFn, name: str, scope: _Scope, drawer: _Drawer) -> tuple[FunctionDesc, tuple[Stmt, ...]]:
+_TRAPS = (("out-scalar", "in-place", "carried", "hoist"), ("temp", "swap", "effect", "late"))
+"""The kinds of trap, arguments and operands first, returned values second: a program draws one of
+each. Hypothesis draws the ends of a list more often than its middle; the kinds whose old
+behaviour shows least often are at the ends."""
+
+
+def _trap(
+    draw: st.DrawFn, name: str, scope: _Scope, drawer: _Drawer, kinds: tuple[str, ...] = _TRAPS[0] + _TRAPS[1]
+) -> tuple[FunctionDesc, tuple[Stmt, ...]]:
     """One of the shapes inlining gets wrong under aliasing or evaluation order, with its variations:
     a helper and the statements of `main` that call it (docs/specification.md, "Meaning under aliasing")."""
-    kind = draw(st.sampled_from(["out-scalar", "in-place", "hoist", "swap", "late", "effect", "temp", "carried"]))
+    kind = draw(st.sampled_from(kinds))
     v = draw(st.sampled_from(scope.assignable("scalar")))
     w = draw(st.sampled_from([n for n in scope.assignable("scalar") if n != v] or [v]))
     c = draw(st.integers(1, 9))
@@ -703,9 +716,14 @@ def _trap(draw: st.DrawFn, name: str, scope: _Scope, drawer: _Drawer) -> tuple[F
         else:
             helper = _helper(sig, [], "n, n + 1", ("scalar", "scalar"))
         t = drawer.fresh("tup")
-        texts = [f"{t} = self.{name}({v})", f"{v} = {c}", f"{new('m')} = {t}[0]"]
-        if draw(st.booleans()):  # the same receiver again
-            texts += [f"{t} = self.{name}({w})", f"{new('m')} = {t}[{draw(st.integers(0, 1))}]"]
+        if kind == "late":
+            # The argument rebound before the read, and the same receiver assigned again by a
+            # second site given the rebound argument: whatever the inputs, a read taking the value
+            # from after the rebinding, or the other site's value, shows.
+            texts = [f"{t} = self.{name}({v})", f"{v} = {v} + {c}", f"{new('m')} = {t}[0]", f"{t} = self.{name}({v})"]
+            texts.append(f"{new('m')} = {t}[{draw(st.integers(0, 1))}]")
+        else:  # the argument rebound before the read
+            texts = [f"{t} = self.{name}({v})", f"{v} = {c}", f"{new('m')} = {t}[0]"]
         return helper, (Lines(tuple(texts)),)
     if kind == "effect":  # a component with an effect, read never or twice
         sig = f"{name}(self, o: pl.InOut[{_T}], x: {_T}) -> tuple[{_T}, {_T}]"
@@ -713,11 +731,16 @@ def _trap(draw: st.DrawFn, name: str, scope: _Scope, drawer: _Drawer) -> tuple[F
         t = drawer.fresh("tup")
         reads = [f"{new('y')} = {t}[{i}]" for i in draw(st.sampled_from([[0], [1, 1], [0, 1]]))]
         return helper, (Lines((f"{t} = self.{name}(c, a)", *reads)),)
-    # a loop-carried value given to a pl.Out scalar
+    # A loop-carried value given to a pl.Out scalar: read again after the call (refused: the
+    # write-back would be lost), or only the call's result carried on (bound to a local).
     helper = _helper(out, [f"m = m + {c}"], "m", ("scalar",))
     i, acc, r, res = drawer.fresh("i"), drawer.fresh("acc"), drawer.fresh("m"), new("m")
-    body = (Line(f"{r} = self.{name}({acc})"), Line(f"{acc} = {acc} + {r}"))
-    return helper, (CarriedLoop(i, acc, v, body, res),)
+    if draw(st.booleans()):
+        body = (Line(f"{r} = self.{name}({acc})"), Line(f"{acc} = {acc} + {r}"))
+        return helper, (CarriedLoop(i, acc, v, body, res),)
+    step = drawer.fresh("m")
+    body = (Line(f"{r} = self.{name}({acc})"), Line(f"{step} = {r} + 1"))
+    return helper, (CarriedLoop(i, acc, v, body, res, yields=step),)
 
 
 def _helper(signature: str, body: list[str], returns: str, result_kinds: tuple[Kind, ...]) -> FunctionDesc:
@@ -774,8 +797,8 @@ def _program_descs(
     first = drawer.call_site(scope)
     traps: tuple[Stmt, ...] = ()
     if aliasing:
-        for _ in range(draw(st.integers(1, 2))):
-            helper, stmts = _trap(draw, f"h{len(helpers)}", scope, drawer)
+        for kinds in _TRAPS:
+            helper, stmts = _trap(draw, f"h{len(helpers)}", scope, drawer, kinds)
             helpers += (helper,)
             traps += stmts
     body = (first, *traps, *drawer.block(scope, 0, max_size=4), *_OBSERVE)

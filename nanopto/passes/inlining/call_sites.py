@@ -56,8 +56,24 @@ class SiteForm(enum.Enum):
     DISCARD = "f(args)  (result discarded)"
 
 
+class Hazard(enum.Enum):
+    """Why a program is refused to keep its meaning under aliasing (docs/specification.md, "Meaning
+    under aliasing"): the binding that would keep it is one the specification forbids. The value is
+    how a report names it."""
+
+    ARRAY_REBOUND = "an Array parameter rebound to another array"
+    LOST_WRITE_BACK = "a loop-carried value's pl.Out write-back would be lost"
+
+
 class InlineError(ValueError):
-    """A call site the pass cannot splice as written; the message says where and what to do."""
+    """A call site the pass cannot splice as written; the message says where and what to do.
+
+    `hazard` is set when the refusal keeps a program's meaning under aliasing (a `Hazard`), and
+    None for every other refusal (a form, a type or an argument the specification rejects)."""
+
+    def __init__(self, message: str, hazard: Hazard | None = None) -> None:
+        super().__init__(message)
+        self.hazard = hazard
 
 
 @dataclass(frozen=True)
@@ -165,7 +181,8 @@ def _check_array_rebinding(fn: Function) -> None:
             raise InlineError(
                 f"{_where(node, fn)}: Inline function '{fn.name}' rebinds its Array parameter '{node.var.name}' "
                 f"to another array (`{python_print(node)}`); the rebinding would land on the caller's array "
-                "(an Array parameter is never given a local copy). Give the new array a name of its own."
+                "(an Array parameter is never given a local copy). Give the new array a name of its own.",
+                Hazard.ARRAY_REBOUND,
             )
 
 
@@ -261,7 +278,8 @@ def refuse_lost_write_back(fn: Function, site_stmt: Stmt, helper: str, bindings:
                 f"scalar parameter '{b.param.name}' of Inline function '{helper}' and read again after the call "
                 f"in '{fn.name}': its write-back cannot land on a loop-carried value (the specification binds it "
                 f"to a local, which would lose the write). Copy it into a variable first (`v = {b.actual.name}`), "
-                "pass that and read it after the call."
+                "pass that and read it after the call.",
+                Hazard.LOST_WRITE_BACK,
             )
 
 
