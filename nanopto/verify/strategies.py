@@ -48,8 +48,9 @@ variable next to that variable (`k * 2 + 1`, `arr[0] + k`, `pl.add(a, b)` beside
 scalars given assignable Vars, tuple receivers the call reads (`k, j = self.h(k, j)`), tuple
 results read late (after a rebinding of an argument), never or twice, calls nested after an
 operand (`m = k * 10 + self.h(k)`), loops carrying a value (`init_values=`) given to a `pl.Out`
-scalar (read again after the call, which is refused, or not), and helpers returning
-a tuple temporary after rebinding one of its elements. Each program gets one trap of the
+scalar (read again after the call, which is refused, or not), helpers rebinding a tensor
+parameter to a view of it (`t = t[0:2]`) or an Array parameter to another array (refused), and
+helpers returning a tuple temporary after rebinding one of its elements. Each program gets one trap of the
 argument kinds and one of the returned-value kinds (`_TRAPS`); about one program in six is
 refused, for a documented hazard (bench/aliasing_soak.py counts them).
 
@@ -668,7 +669,7 @@ _OBSERVE = (
 _S, _T = _TYPES["scalar"], _TYPES["tensor"]
 
 
-_TRAPS = (("out-scalar", "in-place", "carried", "hoist"), ("temp", "swap", "effect", "late"))
+_TRAPS = (("out-scalar", "in-place", "view", "carried", "new-array", "hoist"), ("temp", "swap", "effect", "late"))
 """The kinds of trap, arguments and operands first, returned values second: a program draws one of
 each. Hypothesis draws the ends of a list more often than its middle; the kinds whose old
 behaviour shows least often are at the ends."""
@@ -703,6 +704,14 @@ def _trap(
         sig = f"{name}(self, t: {_T}, x: {_T}, y: {_T}) -> {_T}"
         helper = _helper(sig, ["t = pl.tensor.assemble(t, y, [0])"], "x", ("tensor",))
         return helper, (Line(f"{new('y')} = self.{name}(c, pl.add(c, b), a)"),)
+    if kind == "view":  # a view of a parameter is a new value, not a self-update of it
+        sig = f"{name}(self, t: {_T}) -> pl.Tensor[[2], pl.FP32]"
+        helper = _helper(sig, ["t = t[0:2]"], "t", ("tensor",))  # a [2] view: no other site calls it
+        return helper, (Line(f"{drawer.fresh('v')} = self.{name}(a)"),)
+    if kind == "new-array":  # an Array parameter rebound to another array (refused)
+        sig = f"{name}(self, xs: {_TYPES['array']}) -> {_S}"
+        helper = _helper(sig, ["xs = pl.array.create(4, pl.INT64)", f"xs[0] = {c}"], "xs[0]", ("scalar",))
+        return helper, (Line(f"{new('m')} = self.{name}(arr)"),)
     if kind == "hoist":  # an operand evaluated before a nested call that changes it
         helper = _helper(out, [f"m = m + {c}"], "m", ("scalar",))
         return helper, (Line(f"{new('m')} = {v} * 10 + self.{name}({v})"),)

@@ -25,9 +25,11 @@ from hypothesis import Phase, given, note, settings
 from hypothesis import strategies as st
 
 import nanopto.passes.inlining.call_sites as call_sites
+import nanopto.passes.inlining.rebinding as rebinding_module
 import nanopto.passes.inlining.tuple_results as tuple_results
 from nanopto.egraph import roundtrip_program
-from nanopto.ir_terms.nodes import AssignStmt, IterArg, MakeTuple, Program, Var
+from nanopto.ir_terms.nodes import AssignStmt, Call, IterArg, MakeTuple, Program, Var
+from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.structural import assert_structural_equal
@@ -279,6 +281,19 @@ def _project_at_the_return(stmts: Any, returns: Any, by_reference: Any = ()) -> 
     return stmts, returns
 
 
+def _a_view_counts(stmt: AssignStmt) -> bool:
+    """The old self-update: an op whose result aliases its argument, written or not (a slice)."""
+    value = stmt.value
+    if isinstance(value, Call) and not value.function:
+        op = OPS.lookup(value.op)
+        if op is not None and op.aliases_arg is not None and op.aliases_arg < len(value.args):
+            return value.args[op.aliases_arg] == stmt.var
+    return REAL_IS_SELF_UPDATE(stmt)
+
+
+REAL_IS_SELF_UPDATE = rebinding_module.is_self_update
+
+
 def _without_stand_ins(fn: Any, sites: Any) -> Any:
     return {n: dataclasses.replace(r, stand_in=None) for n, r in _receiver_reads(fn, sites).items()}
 
@@ -292,6 +307,8 @@ OLD_BEHAVIOURS: dict[str, tuple[Any, str, Any]] = {
     "one-receiver-for-two-sites": (tuple_results, "receiver_reads", _without_stand_ins),
     "iter-arg-bound-away-from-its-write-back": (call_sites, "refuse_lost_write_back", lambda *args: None),
     "tuple-temporary-read-at-the-return": (call_sites, "_project_returned_tuple", _project_at_the_return),
+    "a-view-counted-as-a-self-update": (rebinding_module, "is_self_update", _a_view_counts),
+    "array-rebound-to-another-array": (call_sites, "_check_array_rebinding", lambda fn: None),
 }
 
 
