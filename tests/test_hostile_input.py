@@ -157,6 +157,16 @@ _LITERAL_PLACES = {
 }
 
 
+@pytest.mark.parametrize(
+    ("body", "pre"), [("m = k * 1e999", ""), ("m = k * -1e999", ""), ("m = k * BIG", "BIG = 1e308 * 10\n")]
+)
+def test_a_float_constant_past_the_finite_range_is_a_located_parser_error(body: str, pre: str) -> None:
+    """Found by the pass soak (a token mutant): `1e999` parsed as infinity and printed as `inf`,
+    which names no variable, so the printed program did not parse again."""
+    err = _error(_literal_program(body, pre=pre))
+    assert err.line == 7 + pre.count("\n") and "out of range" in err.message
+
+
 @pytest.mark.parametrize("place", _LITERAL_PLACES)
 def test_an_integer_past_the_ir_types_is_a_located_parser_error(place: str) -> None:
     source, line, message = _LITERAL_PLACES[place]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import math
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -449,6 +450,8 @@ class ExprParser:
         if isinstance(value, int):
             return ConstInt(self.check_int(value, DataType.INDEX, node), span=span)
         if isinstance(value, float):
+            if not math.isfinite(value):  # `1e999`: no literal spells it back
+                raise self.error(node, f"float constant {value} is out of range (a finite float is at most about 1.8e308)")
             return ConstFloat(value, span=span)
         if isinstance(value, str):
             return ConstStr(value, span=span)
