@@ -22,7 +22,7 @@ from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.types import Type, UnknownType, register_dimension
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """A source location: file, 1-based line, 0-based column (as Python's `ast`); the end is
     optional (-1 when unknown). Positional order as PyPTO's `Span(file, line, col, end_line,
