@@ -241,3 +241,32 @@ def test_copying_list_constants_into_the_program_is_bounded() -> None:
     err = _error(_literal_program(uses, pre="A = [0] * 60000"))
     assert time.process_time() - started < 10
     assert "expand to more than 262,144 elements" in err.message
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known: the splice makes `pl.mul(k, k)` a Call on two scalars, which the parser reads back as `k * k`",
+)
+def test_a_spliced_op_on_two_scalars_prints_and_parses_back_to_itself() -> None:
+    """Found by the pass soak (a token mutant that dropped an annotation): an Inline helper's
+    unannotated `x` in `pl.mul(x, x)`, given a scalar, is spliced as a `Call` on two scalars; the
+    parser reads `pl.mul` of two scalars as the scalar operator (as PyPTO does), so the printed
+    output is not the program the pass produced. Same meaning, different structure."""
+    source = """
+import nanopto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def square(self, x):
+        y = pl.mul(x, x)
+        return y
+
+    @pl.function
+    def main(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        r = self.square(k)
+        return r
+"""
+    after = inline_program(parse_program(source)).program
+    assert structural_equal(parse_program(python_print(after)), after)
