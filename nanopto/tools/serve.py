@@ -68,7 +68,7 @@ from nanopto.tools.examples import (
 )
 from nanopto.tools.html_page import inline_sections
 from nanopto.tools.inline_report import pass_rule_counts, rule_counts, site_record
-from nanopto.tools.pipeline_run import record_run, traced
+from nanopto.tools.pipeline_run import PassRun, record_run, traced
 from nanopto.tools.rules_file import RulesFileError, load_rules_file
 from nanopto.tools.serve_worker import RunWorker, WorkerError
 
@@ -171,14 +171,14 @@ def _line_of(message: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _pass_rules(name: str, pass_: Pass, trace: object | None) -> list[dict[str, Any]]:
-    """Per rule of one pass: its matches (all of a user pass's rules, fired or not)."""
-    if isinstance(trace, InlineResult):
-        return [{"rule": rule, "matches": count} for rule, count in rule_counts(trace).items()]
-    counts = pass_rule_counts(pass_, trace)
-    if isinstance(pass_, RewriteRules) and counts is not None:
+def _pass_rules(pass_: Pass, done: PassRun) -> list[dict[str, Any]]:
+    """Per rule of one pass: its matches (all of a user pass's rules, fired or not), as the run
+    recorded them."""
+    if isinstance(done.trace, InlineResult):
+        return [{"rule": rule, "matches": count} for rule, count in rule_counts(done.trace).items()]
+    if isinstance(pass_, RewriteRules) and done.rules is not None:
         return [
-            {"rule": rule.name, "ruleset": rs.name, "matches": counts[rule.name], "shape": f"{rule.before} => {rule.after}"}
+            {"rule": rule.name, "ruleset": rs.name, "matches": done.rules[rule.name], "shape": f"{rule.before} => {rule.after}"}
             for rs in pass_.rulesets
             for rule in rs.rules
         ]
@@ -209,7 +209,7 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
     sections = inline_sections(PROGRAM_FILE, source, before, after, f"after {pipeline}", run.shown_inline())
     passes = []
     for pass_, done in zip(manager.passes, run.passes, strict=True):
-        rules = _pass_rules(done.name, pass_, done.trace)
+        rules = _pass_rules(pass_, done)
         passes.append(
             {
                 "name": done.name,
