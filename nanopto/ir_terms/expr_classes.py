@@ -78,10 +78,3 @@ Neg = _unary("Neg", UnOp.Neg)
 Not = _unary("Not", UnOp.Not)
 BitNot = _unary("BitNot", UnOp.BitNot)
 Abs = _unary("Abs", UnOp.Abs)
-
-EXPR_CLASSES = (
-    "Abs", "Add", "And", "BitAnd", "BitNot", "BitOr", "BitShiftLeft", "BitShiftRight", "BitXor",
-    "Eq", "FloatDiv", "FloorDiv", "FloorMod", "Ge", "Gt", "Le", "Lt", "Max", "Min", "Mul", "Ne",
-    "Neg", "Not", "Or", "Pow", "Sub",
-)  # fmt: skip
-"""The names this module defines, for `nanopto.ir_terms.__all__`."""

@@ -18,7 +18,7 @@ from typing import Any
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms import types as t
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
-from nanopto.ir_terms.schema import NODE_CLASSES, FieldKind, fields_of
+from nanopto.ir_terms.schema import NODE_CLASSES, fields_of
 
 FORMAT = "nanopto-ir/1"
 
@@ -139,12 +139,7 @@ class _Reader:
 
     def node(self, data: Json) -> n.Node:
         cls = _NODES[data["$node"]]
-        fields: dict[str, Any] = {}
-        for spec in fields_of(cls):
-            value = self.value(data[spec.name])
-            if spec.kind is FieldKind.ATTR and isinstance(value, list):
-                value = tuple(value)
-            fields[spec.name] = value
+        fields: dict[str, Any] = {spec.name: self.value(data[spec.name]) for spec in fields_of(cls)}
         if "comments" in data:
             fields["comments"] = tuple(data["comments"])
         return cls(**fields, span=_read_span(data["span"]))  # type: ignore[call-arg]
