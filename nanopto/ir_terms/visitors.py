@@ -30,12 +30,17 @@ _SCOPE_NAMES: dict[ScopeKind, str] = {
 }
 
 
+def _visit_name(cls: type) -> str:
+    """`visit_<snake_case class name>`: `AssignStmt` -> `visit_assign_stmt`."""
+    return f"visit_{_SNAKE.sub('_', cls.__name__).lower()}"
+
+
 def _method_names(node: Node) -> tuple[str, ...]:
     if isinstance(node, ScopeStmt):
         return (_SCOPE_NAMES[node.kind], "visit_scope_stmt")
     names = _NAMES.get(type(node))
     if names is None:
-        names = tuple(f"visit_{_SNAKE.sub('_', c.__name__).lower()}" for c in type(node).__mro__ if c is not object)
+        names = tuple(_visit_name(c) for c in type(node).__mro__ if c is not object)
         _NAMES[type(node)] = names
     return names
 
@@ -67,7 +72,7 @@ def _defaults(cls: type[_Dispatch]) -> type[_Dispatch]:
     names = set(_SCOPE_NAMES.values())
     for value in vars(n).values():
         if isinstance(value, type) and issubclass(value, Node):
-            names.add(f"visit_{_SNAKE.sub('_', value.__name__).lower()}")
+            names.add(_visit_name(value))
     for name in names:
         if name not in vars(cls):
             setattr(cls, name, cls.generic_visit)
