@@ -243,15 +243,11 @@ def test_copying_list_constants_into_the_program_is_bounded() -> None:
     assert "expand to more than 262,144 elements" in err.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: the splice makes `pl.mul(k, k)` a Call on two scalars, which the parser reads back as `k * k`",
-)
 def test_a_spliced_op_on_two_scalars_prints_and_parses_back_to_itself() -> None:
     """Found by the pass soak (a token mutant that dropped an annotation): an Inline helper's
-    unannotated `x` in `pl.mul(x, x)`, given a scalar, is spliced as a `Call` on two scalars; the
-    parser reads `pl.mul` of two scalars as the scalar operator (as PyPTO does), so the printed
-    output is not the program the pass produced. Same meaning, different structure."""
+    unannotated `x` in `pl.mul(x, x)`, given a scalar, was spliced as a `Call` on two scalars, which
+    the parser reads back as the scalar operator `k * k` (as PyPTO does). The splice now reads it
+    the same way (the `subst-scalar-*` rules)."""
     source = """
 import nanopto.language as pl
 

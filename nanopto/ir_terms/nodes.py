@@ -84,6 +84,10 @@ class Node:
         """This node as `pl` source (the printer's `python_print`)."""
         return _printer(self, prefix, concise=concise)
 
+    def __str__(self) -> str:
+        """`pl` source, as PyPTO's `str(node)`; `repr` keeps the dataclass view."""
+        return self.as_python()
+
 
 def _no_printer(node: Node, prefix: str = "pl", *, concise: bool = False) -> str:
     raise RuntimeError("the printer is not loaded: import nanopto.ir")
@@ -537,11 +541,15 @@ def _freeze(node: Node, *names: str) -> None:
 
 @dataclass(frozen=True)
 class AssignStmt(Stmt):
-    """`var = value`; `annotated` prints `var: T = value` (kept for printing, not compared)."""
+    """`var = value`; `annotated` prints `var: T = value` (kept for printing, not compared).
+
+    The parser records what the source wrote; an assignment built by hand has no source and
+    prints its type, as PyPTO's (verbose) printer prints every assignment. A pass that adds an
+    assignment says which it wants."""
 
     var: Var
     value: Expr
-    annotated: bool = field(default=False, compare=False, kw_only=True)
+    annotated: bool = field(default=True, compare=False, kw_only=True)
     span: Span | None = _last_span()
 
 
@@ -949,9 +957,6 @@ class Function(Node):
         """`func_type` (PyPTO's spelling)."""
         return self.func_type
 
-    def __str__(self) -> str:
-        return self.as_python()
-
 
 class FunctionMap(Mapping[str, Function]):
     """The read-only, ordered name -> Function mapping of a program."""
@@ -1004,9 +1009,6 @@ class Program(Node):
     def get_function(self, name: str) -> Function | None:
         """The function called `name`, or None (PyPTO's `Program.get_function`)."""
         return next((f for f in self.function_list if f.name == name), None)
-
-    def __str__(self) -> str:
-        return self.as_python()
 
 
 AnyNode = Expr | Stmt | Keyword | Param | Function | Program

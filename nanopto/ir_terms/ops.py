@@ -8,6 +8,7 @@ arguments it writes, and its reference semantics on numpy values. Adding an op i
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from nanopto.ir_terms.dtypes import DataType, MemorySpace
-from nanopto.ir_terms.nodes import ConstInt, Expr, MakeTuple, SliceExpr, Symbol
+from nanopto.ir_terms.nodes import BinOp, ConstInt, Expr, MakeTuple, SliceExpr, Symbol
 from nanopto.ir_terms.types import (
     ArrayType,
     ScalarType,
@@ -331,6 +332,20 @@ def _read(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
         raise OpError(f"read out of bounds: {exc}") from None
 
 
+def _write(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    tensor = args[0]
+    indices = [int(i) for i in (args[1] if len(args) > 1 else kw["indices"])]
+    value = args[2] if len(args) > 2 else kw["value"]
+    if len(indices) != tensor.ndim:
+        raise OpError(f"{len(indices)} indices for a rank-{tensor.ndim} tensor")
+    try:
+        with np.errstate(all="ignore"):
+            tensor[tuple(indices)] = value
+    except IndexError as exc:
+        raise OpError(f"write out of bounds: {exc}") from None
+    return tensor
+
+
 def _slice_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
     base = types[0] if types else UnknownType()
     shape = _list_elements(args[1] if len(args) > 1 else kw.get("shape"))
@@ -369,6 +384,25 @@ def _matmul(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     return np.matmul(lhs, rhs).astype(lhs.dtype)
 
 
+def _bitwise(fn: Callable[..., Any]) -> Semantics:
+    """`fn` on integer or boolean operands (bitwise on integers, logical on booleans)."""
+    elementwise = _elementwise(fn)
+
+    def run(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+        for value in args:
+            kind = np.asarray(value).dtype.kind
+            if kind not in "biu":
+                raise OpError(f"a bitwise op takes integers or booleans, not {np.asarray(value).dtype}")
+        return elementwise(ctx, args, kw)
+
+    return run
+
+
+def _keyword_named(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
+    """An op named by a Python keyword: the IR keeps `and`, the source writes `pl.and_`."""
+    return OpDef(name, (name, f"tensor.{name}", f"tile.{name}"), _same_as_first_shaped, _bitwise(fn), doc=doc)
+
+
 def _binary(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
     return OpDef(
         name,
@@ -387,6 +421,9 @@ _DECLARATIONS: tuple[OpDef, ...] = (
     _binary("maximum", np.maximum, "elementwise max(a, b); a new value"),
     _binary("minimum", np.minimum, "elementwise min(a, b); a new value"),
     OpDef("exp", ("exp", "tensor.exp", "tile.exp"), _same_as(0), _elementwise(np.exp), doc="elementwise e^x"),
+    _keyword_named("and", np.bitwise_and, "elementwise a & b (logical on booleans); a new value"),
+    _keyword_named("or", np.bitwise_or, "elementwise a | b (logical on booleans); a new value"),
+    _keyword_named("not", np.invert, "elementwise ~a (logical on booleans); a new value"),
     OpDef(
         "tensor.assemble",
         ("tensor.assemble", "assemble"),
@@ -468,6 +505,15 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         doc="`pl.read(t, [i, j])`: one element as a scalar",
     ),
     OpDef(
+        "write",
+        ("write", "tensor.write", "tile.write"),
+        _same_as(0),
+        _write,
+        aliases_arg=0,
+        writes=(0,),
+        doc="`pl.write(t, [i, j], v)`: store one element in place; the result is `t`",
+    ),
+    OpDef(
         "slice",
         ("slice", "tensor.slice", "tile.slice"),
         _slice_type,
@@ -518,6 +564,15 @@ class OpRegistry:
     def lookup(self, spelling: str) -> OpDef | None:
         return self._by_spelling.get(spelling)
 
+    def ir_name(self, spelling: str) -> str:
+        """The op name the IR stores for a source spelling: `tensor.and_` is `tensor.and` (a
+        Python keyword takes a trailing underscore in source only); anything else as written."""
+        head, _, last = spelling.rpartition(".")
+        bare = f"{head}.{last[:-1]}" if head else last[:-1]
+        if last.endswith("_") and keyword.iskeyword(last[:-1]) and bare in self._by_spelling:
+            return bare
+        return spelling
+
     def __contains__(self, spelling: str) -> bool:
         return spelling in self._by_spelling
 
@@ -526,3 +581,22 @@ class OpRegistry:
 
 
 OPS = OpRegistry(_DECLARATIONS)
+
+
+def source_spelling(op: str) -> str:
+    """How an op name is written in `pl` source: `tile.and` as `tile.and_` (see `OpRegistry.ir_name`)."""
+    last = op.rpartition(".")[2]
+    return f"{op}_" if keyword.iskeyword(last) else op
+
+
+SCALAR_OPERATORS: dict[str, BinOp] = {
+    "add": BinOp.Add,
+    "sub": BinOp.Sub,
+    "mul": BinOp.Mul,
+    "div": BinOp.FloatDiv,
+    "min": BinOp.Min,
+    "max": BinOp.Max,
+}
+"""The `pl` ops that, given two scalars, are the scalar operator (`pl.min(a, b)` is `min(a, b)`),
+as PyPTO dispatches them: the parser reads them so, and the inlining rules re-read a spliced call
+whose operands became scalars (`subst-scalar-<op>`), so a printed result parses back to itself."""

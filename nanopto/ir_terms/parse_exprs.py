@@ -41,7 +41,7 @@ from nanopto.ir_terms.nodes import (
     UnOp,
     Var,
 )
-from nanopto.ir_terms.ops import OPS
+from nanopto.ir_terms.ops import OPS, SCALAR_OPERATORS
 from nanopto.ir_terms.parse_error import (
     InvalidOperationError,
     ParserError,
@@ -140,15 +140,6 @@ _DISPATCH_KEYWORDS = {
     "sync_start": _SPMD_HINT,
 }
 """Keywords of a task launch that a plain `self.kernel(...)` call rejects, with what to write instead."""
-_SCALAR_BINOPS = {
-    "add": BinOp.Add,
-    "sub": BinOp.Sub,
-    "mul": BinOp.Mul,
-    "div": BinOp.FloatDiv,
-    "min": BinOp.Min,
-    "max": BinOp.Max,
-}
-"""The `pl` ops that, given two scalars, are the scalar operator (`pl.min(a, b)` is `min(a, b)`)."""
 _SUBMIT_KEYWORDS = frozenset({"deps", "dumps", "allow_early_resolve", "predicate"})
 _SPMD_SUBMIT_KEYWORDS = _SUBMIT_KEYWORDS | {"core_num", "sync_start"}
 
@@ -617,7 +608,7 @@ class ExprParser:
             )
         if not path.startswith("pl."):
             raise self.error(node.func, f"unknown function '{path}'", hint="builtin ops are called as pl.<op>(...)")
-        spelling = path[3:]
+        spelling = OPS.ir_name(path[3:])
         if spelling == "const":
             return self._typed_const(node)
         if spelling in ("submit", "spmd_submit"):
@@ -628,7 +619,7 @@ class ExprParser:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a for-loop iterator")
         if spelling in _SCOPES:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a with-statement scope")
-        if spelling not in OPS and spelling not in _SCALAR_BINOPS:
+        if spelling not in OPS and spelling not in SCALAR_OPERATORS:
             raise self.error(node.func, f"unknown op 'pl.{spelling}'", kind=InvalidOperationError)
         if spelling == "split" and any(kw.arg == "slot_num" for kw in node.keywords):
             line = getattr(node, "lineno", 0) + self.line_offset
@@ -647,7 +638,7 @@ class ExprParser:
     def _scalar_dispatch(self, spelling: str, values: tuple[Expr, ...], node: ast.Call) -> Expr | None:
         """`pl.add(a, b)` (and sub, mul, div, min, max) of two scalars is the scalar expression
         `a + b`, as PyPTO dispatches it; on tensors and tiles it stays the op."""
-        op = _SCALAR_BINOPS.get(spelling)
+        op = SCALAR_OPERATORS.get(spelling)
         if op is None:
             return None
         if not node.keywords and len(values) == 2 and all(isinstance(self.type_of(v), ScalarType) for v in values):

@@ -811,7 +811,7 @@ class _ProgramParser(ExprParser):
         if isinstance(target, ast.Name):
             value = self.expr(node.value)
             var = self._bind(target, self.type_of(value))
-            return [AssignStmt(var, value, span=self.span(node))]
+            return [AssignStmt(var, value, annotated=False, span=self.span(node))]
         if isinstance(target, (ast.Tuple, ast.List)):
             return self._unpack(target, node)
         if isinstance(target, ast.Subscript):
@@ -853,11 +853,12 @@ class _ProgramParser(ExprParser):
             ty = TupleType(tuple(UnknownType() for _ in names))
         tmp = Var(f"ret__tmp_v{self._fn.tmp_counter}", ty, span=self.span(node))
         self._fn.tmp_counter += 1
-        out: list[Stmt] = [AssignStmt(tmp, value, span=self.span(node))]
+        out: list[Stmt] = [AssignStmt(tmp, value, annotated=False, span=self.span(node))]
         for index, name in enumerate(names):
             elt_ty = ty.types[index] if index < len(ty.types) else UnknownType()
             var = self._bind(name, elt_ty)
-            out.append(AssignStmt(var, TupleGetItemExpr(tmp, index, span=self.span(name)), span=self.span(name)))
+            item = TupleGetItemExpr(tmp, index, span=self.span(name))
+            out.append(AssignStmt(var, item, annotated=False, span=self.span(name)))
         return out
 
     def _subscript_write(self, target: ast.Subscript, node: ast.Assign) -> Stmt:
@@ -872,7 +873,7 @@ class _ProgramParser(ExprParser):
                 raise self.error(target, "an array element write takes one index: arr[i] = v")
             index = self.expr(index_nodes[0])
             call = Call("array.update_element", (var, index, value), span=span)
-            return AssignStmt(var, call, span=span)
+            return AssignStmt(var, call, annotated=False, span=span)
         offsets: list[Expr] = []
         for index_node in index_nodes:
             index = self.index(index_node)
@@ -881,7 +882,8 @@ class _ProgramParser(ExprParser):
             else:
                 offsets.append(index)
         offset_list = MakeTuple(tuple(offsets), is_list=True, span=self.span(target))
-        return AssignStmt(var, Call("tensor.assemble", (var, value, offset_list), span=span), span=span)
+        assemble = Call("tensor.assemble", (var, value, offset_list), span=span)
+        return AssignStmt(var, assemble, annotated=False, span=span)
 
     # -- expression statements ----------------------------------------------------------------
 
@@ -979,7 +981,7 @@ class _ProgramParser(ExprParser):
                 names[param] = value
             else:
                 var = Var(param, self.type_of(value), span=self.span(arg))
-                stmts.append(AssignStmt(var, value, span=self.span(arg)))
+                stmts.append(AssignStmt(var, value, annotated=False, span=self.span(arg)))
                 names[param] = var
         body = list(fn.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):

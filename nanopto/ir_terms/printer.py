@@ -57,6 +57,7 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
     register_printer,
 )
+from nanopto.ir_terms.ops import source_spelling
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.types import (
     ArrayType,
@@ -116,7 +117,7 @@ def python_print(node: Node | Type, prefix: str = "pl", *, concise: bool = False
         case Program():
             return _print_program(node, concise)
         case Function():
-            return "\n".join(_FunctionPrinter(node, concise=concise).function(node, ""))
+            return "\n".join(_FunctionPrinter(node, concise=concise).function(node, "", method=False))
         case Stmt():
             return "\n".join(_FunctionPrinter(node, concise=concise).stmt_lines(node, "", None))
         case Expr():
@@ -293,7 +294,7 @@ def _pieces(expr: Expr) -> str | list[_Piece]:
         case Call(op=op, args=args, kwargs=kwargs, function=True, dumps=dumps):
             return [f"self.{op}(", *_arg_pieces(args, kwargs, _dump_attrs(args, dumps)), ")"]
         case Call(op=op, args=args, kwargs=kwargs):
-            return [f"pl.{op}(", *_arg_pieces(args, kwargs), ")"]
+            return [f"pl.{source_spelling(op)}(", *_arg_pieces(args, kwargs), ")"]
         case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps, spmd=spmd):
             extra = [f"dumps=[{', '.join(d.name for d in dumps)}]"] if dumps else []
             rest = _arg_pieces(args, kwargs, extra)
@@ -484,8 +485,10 @@ class _FunctionPrinter:
         vars_ = _var_occurrences(root) if occurrences is None else occurrences
         self._uses: Counter[int] = Counter(v.id for v in vars_)
 
-    def function(self, fn: Function, indent: str) -> list[str]:
-        params = ", ".join(["self", *(_param(p) for p in fn.params)])
+    def function(self, fn: Function, indent: str, *, method: bool = True) -> list[str]:
+        """`method=False` for a function printed by itself: a module-level `@pl.function` has no
+        `self`, so the text parses back with `pl.parse` (PyPTO prints it so too)."""
+        params = ", ".join(["self"] * method + [_param(p) for p in fn.params])
         returns = ""
         if len(fn.return_types) == 1:
             returns = f" -> {print_type(fn.return_types[0])}"

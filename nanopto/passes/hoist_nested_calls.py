@@ -118,7 +118,7 @@ class _Hoister:
             rebuilt = map_children(rebuilt, lambda _child: next(remaining))
         if self._is_site(rebuilt):
             temp = self._temp(expr, self.result_type(rebuilt.op))
-            pre.append(AssignStmt(temp, rebuilt, span=expr.span))
+            pre.append(AssignStmt(temp, rebuilt, annotated=False, span=expr.span))
             self.reasons[id(pre[-1])] = (
                 f"nested call of Inline '{rebuilt.op}': moved onto a statement of its own, so that it is a call site"
             )
@@ -158,7 +158,7 @@ class _Hoister:
             why = next((reason for call in later if (reason := self.disturbs(call, operand))), None)
             if why:
                 temp = self._temp(operand, type_of(operand))
-                pre.insert(ends[i], AssignStmt(temp, operand, span=operand.span))
+                pre.insert(ends[i], AssignStmt(temp, operand, annotated=False, span=operand.span))
                 self.reasons[id(pre[ends[i]])] = why if isinstance(why, str) else "hoisted: a later call changes it"
                 moved[i] = temp
         if not moved:

@@ -7,7 +7,10 @@ extraction fail loudly instead of printing a half-rewritten program.
 
 from __future__ import annotations
 
-from nanopto.ir_terms.encoding import SORTS, Constructor
+import re
+
+from nanopto.ir_terms.encoding import SORTS, Constructor, attr_value
+from nanopto.ir_terms.ops import OPS, SCALAR_OPERATORS
 from nanopto.ir_terms.term_rows import FactTable, handle
 
 SUBST = {sort: f"Sub{sort}" for sort in SORTS}
@@ -40,15 +43,29 @@ HELPER_FACTS = """\
 (relation Local (i64))
 (relation Projected (Ex))
 (relation ProjectedRead (SL))
+(relation IsScalar (Ex))
+(relation WantScalar (Ex))
+(relation ScalarOperator (String String))
 (function TupleForm (i64) String :merge new)"""
 """`(Local id)`: a variable the callee binds (renamed per site); a module-level symbol is a formal
 of every site (its `Arg` is the caller's extent or the symbol itself). `(Projected e)`: e was a tuple component `tmp[i]`.
-`(ProjectedRead x)`: x is a caller's statement `q = tmp[i]` reading a component of a projected receiver. `(TupleForm site)`: "project" or "bind", how a multi-return site wires its result."""
+`(ProjectedRead x)`: x is a caller's statement `q = tmp[i]` reading a component of a projected receiver. `(TupleForm site)`: "project" or "bind", how a multi-return site wires its result.
+`(IsScalar e)`: e is a scalar, by the types its variables and constants carry; `(WantScalar e)`:
+a rule asks whether it is. `(ScalarOperator op binop)`: `pl.<op>` of two scalars is the scalar operator `binop`."""
+
+
+FACT_NAMES: tuple[str, ...] = tuple(re.findall(r"^\((?:relation|function) (\w+)", HELPER_FACTS, re.MULTILINE))
+"""The names of the fact relations and tables above (what a picture hides with the helpers)."""
 
 
 def helper_declarations() -> str:
     """The inline terms, the helper constructors and the fact relations, as egglog text."""
-    return "\n".join([*(c.declaration() for c in (*INLINE_TERMS, *HELPER_CONSTRUCTORS)), HELPER_FACTS])
+    operators = [
+        f'(ScalarOperator "{op}" "{attr_value(binop)}")'
+        for op, binop in SCALAR_OPERATORS.items()
+        if op in OPS  # pl.min and pl.max of anything but scalars are refused by the parser
+    ]
+    return "\n".join([*(c.declaration() for c in (*INLINE_TERMS, *HELPER_CONSTRUCTORS)), HELPER_FACTS, *operators])
 
 
 HELPER_FACT_TABLES = (

@@ -34,12 +34,10 @@ from importlib import resources
 from typing import Any
 
 from nanopto.ir_terms.encoding import MAX_GROUP, args_constructor, group_constructor, ir_constructors
-from nanopto.rules.helpers import HELPER_CONSTRUCTORS, INLINE_TERMS, SUBST
+from nanopto.rules.helpers import FACT_NAMES, HELPER_CONSTRUCTORS, INLINE_TERMS, SUBST
 from nanopto.tools.egraph_dot import EGraphSnapshot, SerializedEGraph
 
-HIDDEN_OPS = frozenset(
-    {c.name for c in HELPER_CONSTRUCTORS} | {"Local", "Projected", "ProjectedRead", "TupleForm"}
-)
+HIDDEN_OPS = frozenset({c.name for c in HELPER_CONSTRUCTORS} | set(FACT_NAMES))
 """Hidden by default: the `:unextractable` helper terms and the fact relations."""
 
 LIST_OPS = frozenset(
@@ -57,6 +55,9 @@ _FACT_NOTES = {
     "Projected": "(Projected e): e was a tuple component tmp[i] the rules projected away",
     "ProjectedRead": "(ProjectedRead s): s is a caller statement q = tmp[i] reading a projected receiver",
     "TupleForm": "(TupleForm site): how a multi-return site wires its result, \"project\" or \"bind\"",
+    "IsScalar": "(IsScalar e): e is a scalar, by the types its variables and constants carry",
+    "WantScalar": "(WantScalar e): a rule asks whether e is a scalar (a copied operand of pl.add, sub, mul or div)",
+    "ScalarOperator": "(ScalarOperator op binop): pl.<op> of two scalars is the scalar operator binop, e.g. \"mul\" \"Mul\"",
 }
 
 

@@ -26,7 +26,7 @@ from nanopto.ir_terms.nodes import (
     UnOp,
     Var,
 )
-from nanopto.ir_terms.parser import parse_program
+from nanopto.ir_terms.parser import parse_function, parse_program
 from nanopto.ir_terms.printer import print_expr, python_print
 from nanopto.ir_terms.structural import assert_structural_equal
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, UnknownType
@@ -345,7 +345,9 @@ def test_seed_004_roundtrip() -> None:
 def test_print_statement_and_function_directly() -> None:
     prog = parse_program(wrap(STATEMENT_FORMS["loops"]))
     fn = prog.functions["main"]
-    assert python_print(fn).startswith("@pl.function\ndef main(self, n: pl.Scalar[pl.INDEX]")
+    # Printed by itself, a function has no `self` (a module-level function), and parses back so.
+    assert python_print(fn).startswith("@pl.function\ndef main(n: pl.Scalar[pl.INDEX]")
+    assert_structural_equal(parse_function(python_print(fn)), fn)
     assert isinstance(fn.body, SeqStmts)
     loop_text = python_print(fn.body.stmts[1])
     assert loop_text.splitlines()[0] == "for i, (s, acc) in pl.range(2, n, 2, init_values=(s_init, a)):"

@@ -4,7 +4,9 @@
 
 runs inline-functions, then fold-mul-one. This file is imported as Python (it is your rule code);
 the program file is only parsed. Only the integer constant 1 is folded: `x * 1.0` may promote an
-integer `x` to a float, so folding it would change the result's type.
+integer `x` to a float, so folding it would change the result's type. On scalars `pl.mul(n, 1)` is
+the operator `n * 1`, which `call("mul", ...)` never matches; docs/your-own-rules.md adds the
+operator form (`x * 1`).
 """
 
 from nanopto import passes

@@ -226,7 +226,7 @@ def _project_returned_tuple(
         changed = any(v.id in rebound for v in walk(element) if isinstance(v, Var))
         if changed or (not is_atom(element) and (has_call(element) or (effects and reads_contents(element)))):
             local = Var(f"{tmp.name}_{i}", type_of(element), span=element.span)
-            bound.append(AssignStmt(local, element, span=defs[0].span))
+            bound.append(AssignStmt(local, element, annotated=False, span=defs[0].span))
             element = local
         elements.append(element)
     return (*stmts[:made], *bound, *later), tuple(elements)

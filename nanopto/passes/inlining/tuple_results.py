@@ -211,7 +211,7 @@ def with_bound_returns(template: HelperTemplate, indices: Sequence[int]) -> Help
     for i in indices:
         value = template.returns[i]
         local = Var(f"ret{i}", type_of(value), span=value.span)
-        body.append(AssignStmt(local, value, span=value.span))
+        body.append(AssignStmt(local, value, annotated=False, span=value.span))
         returns[i] = local
         locals_.add(local.id)
     return dataclasses.replace(template, body=tuple(body), returns=tuple(returns), local_ids=frozenset(locals_))
