@@ -101,12 +101,14 @@ def test_structural_equality_of_a_very_deep_tree_is_fast_and_small() -> None:
     started = time.process_time()
     k = Var("k", ScalarType(DataType.INDEX))
     a, b = _deep_chain(50_000, k), _deep_chain(50_000, k)
-    assert structural_equal(a, b)
-    assert structural_hash(a) == structural_hash(b)
-    mismatch = first_difference(_deep_chain(50_000, k), _deep_chain(50_000, ConstInt(1)))
+    assert structural_equal(a, b, enable_auto_mapping=True)  # each chain has its own free `k`
+    assert structural_hash(a, enable_auto_mapping=True) == structural_hash(b, enable_auto_mapping=True)
+    mismatch = first_difference(_deep_chain(50_000, k), _deep_chain(50_000, ConstInt(1)), enable_auto_mapping=True)
     assert mismatch is not None and mismatch.path == "rhs"
     deep = first_difference(
-        BinaryExpr(BinOp.Add, _deep_chain(2, ConstInt(1)), k), BinaryExpr(BinOp.Add, _deep_chain(2, ConstInt(2)), k)
+        BinaryExpr(BinOp.Add, _deep_chain(2, ConstInt(1)), k),
+        BinaryExpr(BinOp.Add, _deep_chain(2, ConstInt(2)), k),
+        enable_auto_mapping=True,
     )
     assert deep is not None and deep.path == "lhs.rhs.value"
     assert time.process_time() - started < 20

@@ -1,13 +1,26 @@
 """Structural equality and hashing of IR nodes and types, up to renaming of variables.
 
 Pass tests compare a pass's output with a hand-written expected program whose Vars are different
-objects with different ids (and often different names), so equality must be alpha-equivalence:
-the comparison builds a bijection between the Var ids of the two sides on first encounter and
-holds every later occurrence to it. Spans, Var names, the names of a Program and of a Function
-(as PyPTO, which declares them ignored fields: a `Before` and an `Expected` class compare equal),
-and fields declared `compare=False` (such as `AssignStmt.annotated`) are ignored; everything else
-is read off `schema.fields_of`, so a node added to `nodes.py` is compared without touching this
-module. Inside a program, functions still pair up by name, since calls refer to them by name.
+objects with different ids (and often different names), so equality must be alpha-equivalence,
+with PyPTO's rules (its `structural_equal` reference):
+
+- The comparison walks both sides together in pre-order, in field-declaration order, except that
+  a defining field whose Vars the fields declared before it read comes first (a `WhileStmt`'s
+  carried Vars before its condition, a `ScopeStmt`'s lane Var before its body).
+- A Var met first under a *defining* field (an assigned, loop, carried, result or parameter Var,
+  PyPTO's DefFields; with its type and an IterArg's initial value) is renamed: the two Vars are
+  paired in a bijection that holds every later occurrence to it.
+- A Var met first anywhere else is *free* and must be the same Var on both sides, unless
+  `enable_auto_mapping=True`, which renames free Vars too (on first encounter, as above).
+  PyPTO's default is `False`, and so is ours: two programs parsed apart still compare equal,
+  since a program defines every Var it reads.
+- Spans, Var names, leading comments, the names of a Program and of a Function (PyPTO declares
+  them ignored fields: a `Before` and an `Expected` class compare equal), and fields declared
+  `compare=False` (such as `AssignStmt.annotated`) are ignored; everything else is read off
+  `schema.fields_of`, so a node added to `nodes.py` is compared without touching this module.
+  Inside a program, functions still pair up by name, since calls refer to them by name.
+- `structural_hash` follows the same walk: a renamed Var hashes as the index of its first
+  occurrence, a free one as its id, so values equal in a mode hash alike in that mode.
 
 The traversal is an explicit work stack, not recursion, so a deep body (a long `SeqStmts` chain,
 a tall expression tree) never hits Python's recursion limit.
@@ -40,8 +53,12 @@ in `_program`, which compares its functions as a mapping)."""
 
 
 def _compared_specs(cls: type) -> list[FieldSpec]:
+    """The fields compared and hashed, in comparison order: declaration order, except that a
+    defining field whose Vars the fields declared before it read comes first (`_SCOPING_FIRST`)."""
     ignored = _IGNORED_FIELDS.get(cls, frozenset())
-    return [spec for spec in _specs(cls) if spec.compared and spec.name not in ignored]
+    specs = [spec for spec in _specs(cls) if spec.compared and spec.name not in ignored]
+    first = _SCOPING_FIRST.get(cls, ())
+    return [s for s in specs if s.name in first] + [s for s in specs if s.name not in first]
 
 
 @dataclass(frozen=True)
@@ -63,11 +80,12 @@ class StructuralMismatch:
         )
 
 
-def structural_equal(a: Comparable, b: Comparable, enable_auto_mapping: bool = True) -> bool:
+def structural_equal(a: Comparable, b: Comparable, enable_auto_mapping: bool = False) -> bool:
     """True when `a` and `b` are equal up to spans, names and a consistent Var renaming.
 
-    With `enable_auto_mapping=False` only the Vars `a` and `b` define (assigned, loop, carried,
-    result and parameter Vars) are renamed; a free Var must be the same Var on both sides.
+    A Var met first where it is defined (assigned, loop, carried, result and parameter Vars) is
+    renamed; a Var met first where it is read is free and must be the same Var on both sides,
+    unless `enable_auto_mapping=True`, which renames every Var.
     """
     return first_difference(a, b, enable_auto_mapping) is None
 
@@ -77,55 +95,46 @@ class StructuralMismatchError(AssertionError, ValueError):
     ValueError, as PyPTO's `assert_structural_equal` raises."""
 
 
-def assert_structural_equal(a: Comparable, b: Comparable, enable_auto_mapping: bool = True) -> None:
+def assert_structural_equal(a: Comparable, b: Comparable, enable_auto_mapping: bool = False) -> None:
     """Raise `StructuralMismatchError` naming the first difference (path, reason, both fragments)."""
     mismatch = first_difference(a, b, enable_auto_mapping)
     if mismatch is not None:
         raise StructuralMismatchError(mismatch.describe())
 
 
-def first_difference(a: Comparable, b: Comparable, enable_auto_mapping: bool = True) -> StructuralMismatch | None:
-    """The first difference in pre-order, field-declaration order, or None if equal."""
-    if enable_auto_mapping:
-        return _Comparator().run(a, b)
-    return _Comparator(defined_ids(a), defined_ids(b)).run(a, b)
+def first_difference(a: Comparable, b: Comparable, enable_auto_mapping: bool = False) -> StructuralMismatch | None:
+    """The first difference in pre-order, comparison order (`_compared_specs`), or None if equal."""
+    return _Comparator(enable_auto_mapping).run(a, b)
 
 
-def structural_hash(node: Comparable, enable_auto_mapping: bool = True, *, var_types: bool = True) -> int:
-    """A hash consistent with `structural_equal`: equal values hash alike.
+def structural_hash(node: Comparable, enable_auto_mapping: bool = False, *, var_types: bool = True) -> int:
+    """A hash consistent with `structural_equal` in the same mode: equal values hash alike.
 
-    Var names are ignored and a Var is hashed as the index of its first occurrence, so renamings
-    hash alike (with `enable_auto_mapping=False`, a free Var is hashed as itself). Functions of a
+    Var names are ignored and a renamed Var is hashed as the index of its first occurrence, so
+    renamings hash alike; a free Var (without `enable_auto_mapping`) is hashed as itself. Functions of a
     program are hashed in name order, because equality treats them as a mapping. The hash is
     stable across processes (blake2b, no salted `str` hashes). `var_types=False` leaves the Vars'
     types out: an expression is then the same whichever types its Vars were given (a pass may
     derive a Var's type afresh).
     """
-    return _Hasher(var_types, None if enable_auto_mapping else defined_ids(node)).run(node)
+    return _Hasher(enable_auto_mapping, var_types).run(node)
 
 
-_DEFINING_FIELDS: dict[type, tuple[str, ...]] = {
-    n.AssignStmt: ("var",),
-    n.ForStmt: ("loop_var", "iter_args", "return_vars"),
-    n.WhileStmt: ("iter_args", "return_vars"),
-    n.IfStmt: ("return_vars",),
-    n.ScopeStmt: ("var",),
-    n.Param: ("var",),
+_DEFINING_FIELDS: dict[type, frozenset[str]] = {
+    n.AssignStmt: frozenset({"var"}),
+    n.ForStmt: frozenset({"loop_var", "iter_args", "return_vars"}),
+    n.WhileStmt: frozenset({"iter_args", "return_vars"}),
+    n.IfStmt: frozenset({"return_vars"}),
+    n.ScopeStmt: frozenset({"var"}),
+    n.Param: frozenset({"var"}),
 }
+"""The fields that define Vars: compared with auto-mapping whatever the caller asked (PyPTO's
+DefFields), down to the defined Vars' types and an IterArg's initial value."""
 
-
-def defined_ids(root: Comparable) -> frozenset[int]:
-    """The ids of the Vars `root` defines: what strict comparison still renames."""
-    if not isinstance(root, n.Node):
-        return frozenset()
-    from nanopto.ir_terms.schema import walk
-
-    ids: set[int] = set()
-    for node in walk(root):
-        for name in _DEFINING_FIELDS.get(type(node), ()):
-            value = getattr(node, name)
-            ids.update(v.id for v in (value if isinstance(value, tuple) else (value,)) if isinstance(v, n.Var))
-    return frozenset(ids)
+_SCOPING_FIRST: dict[type, tuple[str, ...]] = {
+    n.WhileStmt: ("iter_args",),  # the condition reads the carried Vars
+    n.ScopeStmt: ("var",),  # `for aiv_id in pl.split_aiv(...)`: the body reads the lane Var
+}
 
 
 def render_fragment(value: object) -> str:
@@ -210,72 +219,69 @@ _Task = Callable[[], "StructuralMismatch | None"]
 
 
 class _Comparator:
-    """One comparison: the Var bijection and a stack of pending checks (popped in pre-order)."""
+    """One comparison: the Var bijection and a stack of pending checks (popped in pre-order).
 
-    def __init__(self, lhs_defined: frozenset[int] | None = None, rhs_defined: frozenset[int] | None = None) -> None:
+    A check carries `bind`: whether it lies under a defining field, where Vars are renamed even
+    without auto-mapping."""
+
+    def __init__(self, auto_mapping: bool) -> None:
         self.lhs_to_rhs: dict[int, n.Var] = {}
         self.rhs_to_lhs: dict[int, n.Var] = {}
         self.stack: list[_Task] = []
-        self.lhs_defined = lhs_defined
-        """Without auto-mapping, the Vars each side defines; any other Var must be the same Var."""
-        self.rhs_defined = rhs_defined or frozenset()
+        self.auto_mapping = auto_mapping
 
     def run(self, a: object, b: object) -> StructuralMismatch | None:
-        self._push_value(a, b, _ROOT, a, b, "")
+        self._push_all([self._deferred(a, b, _ROOT, a, b, "", self.auto_mapping)])
         while self.stack:
             mismatch = self.stack.pop()()
             if mismatch is not None:
                 return mismatch
         return None
 
-    # Pushing in reverse keeps the pops in declaration order, so the *first* difference wins.
+    # Pushing in reverse keeps the pops in comparison order, so the *first* difference wins.
     def _push_all(self, tasks: list[_Task]) -> None:
         self.stack.extend(reversed(tasks))
 
-    def _push_value(self, a: object, b: object, path: _Path, pa: object, pb: object, name: str) -> None:
-        self.stack.append(lambda: self._value(a, b, path, pa, pb, name))
+    def _deferred(self, a: object, b: object, path: _Path, pa: object, pb: object, name: str, bind: bool) -> _Task:
+        return lambda: self._value(a, b, path, pa, pb, name, bind)
 
     def _value(
-        self, a: object, b: object, path: _Path, pa: object, pb: object, name: str
+        self, a: object, b: object, path: _Path, pa: object, pb: object, name: str, bind: bool
     ) -> StructuralMismatch | None:
         """Dispatch on what the values are: node, type, tuple or plain attribute."""
         if isinstance(a, n.Node) or isinstance(b, n.Node):
-            return self._node(a, b, path)
+            return self._node(a, b, path, bind)
         if isinstance(a, _TYPE_CLASSES) or isinstance(b, _TYPE_CLASSES):
-            return self._type(a, b, path)
+            return self._type(a, b, path, bind)
         if isinstance(a, tuple) and isinstance(b, tuple):
-            return self._sequence(a, b, path, pa, pb, name)
-        if type(a) is not type(b) or a != b:
-            return StructuralMismatch(str(path), f"field {name}: {_show_attr(a)} != {_show_attr(b)}", pa, pb)
-        return None
+            return self._sequence(a, b, path, pa, pb, name, bind)
+        return _attr_difference(a, b, path, pa, pb, name)
 
     def _sequence(
-        self, a: tuple[object, ...], b: tuple[object, ...], path: _Path, pa: object, pb: object, name: str
+        self, a: tuple[object, ...], b: tuple[object, ...], path: _Path, pa: object, pb: object, name: str, bind: bool
     ) -> StructuralMismatch | None:
         if len(a) != len(b):
             return StructuralMismatch(str(path), f"field {name}: {len(a)} elements != {len(b)} elements", pa, pb)
         self._push_all(
             [
-                self._deferred(x, y, _index_path(path, i), pa, pb, f"{name}[{i}]")
+                self._deferred(x, y, _index_path(path, i), pa, pb, f"{name}[{i}]", bind)
                 for i, (x, y) in enumerate(zip(a, b, strict=True))
             ]
         )
         return None
 
-    def _deferred(self, a: object, b: object, path: _Path, pa: object, pb: object, name: str) -> _Task:
-        return lambda: self._value(a, b, path, pa, pb, name)
-
-    def _node(self, a: object, b: object, path: _Path) -> StructuralMismatch | None:
+    def _node(self, a: object, b: object, path: _Path, bind: bool) -> StructuralMismatch | None:
         if a is None and b is None:
             return None
         if type(a) is not type(b):
             return StructuralMismatch(str(path), f"class {_class_name(a)} != {_class_name(b)}", a, b)
         if isinstance(a, n.Var):
             assert isinstance(b, n.Var)
-            return self._var(a, b, path)
+            return self._var(a, b, path, bind)
         if isinstance(a, n.Program):
             assert isinstance(b, n.Program)
-            return self._program(a, b, path)
+            return self._program(a, b, path, bind)
+        defining = _DEFINING_FIELDS.get(type(a), frozenset())
         tasks: list[_Task] = []
         for spec in _compared_specs(type(a)):
             va, vb = getattr(a, spec.name), getattr(b, spec.name)
@@ -283,37 +289,33 @@ class _Comparator:
             if spec.kind is FieldKind.ATTR:
                 tasks.append(self._deferred_attr(va, vb, sub, a, b, spec.name))
             else:
-                tasks.append(self._deferred(va, vb, sub, a, b, spec.name))
+                tasks.append(self._deferred(va, vb, sub, a, b, spec.name, bind or spec.name in defining))
         self._push_all(tasks)
         return None
 
     def _deferred_attr(self, a: object, b: object, path: _Path, pa: object, pb: object, name: str) -> _Task:
         """An attribute is compared as a value even when it is a tuple of literals."""
+        return lambda: _attr_difference(a, b, path, pa, pb, name)
 
-        def check() -> StructuralMismatch | None:
-            if type(a) is not type(b) or a != b:
-                return StructuralMismatch(str(path), f"field {name}: {_show_attr(a)} != {_show_attr(b)}", pa, pb)
-            return None
+    def _var(self, a: n.Var, b: n.Var, path: _Path, bind: bool) -> StructuralMismatch | None:
+        """Alpha-equivalence: map on first encounter, then hold both directions to the mapping.
 
-        return check
-
-    def _var(self, a: n.Var, b: n.Var, path: _Path) -> StructuralMismatch | None:
-        """Alpha-equivalence: map on first encounter, then hold both directions to the mapping."""
+        Without `bind`, a Var neither side has mapped yet is free: it must be the same Var."""
         mapped_b = self.lhs_to_rhs.get(a.id)
         mapped_a = self.rhs_to_lhs.get(b.id)
         if mapped_b is None and mapped_a is None:
-            if self.lhs_defined is not None and a.id != b.id and (
-                a.id not in self.lhs_defined or b.id not in self.rhs_defined
-            ):
+            if not bind:
+                if a.id == b.id:
+                    return None
                 reason = f"free Vars differ without auto-mapping: lhs {_show_var(a)}, rhs {_show_var(b)}"
                 return StructuralMismatch(str(path), reason, a, b)
             self.lhs_to_rhs[a.id] = b
             self.rhs_to_lhs[b.id] = a
-            tasks = [self._deferred(a.type, b.type, _field_path(path, "type"), a, b, "type")]
+            tasks = [self._deferred(a.type, b.type, _field_path(path, "type"), a, b, "type", bind)]
             if isinstance(a, n.IterArg):
                 assert isinstance(b, n.IterArg)
                 sub = _field_path(path, "init_value")
-                tasks.append(self._deferred(a.init_value, b.init_value, sub, a, b, "init_value"))
+                tasks.append(self._deferred(a.init_value, b.init_value, sub, a, b, "init_value", bind))
             self._push_all(tasks)
             return None
         if mapped_b is not None and mapped_b.id == b.id:
@@ -331,7 +333,7 @@ class _Comparator:
             )
         return StructuralMismatch(str(path), reason, a, b)
 
-    def _program(self, a: n.Program, b: n.Program, path: _Path) -> StructuralMismatch | None:
+    def _program(self, a: n.Program, b: n.Program, path: _Path, bind: bool) -> StructuralMismatch | None:
         """Functions compare as a mapping by name, in `a`'s order; their order may differ."""
         fa, fb = a.functions, b.functions
 
@@ -352,11 +354,11 @@ class _Comparator:
         for name in fa:
             if name in fb:
                 sub = _field_path(path, f"functions[{name!r}]")
-                tasks.append(self._deferred(fa[name], fb[name], sub, a, b, name))
+                tasks.append(self._deferred(fa[name], fb[name], sub, a, b, name, bind))
         self._push_all(tasks)
         return None
 
-    def _type(self, a: object, b: object, path: _Path) -> StructuralMismatch | None:
+    def _type(self, a: object, b: object, path: _Path, bind: bool) -> StructuralMismatch | None:
         """Types compare as dataclasses; their shape expressions share the Var bijection."""
         if type(a) is not type(b):
             return StructuralMismatch(str(path), f"class {_class_name(a)} != {_class_name(b)}", a, b)
@@ -364,7 +366,7 @@ class _Comparator:
         self._push_all(
             [
                 self._deferred(
-                    getattr(a, f.name), getattr(b, f.name), _field_path(path, f.name), a, b, f.name
+                    getattr(a, f.name), getattr(b, f.name), _field_path(path, f.name), a, b, f.name, bind
                 )
                 for f in dataclasses.fields(a)
                 if f.compare
@@ -373,32 +375,48 @@ class _Comparator:
         return None
 
 
+def _attr_difference(
+    a: object, b: object, path: _Path, pa: object, pb: object, name: str
+) -> StructuralMismatch | None:
+    """Two attribute values differ when their types or values do. Enums are named as PyPTO names
+    them in its messages: `ForKind mismatch (Sequential != Parallel)`."""
+    if type(a) is type(b) and a == b:
+        return None
+    if isinstance(a, enum.Enum) and type(a) is type(b):
+        assert isinstance(b, enum.Enum)
+        reason = f"field {name}: {type(a).__name__} mismatch ({a.name} != {b.name})"
+    else:
+        reason = f"field {name}: {_show_attr(a)} != {_show_attr(b)}"
+    return StructuralMismatch(str(path), reason, pa, pb)
+
+
 # ---------------------------------------------------------------------------------------------
 # Hashing
 # ---------------------------------------------------------------------------------------------
 
 
 class _Hasher:
-    """Feeds a token stream that mirrors `_Comparator`'s traversal into blake2b."""
+    """Feeds a token stream that mirrors `_Comparator`'s traversal into blake2b; each pending
+    value carries the comparator's `bind` (under a defining field, or auto-mapping)."""
 
-    def __init__(self, var_types: bool = True, defined: frozenset[int] | None = None) -> None:
+    def __init__(self, auto_mapping: bool, var_types: bool = True) -> None:
         self.var_index: dict[int, int] = {}
+        self.auto_mapping = auto_mapping
         self.var_types = var_types
-        self.defined = defined
         self.digest = hashlib.blake2b(digest_size=8)
 
     def run(self, root: object) -> int:
-        stack: list[object] = [root]
+        stack: list[tuple[object, bool]] = [(root, self.auto_mapping)]
         while stack:
-            value = stack.pop()
-            children = self._visit(value)
+            value, bind = stack.pop()
+            children = self._visit(value, bind)
             stack.extend(reversed(children))
         return int.from_bytes(self.digest.digest(), "little", signed=True)
 
     def _token(self, *parts: object) -> None:
         self.digest.update(("\x1f".join(_token_text(p) for p in parts) + "\x1e").encode())
 
-    def _visit(self, value: object) -> list[object]:
+    def _visit(self, value: object, bind: bool) -> list[tuple[object, bool]]:
         """Emit the tokens of `value` itself and return its children, in comparison order."""
         if isinstance(value, _Token):
             self._token("attr", value.value)
@@ -407,36 +425,39 @@ class _Hasher:
             self._token("none")
             return []
         if isinstance(value, n.Var):
-            first = value.id not in self.var_index
-            index = self.var_index.setdefault(value.id, len(self.var_index))
-            if self.defined is not None and value.id not in self.defined:
-                self._token("free", type(value).__name__, value.id)
-            else:
+            index = self.var_index.get(value.id)
+            if index is not None:
                 self._token("var", type(value).__name__, index)
-            if not first:
                 return []
+            if not bind:
+                self._token("free", type(value).__name__, value.id)
+                return []
+            index = self.var_index[value.id] = len(self.var_index)
+            self._token("var", type(value).__name__, index)
+            children: list[object] = [value.type] if self.var_types else []
             if isinstance(value, n.IterArg):
-                return [value.type, value.init_value] if self.var_types else [value.init_value]
-            return [value.type] if self.var_types else []
+                children.append(value.init_value)
+            return [(child, bind) for child in children]
         if isinstance(value, n.Program):
             self._token("program", tuple(sorted(value.functions)))
-            return [value.functions[name] for name in sorted(value.functions)]
+            return [(value.functions[name], bind) for name in sorted(value.functions)]
         if isinstance(value, n.Node):
             self._token("node", type(value).__name__)
-            children: list[object] = []
+            defining = _DEFINING_FIELDS.get(type(value), frozenset())
+            fields: list[tuple[object, bool]] = []
             for spec in _compared_specs(type(value)):
                 field_value = getattr(value, spec.name)
                 if spec.kind is FieldKind.ATTR:
-                    children.append(_Token(field_value))
+                    fields.append((_Token(field_value), bind))
                 else:
-                    children.append(field_value)
-            return children
+                    fields.append((field_value, bind or spec.name in defining))
+            return fields
         if isinstance(value, _TYPE_CLASSES):
             self._token("type", type(value).__name__)
-            return [getattr(value, f.name) for f in dataclasses.fields(value) if f.compare]
+            return [(getattr(value, f.name), bind) for f in dataclasses.fields(value) if f.compare]
         if isinstance(value, tuple):
             self._token("tuple", len(value))
-            return list(value)
+            return [(item, bind) for item in value]
         self._token("attr", value)
         return []
 

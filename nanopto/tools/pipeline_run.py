@@ -54,7 +54,7 @@ class PassRun:
     def changed(self) -> bool:
         """Whether the pass changed the program; compared when first asked (only the views that
         show each pass do): on a 5 MB program the comparison took longer than the pass."""
-        return not structural_equal(self.before, self.program)
+        return not structural_equal(self.before, self.program, enable_auto_mapping=True)
 
     @property
     def matches(self) -> int:

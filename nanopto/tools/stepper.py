@@ -126,7 +126,7 @@ def run_steps(
     if number == 0:
         out.write("no Inline call sites: inline-functions has nothing to step through\n\n")
     else:
-        same = structural_equal(inlined, inline_program(hoist_program(program)).program)
+        same = structural_equal(inlined, inline_program(hoist_program(program)).program, enable_auto_mapping=True)
         verdict = "the same program (up to local names)" if same else "a DIFFERENT program (a bug in nanopto)"
         out.write(f"# stepping gave {verdict} as inline-functions in one run\n\n")
     current = inlined

@@ -174,7 +174,7 @@ def _identity_key(node: Node) -> _Key:
     Only the Vars the expression reads count, not their types: the pass derives a receiver's type
     afresh (`y: pl.Tensor[[N], ...]` from a helper returning `[N]` becomes `[4]`), and the argument
     `pl.add(a, y)` is the same expression over the same `y` either way."""
-    return structural_hash(node, var_types=False), tuple(_operand_ids(node)), node.span
+    return structural_hash(node, enable_auto_mapping=True, var_types=False), tuple(_operand_ids(node)), node.span
 
 
 def _operand_ids(root: Node) -> list[int]:

@@ -105,19 +105,19 @@ def test_split_aiv_regions_build_print_and_parse_back() -> None:
         ir.SplitAivScopeStmt(split=ir.SplitMode.NONE, count=4, body=region.body)
 
 
-def test_auto_mapping_off_renames_only_what_is_defined() -> None:
+def test_without_auto_mapping_only_defined_vars_are_renamed() -> None:
     a1, b1, a2, b2 = (ir.Var(name, I64) for name in "abab")
     first = ir.AssignStmt(a1, ir.Add(b1, b1, None))
     second = ir.AssignStmt(a2, ir.Add(b2, b2, None))
     same_free = ir.AssignStmt(a2, ir.Add(b1, b1, None))
-    assert ir.structural_equal(first, second)  # nanopto's default: every Var is renamed
-    assert not ir.structural_equal(first, second, enable_auto_mapping=False)  # b1 and b2 are free
-    assert ir.structural_equal(first, same_free, enable_auto_mapping=False)  # a1 -> a2 is a definition
-    assert ir.structural_hash(first, enable_auto_mapping=False) == ir.structural_hash(same_free, enable_auto_mapping=False)
-    assert ir.structural_hash(first, enable_auto_mapping=False) != ir.structural_hash(second, enable_auto_mapping=False)
-    assert ir.structural_hash(first) == ir.structural_hash(second)
+    assert not ir.structural_equal(first, second)  # PyPTO's default: b1 and b2 are free
+    assert ir.structural_equal(first, second, enable_auto_mapping=True)  # every Var is renamed
+    assert ir.structural_equal(first, same_free)  # a1 -> a2 is a definition
+    assert ir.structural_hash(first) == ir.structural_hash(same_free)
+    assert ir.structural_hash(first) != ir.structural_hash(second)
+    assert ir.structural_hash(first, enable_auto_mapping=True) == ir.structural_hash(second, enable_auto_mapping=True)
     with pytest.raises(AssertionError, match="free Vars differ"):
-        ir.assert_structural_equal(first, second, enable_auto_mapping=False)
+        ir.assert_structural_equal(first, second)
 
 
 def test_pypto_spellings_of_fields_and_overloads() -> None:

@@ -46,7 +46,7 @@ def test_a_statement_shared_by_two_programs_keeps_its_comments_in_both() -> None
 
 def test_comments_are_ignored_by_equality_and_hashing() -> None:
     plain = _assign()
-    commented = ir.attach_leading_comments(_assign(), ["note"])
+    commented = ir.attach_leading_comments(plain, ["note"])
     ir.assert_structural_equal(plain, commented)
     assert ir.structural_hash(plain) == ir.structural_hash(commented)
     same = dataclasses.replace(plain, comments=("note",))

@@ -84,7 +84,7 @@ def test_different_binding_structure_is_unequal() -> None:
     lhs = SeqStmts((AssignStmt(x, a), AssignStmt(y, x)))
     a2, x2, y2 = Var("a"), Var("x"), Var("y")
     rhs = SeqStmts((AssignStmt(x2, a2), AssignStmt(y2, a2)))
-    mismatch = first_difference(lhs, rhs)
+    mismatch = first_difference(lhs, rhs, enable_auto_mapping=True)
     assert mismatch is not None
     assert mismatch.path == "stmts[1].value"
     assert "Var mapped to a different Var" in mismatch.reason
@@ -93,20 +93,20 @@ def test_different_binding_structure_is_unequal() -> None:
 def test_mapping_is_checked_in_both_directions() -> None:
     # x + y vs z + z: lhs x->z is fine, then y meets z, which is already taken by x.
     x, y, z = Var("x"), Var("y"), Var("z")
-    mismatch = first_difference(add(x, y), add(z, z))
+    mismatch = first_difference(add(x, y), add(z, z), enable_auto_mapping=True)
     assert mismatch is not None
     assert mismatch.path == "rhs"
     assert "rhs 'z'" in mismatch.reason
     # x + x vs y + z: lhs x is already mapped to y.
-    mismatch = first_difference(add(x, x), add(y, z))
+    mismatch = first_difference(add(x, x), add(y, z), enable_auto_mapping=True)
     assert mismatch is not None
     assert "lhs 'x'" in mismatch.reason
 
 
 def test_free_vars_map_consistently() -> None:
     x, y = Var("x"), Var("y")
-    assert structural_equal(add(x, add(x, ConstInt(1))), add(y, add(y, ConstInt(1))))
-    assert not structural_equal(add(x, add(x, ConstInt(1))), add(x, add(y, ConstInt(1))))
+    assert structural_equal(add(x, add(x, ConstInt(1))), add(y, add(y, ConstInt(1))), enable_auto_mapping=True)
+    assert not structural_equal(add(x, add(x, ConstInt(1))), add(x, add(y, ConstInt(1))), enable_auto_mapping=True)
 
 
 def test_shared_var_maps_to_itself() -> None:
@@ -116,10 +116,10 @@ def test_shared_var_maps_to_itself() -> None:
 
 def test_var_types_are_compared_on_first_mapping() -> None:
     x, y = Var("x", ScalarType(DataType.INT32)), Var("y", ScalarType(DataType.INT64))
-    mismatch = first_difference(x, y)
+    mismatch = first_difference(x, y, enable_auto_mapping=True)
     assert mismatch is not None
     assert mismatch.path == "type.dtype"
-    assert "DataType.INT32 != DataType.INT64" in mismatch.reason
+    assert "DataType mismatch (INT32 != INT64)" in mismatch.reason
 
 
 def test_shape_exprs_share_the_var_mapping() -> None:
@@ -144,7 +144,7 @@ def test_var_and_iter_arg_classes_must_match() -> None:
 def test_iter_arg_init_values_are_compared() -> None:
     a = IterArg("acc", init_value=ConstInt(0))
     b = IterArg("acc", init_value=ConstInt(1))
-    mismatch = first_difference(a, b)
+    mismatch = first_difference(a, b, enable_auto_mapping=True)
     assert mismatch is not None
     assert mismatch.path == "init_value.value"
 
@@ -298,8 +298,8 @@ def test_deep_trees_do_not_recurse() -> None:
 
     a, ea = deep(5000)
     b, eb = deep(5000)
-    assert structural_equal(a, b)
-    assert structural_hash(a) == structural_hash(b)
+    assert structural_equal(a, b, enable_auto_mapping=True)
+    assert structural_hash(a, enable_auto_mapping=True) == structural_hash(b, enable_auto_mapping=True)
     assert structural_hash(ea) != structural_hash(add(eb, ConstInt(0)))
 
 
@@ -311,8 +311,9 @@ def test_deep_trees_do_not_recurse() -> None:
 def test_hash_ignores_names_but_not_binding_structure() -> None:
     assert structural_hash(chain(("a", "x", "y"))) == structural_hash(chain(("b", "u", "v")))
     x, y = Var("x"), Var("y")
-    assert structural_hash(add(x, x)) != structural_hash(add(x, y))
-    assert structural_hash(add(x, y)) == structural_hash(add(y, x))  # both: first var, second var
+    assert structural_hash(add(x, x), enable_auto_mapping=True) != structural_hash(add(x, y), enable_auto_mapping=True)
+    assert structural_hash(add(x, y), enable_auto_mapping=True) == structural_hash(add(y, x), enable_auto_mapping=True)  # first var, second var
+    assert structural_hash(add(x, y)) != structural_hash(add(y, x))  # free Vars hash as themselves
 
 
 def test_hash_differs_for_different_ops() -> None:

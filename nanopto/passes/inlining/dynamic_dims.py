@@ -22,7 +22,7 @@ def _same(a: Expr, b: Expr) -> bool:
     """The same expression over the very same Vars (not merely printed alike)."""
     ids_a = [v.id for v in walk(a) if isinstance(v, Var)]
     ids_b = [v.id for v in walk(b) if isinstance(v, Var)]
-    return ids_a == ids_b and structural_equal(a, b)
+    return ids_a == ids_b and structural_equal(a, b, enable_auto_mapping=True)
 
 
 def dimension_bindings(template: HelperTemplate, site: CallSite) -> dict[int, Expr]:
