@@ -82,6 +82,7 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
     YieldStmt,
     attach_leading_comments,
+    level_to_linqu_level,
 )
 from nanopto.ir_terms.op_builders import create_op_call, get_op
 from nanopto.ir_terms.ops import OPS, OpDef, OpRegistry
@@ -233,6 +234,7 @@ __all__ = [
     "deserialize",
     "deserialize_from_file",
     "get_op",
+    "level_to_linqu_level",
     "op",
     "parse_function",
     "parse_program",

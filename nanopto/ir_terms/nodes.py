@@ -727,6 +727,36 @@ class Level(enum.Enum):
     CLUSTER_2 = "CLUSTER_2"
     GLOBAL = "GLOBAL"
 
+    # PyPTO's readability aliases: another name for the same level (`Level.POD is Level.CLUSTER_0`);
+    # the parser reads `pl.Level.POD` as `pl.Level.CLUSTER_0`, so the two spellings are one program.
+    L2CACHE = "CHIP_DIE"
+    PROCESSOR = "CHIP"
+    UMA = "CHIP"
+    NODE = "HOST"
+    POD = "CLUSTER_0"
+    CLOS1 = "CLUSTER_1"
+    CLOS2 = "CLUSTER_2"
+
+
+_LINQU_LEVELS: dict[Level, int] = {
+    Level.AIV: 0,
+    Level.AIC: 0,
+    Level.CORE_GROUP: 0,
+    Level.CHIP_DIE: 1,
+    Level.CHIP: 2,
+    Level.HOST: 3,
+    Level.CLUSTER_0: 4,
+    Level.CLUSTER_1: 5,
+    Level.CLUSTER_2: 6,
+    Level.GLOBAL: 7,
+}
+
+
+def level_to_linqu_level(level: Level) -> int:
+    """The level's number (0 to 7) in the Linqu machine model, as PyPTO numbers it: the three core
+    levels share 0, then one number a level up to the global coordinator."""
+    return _LINQU_LEVELS[level]
+
 
 class Role(enum.Enum):
     """The role of a hierarchy scope (`role=pl.Role.SubWorker`)."""

@@ -30,6 +30,7 @@ from nanopto.ir_terms.nodes import (
     ConstStr,
     Expr,
     Keyword,
+    Level,
     MakeTuple,
     ParamDirection,
     SliceExpr,
@@ -107,6 +108,14 @@ class DynamicDim:
     """What `pl.dynamic("N")` evaluates to in Python: a named symbolic dimension."""
 
     name: str
+
+
+def _canonical_symbol(path: str) -> str:
+    """`Level.POD` -> `Level.CLUSTER_0`: an enum alias is read as the member it names."""
+    prefix, _, name = path.rpartition(".")
+    if prefix == "Level" and name in Level.__members__:
+        return f"{prefix}.{Level[name].name}"
+    return path
 
 
 def dotted_name(node: ast.expr) -> str | None:
@@ -315,7 +324,7 @@ class ExprParser:
                 path = dotted_name(node)
                 if path is None or not path.startswith("pl."):
                     raise self.error(node, "only pl.<name> attributes may be read", hint="write pl.FP32, pl.Mem.Vec, ...")
-                return Symbol(path[3:], span=span)
+                return Symbol(_canonical_symbol(path[3:]), span=span)
             case ast.BinOp(left=left, op=op, right=right):
                 bin_op = _BINOPS.get(type(op))
                 if bin_op is None:  # `@` is the only Python operator pl has no BinOp for

@@ -56,3 +56,26 @@ def test_split_mode_and_op_name() -> None:
     calls = [n for n in walk(program) if isinstance(n, ir.Call)]
     assert [c.op.name for c in calls] == ["add", "mul", "add", "add"]
     assert calls[0].op == "add"  # still the string nanopto's own code compares
+
+
+def test_level_aliases_name_the_same_level() -> None:
+    assert ir.Level.NODE is ir.Level.HOST and ir.Level.CLOS2 is ir.Level.CLUSTER_2
+    assert [level.name for level in ir.Level][-1] == "GLOBAL"  # aliases are not extra members
+    numbers = {level.name: ir.level_to_linqu_level(level) for level in ir.Level}
+    assert numbers == {
+        "AIV": 0, "AIC": 0, "CORE_GROUP": 0, "CHIP_DIE": 1, "CHIP": 2,
+        "HOST": 3, "CLUSTER_0": 4, "CLUSTER_1": 5, "CLUSTER_2": 6, "GLOBAL": 7,
+    }  # fmt: skip
+    host = ir.HierarchyScopeStmt(level=ir.Level.NODE, role=ir.Role.SubWorker, body=[])
+    assert host.level is ir.Level.HOST
+
+
+def test_an_aliased_level_parses_as_its_member() -> None:
+    def program(level: str) -> ir.Program:
+        return ir.parse_program(SOURCE.replace("pl.Level.CORE_GROUP", f"pl.Level.{level}"))
+
+    aliased = program("UMA")
+    assert "pl.Level.CHIP," in ir.python_print(aliased)
+    ir.assert_structural_equal(aliased, program("CHIP"))
+    region = next(s for s in walk(aliased) if isinstance(s, ir.ScopeStmt) and s.constructor == "at")
+    assert ir.level_to_linqu_level(region.level) == 2
