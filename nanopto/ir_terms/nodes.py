@@ -80,6 +80,10 @@ class Node:
 
     span: Span | None
 
+    def same_as(self, other: object) -> bool:
+        """PyPTO's `same_as`: the very same node object (`==` compares the fields)."""
+        return self is other
+
     def as_python(self, prefix: str = "pl", concise: bool = False) -> str:
         """This node as `pl` source (the printer's `python_print`)."""
         return _printer(self, prefix, concise=concise)
@@ -772,6 +776,26 @@ class SplitMode(enum.Enum):
     NONE = "NONE"
     UP_DOWN = "UP_DOWN"
     LEFT_RIGHT = "LEFT_RIGHT"
+
+
+class PipeType(enum.Enum):
+    """A hardware pipe named by the sync ops (`pl.system.sync_src(set_pipe=pl.PipeType.MTE2, ...)`)."""
+
+    MTE1 = "MTE1"
+    MTE2 = "MTE2"
+    MTE3 = "MTE3"
+    M = "M"
+    V = "V"
+    S = "S"
+    FIX = "FIX"
+    ALL = "ALL"
+
+
+class CoreType(enum.Enum):
+    """The core kind a cross-core sync op addresses."""
+
+    CUBE = "CUBE"
+    VECTOR = "VECTOR"
 
 
 E = TypeVar("E", bound=enum.Enum)

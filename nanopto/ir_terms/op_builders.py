@@ -32,9 +32,12 @@ def get_op(name: str) -> OpName:
 
 
 def create_op_call(
-    name: str, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None, span: Span | None = None
+    name: str, args: Sequence[Any], kwargs: Mapping[str, Any] | Span | None = None, span: Span | None = None
 ) -> Call:
-    """A call of the op spelled `name` on `args` (Python values become constants)."""
+    """A call of the op spelled `name` on `args` (Python values become constants). As in PyPTO,
+    the keywords may be left out: `create_op_call(name, args, span)`."""
+    if isinstance(kwargs, Span):
+        kwargs, span = None, kwargs
     op = get_op(name)
     positional = list(args)
     keywords = dict(kwargs or {})

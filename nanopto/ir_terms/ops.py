@@ -469,6 +469,22 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _nothing,
         doc="hand the FFTS unit its workspace (hardware set-up; writes no argument)",
     ),
+    *(
+        OpDef(
+            f"system.{name}",
+            (f"system.{name}",),
+            _const(UnknownType()),
+            _nothing,
+            doc=f"{what}; the reference interpreter runs one statement at a time, so it has no effect",
+        )
+        for name, what in (
+            ("sync_src", "`pl.system.sync_src(set_pipe=..., wait_pipe=..., event_id=N)`: signal an event between pipes"),
+            ("sync_dst", "`pl.system.sync_dst(set_pipe=..., wait_pipe=..., event_id=N)`: wait for that event"),
+            ("bar_v", "`pl.system.bar_v()`: a barrier on the vector pipe"),
+            ("bar_m", "`pl.system.bar_m()`: a barrier on the matrix pipe"),
+            ("bar_all", "`pl.system.bar_all()`: a barrier on every pipe"),
+        )
+    ),
     OpDef(
         "tile.get_block_idx",
         ("tile.get_block_idx", "get_block_idx"),

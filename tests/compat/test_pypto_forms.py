@@ -192,3 +192,42 @@ class Staged:
     assert np.array_equal(interpret(program, "main", a), interpret(after, "main", a))
     with pytest.raises(ir.ParserError, match="does not take the keyword 'stage'"):
         ir.parse_program(source.replace("pl.pipeline(4,", "pl.range(4,"))
+
+
+PIPE_SYNC = HEAD + '''
+@pl.program
+class Synced:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, src: pl.Tensor[[8], pl.FP16], dst: pl.Out[pl.Tensor[[8], pl.FP16]]) -> pl.Tensor[[8], pl.FP16]:
+        staged: pl.Tile[[8], pl.FP16] = pl.load(src, [0], [8])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=3)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=3)
+        doubled: pl.Tile[[8], pl.FP16] = pl.add(staged, staged)
+        pl.system.bar_v()
+        pl.system.bar_m()
+        pl.system.bar_all()
+        dst = pl.store(doubled, [0], dst)
+        return dst
+'''
+
+
+def test_pipe_sync_ops_are_statements_that_change_no_value() -> None:
+    program = ir.parse_program(PIPE_SYNC)
+    text = ir.python_print(program)
+    assert "pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=3)" in text
+    ir.assert_structural_equal(ir.parse_program(text), program)
+    syncs = [s for s in walk(program) if isinstance(s, ir.EvalStmt)]
+    assert [s.expr.op.name for s in syncs] == [f"system.{n}" for n in ("sync_src", "sync_dst", "bar_v", "bar_m", "bar_all")]
+    src, dst = np.arange(8, dtype=np.float16), np.zeros(8, dtype=np.float16)
+    assert np.array_equal(interpret(program, "main", src, dst), 2 * src)
+
+
+def test_a_sync_op_built_by_hand_prints_its_pipes() -> None:
+    built = ir.create_op_call("system.sync_dst", [], {"set_pipe": ir.PipeType.FIX, "wait_pipe": ir.PipeType.S, "event_id": 0})
+    barrier = ir.create_op_call("system.bar_all", [], ir.Span("b.py", 2, 0))  # keywords left out
+    assert barrier.span == ir.Span("b.py", 2, 0) and barrier.kwargs == ()
+    stmt = ir.EvalStmt(barrier)
+    assert stmt.expr.same_as(barrier) and not stmt.expr.same_as(ir.create_op_call("system.bar_all", []))
+    assert built.as_python() == "pl.system.sync_dst(set_pipe=pl.PipeType.FIX, wait_pipe=pl.PipeType.S, event_id=0)"
+    assert {ir.CoreType.CUBE, ir.CoreType.VECTOR} == set(ir.CoreType)
+    ir.assert_structural_equal(ir.deserialize(ir.serialize(stmt)), stmt)
