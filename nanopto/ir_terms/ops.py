@@ -265,6 +265,18 @@ def _update_element(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     return array
 
 
+def _get_element(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    array, index = args
+    if not 0 <= int(index) < len(array):
+        raise OpError(f"index {index} is out of bounds for an array of size {len(array)}")
+    element = array[int(index)]
+    return element.item() if isinstance(element, np.generic) else element
+
+
+def _element_of_array(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    return ScalarType(types[0].dtype) if types and isinstance(types[0], ArrayType) else UnknownType()
+
+
 def _nothing(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     return None
 
@@ -461,6 +473,13 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         aliases_arg=0,
         writes=(0,),
         doc="`arr[i] = v`: write element i in place; the result is the array",
+    ),
+    OpDef(
+        "array.get_element",
+        ("array.get_element",),
+        _element_of_array,
+        _get_element,
+        doc="`arr[i]`: element i of an array, as a scalar",
     ),
     OpDef(
         "system.set_ffts",

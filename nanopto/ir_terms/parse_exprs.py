@@ -751,8 +751,25 @@ class ExprParser:
         ):
             index = self.check_int(index_nodes[0].value, DataType.INDEX, index_nodes[0])
             return TupleGetItemExpr(base, index, span=self.span(node))
+        if isinstance(self.type_of(base), ArrayType):
+            if len(index_nodes) != 1 or isinstance(index_nodes[0], ast.Slice):
+                raise self.error(node, "an array element read takes one index: arr[i]")
+            return Call("array.get_element", (base, self.expr(index_nodes[0])), span=self.span(node))
         indices = tuple(self.index(i) for i in index_nodes)
         return Call("subscript", (base, *indices), span=self.span(node))
+
+    def element_literal(self, value: Expr, dtype: DataType, node: ast.expr) -> Expr:
+        """An untyped number literal stored into an array of `dtype` is a constant of that dtype
+        (`arr[i] = 7` on an INT32 array stores `pl.const(7, pl.INT32)`); any other value as it is."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            node = node.operand
+        if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+            return value
+        if isinstance(value, ConstInt) and dtype.is_int:
+            return ConstInt(self.check_int(value.value, dtype, node), dtype, span=value.span)
+        if isinstance(value, (ConstInt, ConstFloat)) and dtype.is_float:
+            return ConstFloat(float(value.value), dtype, span=value.span)
+        return value
 
     def index(self, node: ast.expr) -> Expr:
         if isinstance(node, ast.Slice):

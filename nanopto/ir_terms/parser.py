@@ -872,6 +872,7 @@ class _ProgramParser(ExprParser):
             if len(index_nodes) != 1 or isinstance(index_nodes[0], ast.Slice):
                 raise self.error(target, "an array element write takes one index: arr[i] = v")
             index = self.expr(index_nodes[0])
+            value = self.element_literal(value, var.type.dtype, node.value)
             call = Call("array.update_element", (var, index, value), span=span)
             return AssignStmt(var, call, annotated=False, span=span)
         offsets: list[Expr] = []

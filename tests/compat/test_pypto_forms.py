@@ -9,6 +9,7 @@ import pytest
 from nanopto import ir
 from nanopto.ir_terms.schema import walk
 from nanopto.verify import interpret
+from nanopto.verify.interpreter import InterpreterError
 
 HEAD = "import nanopto.language as pl\n\n"
 
@@ -231,3 +232,39 @@ def test_a_sync_op_built_by_hand_prints_its_pipes() -> None:
     assert built.as_python() == "pl.system.sync_dst(set_pipe=pl.PipeType.FIX, wait_pipe=pl.PipeType.S, event_id=0)"
     assert {ir.CoreType.CUBE, ir.CoreType.VECTOR} == set(ir.CoreType)
     ir.assert_structural_equal(ir.deserialize(ir.serialize(stmt)), stmt)
+
+
+ARRAY_ELEMENTS = HEAD + '''
+@pl.program
+class Slots:
+    @pl.function
+    def main(self, seed: pl.Scalar[pl.INT16]) -> pl.Scalar[pl.INT16]:
+        slots = pl.array.create(3, pl.INT16)
+        slots[0] = 40
+        slots[2] = seed
+        first = slots[0]
+        last: pl.Scalar[pl.INT16] = pl.array.get_element(slots, 2)
+        total: pl.Scalar[pl.INT16] = first - last
+        return total
+'''
+
+
+def test_array_elements_are_read_with_get_element_and_literals_take_the_array_dtype() -> None:
+    program = ir.parse_program(ARRAY_ELEMENTS)
+    text = ir.python_print(program)
+    assert "slots = pl.array.update_element(slots, 0, pl.const(40, pl.INT16))" in text
+    assert "slots = pl.array.update_element(slots, 2, seed)" in text
+    assert "first = pl.array.get_element(slots, 0)" in text
+    ir.assert_structural_equal(ir.parse_program(text), program)
+    reads = [n for n in walk(program) if isinstance(n, ir.Call) and n.op.name == "array.get_element"]
+    assert [ir.python_print_type(r.type) for r in reads] == ["pl.Scalar[pl.INT16]"] * 2
+    assert interpret(program, "main", 15) == 25
+
+
+def test_array_element_reads_are_checked() -> None:
+    with pytest.raises(ir.ParserError, match="one index"):
+        ir.parse_program(ARRAY_ELEMENTS.replace("first = slots[0]", "first = slots[0, 1]"))
+    with pytest.raises(ir.ParserError, match=r"does not fit pl\.INT16"):
+        ir.parse_program(ARRAY_ELEMENTS.replace("slots[0] = 40", "slots[0] = 40000"))
+    with pytest.raises(InterpreterError, match="out of bounds"):
+        interpret(ir.parse_program(ARRAY_ELEMENTS.replace("slots[0]\n", "slots[5]\n")), "main", 1)

@@ -316,7 +316,7 @@ def test_unpack_is_resugared_and_desugarings_are_not() -> None:
                                        .replace("def main", "def other"))))
     assert "p, q = self.pair(a)" in text
     assert "ret__tmp" not in text
-    assert "arr = pl.array.update_element(arr, n, 3)" in text
+    assert "arr = pl.array.update_element(arr, n, pl.const(3, pl.INT32))" in text  # the array's dtype
     assert "io = pl.tensor.assemble(io, y, [0, n])" in text
 
 
