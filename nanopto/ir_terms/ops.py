@@ -8,8 +8,9 @@ arguments it writes, and its reference semantics on numpy values. Adding an op i
 
 from __future__ import annotations
 
+import itertools
 import keyword
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,10 @@ class OpContext:
 
     block_idx: int = 0
     block_num: int = 1
+
+    def __init__(self) -> None:
+        self.task_ids: Iterator[int] = itertools.count()
+        """The run's task ids: each launch (and each `pl.system.task_dummy`) takes the next one."""
 
 
 class OpError(ValueError):
@@ -277,6 +282,11 @@ def _element_of_array(types: Sequence[Type], args: Sequence[Expr], kw: dict[str,
     return ScalarType(types[0].dtype) if types and isinstance(types[0], ArrayType) else UnknownType()
 
 
+def _task_dummy(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    # Tasks run to completion when launched, so every dependency has finished already.
+    return next(ctx.task_ids)
+
+
 def _nothing(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     return None
 
@@ -503,6 +513,13 @@ _DECLARATIONS: tuple[OpDef, ...] = (
             ("bar_m", "`pl.system.bar_m()`: a barrier on the matrix pipe"),
             ("bar_all", "`pl.system.bar_all()`: a barrier on every pipe"),
         )
+    ),
+    OpDef(
+        "system.task_dummy",
+        ("system.task_dummy",),
+        _const(ScalarType(DataType.TASK_ID)),
+        _task_dummy,
+        doc="`pl.system.task_dummy(deps=[...])`: a task that does nothing once its deps are done; its task id",
     ),
     OpDef(
         "tile.get_block_idx",

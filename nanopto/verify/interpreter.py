@@ -336,8 +336,8 @@ class _Interpreter:
         self._max_steps = max_steps
         self._max_call_depth = max_call_depth
         self._steps = 0
-        self._task_ids = itertools.count()
         self._ctx = OpContext()
+        self._task_ids = self._ctx.task_ids
         # Frames are popped only on normal exit: after an exception the stack still shows where
         # the program was, which is what the error report needs.
         self._frames: list[_Frame] = []

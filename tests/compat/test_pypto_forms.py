@@ -268,3 +268,36 @@ def test_array_element_reads_are_checked() -> None:
         ir.parse_program(ARRAY_ELEMENTS.replace("slots[0] = 40", "slots[0] = 40000"))
     with pytest.raises(InterpreterError, match="out of bounds"):
         interpret(ir.parse_program(ARRAY_ELEMENTS.replace("slots[0]\n", "slots[5]\n")), "main", 1)
+
+
+TASK_BARRIER = HEAD + '''
+@pl.program
+class Joined:
+    @pl.function(type=pl.FunctionType.InCore)
+    def triple(self, x: pl.Tensor[[2], pl.INT32], out: pl.Out[pl.Tensor[[2], pl.INT32]]) -> pl.Tensor[[2], pl.INT32]:
+        out = pl.tensor.assemble(out, pl.add(pl.add(x, x), x), [0])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[2], pl.INT32], out: pl.Out[pl.Tensor[[2], pl.INT32]]) -> pl.Scalar[pl.TASK_ID]:
+        with pl.manual_scope():
+            launched = pl.submit(self.triple, x, out)
+            pending = pl.array.create(1, pl.TASK_ID)
+            pending[0] = launched
+            joined = pl.system.task_dummy(deps=[pending])
+            idle = pl.system.task_dummy(deps=[])
+        return joined
+'''
+
+
+def test_task_dummy_is_a_task_that_waits_for_its_deps() -> None:
+    program = ir.parse_program(TASK_BARRIER)
+    text = ir.python_print(program)
+    assert "joined = pl.system.task_dummy(deps=[pending])" in text
+    assert "idle = pl.system.task_dummy(deps=[])" in text
+    ir.assert_structural_equal(ir.parse_program(text), program)
+    dummy = next(n for n in walk(program) if isinstance(n, ir.Call) and n.op.name == "system.task_dummy")
+    assert ir.python_print_type(dummy.type) == "pl.Scalar[pl.TASK_ID]"
+    x, out = np.array([1, 5], dtype=np.int32), np.zeros(2, dtype=np.int32)
+    assert interpret(program, "main", x, out) == 1  # the launch took task id 0
+    assert np.array_equal(out, 3 * x)
