@@ -35,7 +35,8 @@ def create_op_call(
     name: str, args: Sequence[Any], kwargs: Mapping[str, Any] | Span | None = None, span: Span | None = None
 ) -> Call:
     """A call of the op spelled `name` on `args` (Python values become constants). As in PyPTO,
-    the keywords may be left out: `create_op_call(name, args, span)`."""
+    the keywords may be left out: `create_op_call(name, args, span)`. The call keeps the spelling
+    it was given (`tile.and` prints `pl.tile.and_`), as the parser keeps the one the source wrote."""
     if isinstance(kwargs, Span):
         kwargs, span = None, kwargs
     op = get_op(name)
@@ -45,7 +46,7 @@ def create_op_call(
         if param in keywords and index == len(positional):
             positional.append(keywords.pop(param))
     return Call(
-        op,
+        OpName(OPS.ir_name(name)),
         tuple(_literal(a) for a in positional),
         tuple(Keyword(k, _literal(v)) for k, v in keywords.items()),
         span=span,

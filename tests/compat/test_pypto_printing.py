@@ -121,3 +121,11 @@ def test_tensor_write_stores_one_element_in_place() -> None:
     np.testing.assert_array_equal(out, [0, 0, 7, 0])
     with pytest.raises(InterpreterError, match="out of bounds"):
         interpret(program, "main", out, 9)
+
+
+def test_a_built_op_call_keeps_the_spelling_it_was_given() -> None:
+    tile = ir.TileType([ir.ConstInt(16, ir.DataType.INDEX, SPAN)], ir.DataType.INT16)
+    a, b = ir.Var("a", tile, SPAN), ir.Var("b", tile, SPAN)
+    assert ir.create_op_call("tile.and", [a, b], {}, SPAN).as_python() == "pl.tile.and_(a, b)"
+    assert ir.create_op_call("add", [a, b], SPAN).as_python() == "pl.add(a, b)"
+    assert ir.op.tile.or_(a, b).op.name == "tile.or"
