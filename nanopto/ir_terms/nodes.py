@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields, is_dataclass, replace
 from typing import TypeVar
 
 from nanopto.ir_terms.dtypes import DataType
@@ -76,13 +76,25 @@ def _last_span() -> Span | None:
 
 
 class Node:
-    """Base of every IR node (expressions, statements, keywords, params, functions)."""
+    """Base of every IR node (expressions, statements, keywords, params, functions).
+
+    Every node class is a slotted dataclass and every base declares `__slots__ = ()`, so a node
+    has no `__dict__`: a few fields in slots take a third of the memory of a per-node dict, and a
+    large program holds millions of nodes."""
+
+    __slots__ = ()
 
     span: Span | None
 
     def same_as(self, other: object) -> bool:
         """PyPTO's `same_as`: the very same node object (`==` compares the fields)."""
         return self is other
+
+    @property
+    def __dict__(self) -> dict[str, object]:  # type: ignore[override]
+        """The node's fields by name, as a fresh dict: its fields live in slots, and this keeps
+        `vars(node)` working (reading it; a node is immutable)."""
+        return {spec.name: getattr(self, spec.name) for spec in fields(self)}  # type: ignore[arg-type]
 
     def as_python(self, prefix: str = "pl", concise: bool = False) -> str:
         """This node as `pl` source (the printer's `python_print`)."""
@@ -126,6 +138,8 @@ def register_type_of(type_of: Callable[[Expr], Type]) -> None:
 class _InferredType:
     """PyPTO's `expr.type` for a node whose type nanopto infers rather than stores."""
 
+    __slots__ = ()
+
     @property
     def type(self) -> Type:
         """The type the op registry's rules infer (`UnknownType` for a function call)."""
@@ -140,6 +154,8 @@ class _InferredType:
 class Expr(Node):
     """Base of expressions."""
 
+    __slots__ = ()
+
 
 _var_ids = itertools.count(1)
 
@@ -149,22 +165,53 @@ def fresh_var_id() -> int:
     return next(_var_ids)
 
 
-def build(cls: type[N], fields: dict[str, object]) -> N:
-    """`cls(**fields)` for a caller that supplies every field, span included, already checked.
+_SlotPlan = tuple[tuple[str, Callable[[object, object], None], Callable[[], object] | None], ...]
+_SLOT_PLANS: dict[type, _SlotPlan] = {}
 
-    The decoder and the body copier make hundreds of thousands of nodes whose fields come from
-    nodes of the same class; a frozen dataclass's `__init__` spends most of its time in one
-    `object.__setattr__` per field, which this skips (3x faster). The one `__post_init__` (Call's,
-    which makes `op` an `OpName`) is repeated here.
+
+def _returning(value: object) -> Callable[[], object]:
+    return lambda: value
+
+
+def _slot_plan(cls: type) -> _SlotPlan:
+    """Each dataclass field of `cls`: its name, its slot's setter (the member descriptor's
+    `__set__`, which a frozen class's `__setattr__` does not guard) and how to make its default
+    (None for a field without one). Made once per class."""
+    plan = []
+    for spec in fields(cls):
+        default: Callable[[], object] | None = None
+        if spec.default is not MISSING:
+            default = _returning(spec.default)
+        elif spec.default_factory is not MISSING:
+            default = spec.default_factory
+        plan.append((spec.name, getattr(cls, spec.name).__set__, default))
+    _SLOT_PLANS[cls] = result = tuple(plan)
+    return result
+
+
+def build(cls: type[N], values: dict[str, object]) -> N:
+    """`cls(**values)` for a caller whose values are already checked (a field it leaves out,
+    such as a statement's `comments`, takes its default).
+
+    The decoder makes a node of every spliced statement and expression; a frozen dataclass's
+    `__init__` goes through `object.__setattr__` and the class's defaults for each field, where this
+    sets each slot directly from a per-class plan. The one `__post_init__` that changes a value
+    (Call's, which makes `op` an `OpName`) is repeated here.
     """
     node = object.__new__(cls)
-    node.__dict__.update(fields)
-    if cls is Call and type(fields["op"]) is not OpName:
-        node.__dict__["op"] = OpName(fields["op"])  # type: ignore[arg-type]
+    for name, set_slot, default in _SLOT_PLANS.get(cls) or _slot_plan(cls):
+        if name in values:
+            set_slot(node, values[name])
+        elif default is not None:
+            set_slot(node, default())
+        else:
+            raise TypeError(f"build({cls.__name__}, ...) needs a value for the field '{name}'")
+    if cls is Call and type(values["op"]) is not OpName:
+        object.__setattr__(node, "op", OpName(values["op"]))  # type: ignore[arg-type]
     return node
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Var(Expr):
     """A variable. Identity is `id`; `name` is a hint used by the printer."""
 
@@ -188,7 +235,7 @@ class Var(Expr):
         return self.name
 
 
-@dataclass(frozen=True, eq=False, init=False)
+@dataclass(frozen=True, eq=False, init=False, slots=True)
 class IterArg(Var):
     """A loop-carried variable of a `for`/`while`; `init_value` is evaluated before the loop.
 
@@ -220,7 +267,7 @@ class IterArg(Var):
         setattr_(self, "init_value", init_value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConstInt(Expr):
     value: int
     dtype: DataType = DataType.INDEX
@@ -230,20 +277,20 @@ class ConstInt(Expr):
 register_dimension(ConstInt)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConstFloat(Expr):
     value: float
     dtype: DataType = DataType.FP32
     span: Span | None = _last_span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConstBool(Expr):
     value: bool
     span: Span | None = _last_span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConstStr(Expr):
     """A string literal argument (a scope name, a `static_print` message)."""
 
@@ -251,7 +298,7 @@ class ConstStr(Expr):
     span: Span | None = _last_span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Symbol(Expr):
     """A dotted `pl` constant such as `pl.FP32`, `pl.Level.CORE_GROUP` or `pl.Mem.Vec`."""
 
@@ -291,7 +338,7 @@ class UnOp(enum.Enum):
     Abs = "abs"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BinaryExpr(Expr):
     op: BinOp
     lhs: Expr
@@ -309,14 +356,14 @@ class BinaryExpr(Expr):
         return self.rhs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnaryExpr(Expr):
     op: UnOp
     operand: Expr
     span: Span | None = _span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Keyword(Node):
     """A keyword argument `name=value` of a call, a scope or a submit."""
 
@@ -340,7 +387,7 @@ class OpName(str):
         return str.__str__(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Call(_InferredType, Expr):
     """A call of a builtin op (`op="tensor.add"`) or of a program function (`function=True`).
 
@@ -426,7 +473,7 @@ def _literal(value: object) -> Expr:
     raise TypeError(f"cannot use {value!r} as an IR attribute value")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Submit(_InferredType, Expr):
     """`pl.submit(self.kernel, *args, ...)`: an asynchronous task launch; yields a task id.
 
@@ -469,7 +516,7 @@ class Submit(_InferredType, Expr):
         return {"dump_vars": list(self.dumps)} if self.dumps else {}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MakeTuple(Expr):
     """A tuple `(a, b)`; as a call argument a list `[a, b]` when `is_list`."""
 
@@ -478,14 +525,14 @@ class MakeTuple(Expr):
     span: Span | None = _span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TupleGetItemExpr(Expr):
     tuple: Expr
     index: int
     span: Span | None = _span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SliceExpr(Expr):
     """`start:stop` inside a subscript; either bound may be absent."""
 
@@ -499,7 +546,7 @@ class SliceExpr(Expr):
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Stmt(Node):
     """Base of statements.
 
@@ -543,7 +590,7 @@ def _freeze(node: Node, *names: str) -> None:
             object.__setattr__(node, name, tuple(value))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AssignStmt(Stmt):
     """`var = value`; `annotated` prints `var: T = value` (kept for printing, not compared).
 
@@ -557,7 +604,7 @@ class AssignStmt(Stmt):
     span: Span | None = _last_span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EvalStmt(Stmt):
     """An expression evaluated for its effect: `pl.tile.store(t, [0, 0], out)`."""
 
@@ -565,7 +612,7 @@ class EvalStmt(Stmt):
     span: Span | None = _last_span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReturnStmt(Stmt):
     values: tuple[Expr, ...] = ()
     span: Span | None = _last_span()
@@ -580,7 +627,7 @@ class ReturnStmt(Stmt):
         return self.values
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class YieldStmt(Stmt):
     """`pl.yield_(...)`: the values that flow to the enclosing if/loop `return_vars`."""
 
@@ -603,7 +650,7 @@ class InlineLanguage(enum.Enum):
     Python = "Python"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InlineStmt(Stmt):
     """A verbatim source body in another language (PyPTO's host callback bodies): a leaf every
     pass leaves as it is; the printer writes the body back line for line; the reference
@@ -614,17 +661,17 @@ class InlineStmt(Stmt):
     span: Span | None = _last_span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BreakStmt(Stmt):
     span: Span | None = _last_span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ContinueStmt(Stmt):
     span: Span | None = _last_span()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SeqStmts(Stmt):
     stmts: tuple[Stmt, ...] = ()
     span: Span | None = _last_span()
@@ -634,7 +681,7 @@ class SeqStmts(Stmt):
             object.__setattr__(self, "stmts", tuple(self.stmts))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IfStmt(Stmt):
     """An if; with `return_vars` it is SSA-style and both branches end in a `YieldStmt`."""
 
@@ -660,7 +707,7 @@ class ForKind(enum.Enum):
     Pipeline = "pipeline"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ForStmt(Stmt):
     """`for i, (acc,) in pl.range(start, stop, step, init_values=(...))`.
 
@@ -684,7 +731,7 @@ class ForStmt(Stmt):
         _freeze(self, "iter_args", "return_vars", "attrs")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WhileStmt(Stmt):
     """A while loop; `natural` is `while cond:`, otherwise `pl.while_` with `pl.cond(cond)`.
 
@@ -811,7 +858,7 @@ def _member(enum_cls: type[E], value: Expr | None) -> E | None:
     return enum_cls[name]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScopeStmt(Stmt):
     """A scope context manager: `with pl.at(...)`, `pl.cluster()`, `pl.graph("g")`, `pl.spmd(N)`,
     `for i in pl.spmd(N)`, `for _ in pl.split_aiv(...)`, `pl.scope()`, `pl.manual_scope()`.
@@ -948,7 +995,7 @@ class ParamDirection(enum.Enum):
     InOut = "InOut"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Param(Node):
     var: Var
     direction: ParamDirection = ParamDirection.In
@@ -969,7 +1016,7 @@ def _param(param: Param | Var | tuple[Var, ParamDirection]) -> Param:
     return Param(var, direction)
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True, init=False, slots=True)
 class Function(Node):
     """A function. Built positionally in PyPTO's order, `Function(name, params, return_types, body,
     span, type)`, where a parameter may be a `Param`, a `Var` (an `In` parameter) or a `(Var,
@@ -1033,7 +1080,7 @@ class FunctionMap(Mapping[str, Function]):
         return f"FunctionMap({list(self._items)})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Program(Node):
     """A named, ordered collection of functions. `functions` maps names to `Function`s."""
 
@@ -1066,3 +1113,20 @@ class Program(Node):
 
 
 AnyNode = Expr | Stmt | Keyword | Param | Function | Program
+
+
+def _assignment_refused(self: object, name: str, value: object) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _deletion_refused(self: object, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+# Python 3.11's frozen slotted dataclasses refuse an assignment to a name that is not a field with a
+# TypeError (their `__setattr__` names the class as it was before `slots=True` replaced it), where
+# the unslotted ones raised FrozenInstanceError, an AttributeError. Every name is refused alike.
+for _cls in [c for c in list(globals().values()) if isinstance(c, type) and is_dataclass(c) and c.__module__ == __name__]:
+    _cls.__setattr__ = _assignment_refused  # type: ignore[method-assign,assignment]
+    _cls.__delattr__ = _deletion_refused  # type: ignore[method-assign,assignment]
+del _cls
