@@ -206,8 +206,8 @@ class ExprParser:
         if line != self._span_line or self.file != self._span_file:
             self._span_line, self._span_file, self._spans = line, self.file, {}
         found = self._spans.get(col)
-        if found is None:
-            found = self._spans[col] = Span(self.file, line, self.char_col(line - self.line_offset, col))
+        if found is None:  # the line's one int object, not this call's equal copy: ints past 256 are 32 bytes each
+            found = self._spans[col] = Span(self.file, self._span_line, self.char_col(line - self.line_offset, col))
         return found
 
     def char_col(self, line: int, col: int) -> int:
@@ -310,8 +310,23 @@ class ExprParser:
     # -- expressions --------------------------------------------------------------------------
 
     def expr(self, node: ast.expr) -> Expr:
-        with self.nesting(node):
+        # `with self.nesting(node)` written out: this runs for every expression node, and a
+        # generator-based context manager took a quarter of the parse
+        self._depth += 1
+        self._open.append(node)
+        try:
+            if self._depth > MAX_NESTING:
+                raise self.error(node, f"nesting too deep (the limit is {MAX_NESTING} levels)", hint=NESTING_HINT)
             return self._expr(node)
+        except ParserError:
+            raise
+        except BaseException:
+            if self.failed_at is None:
+                self.failed_at = node
+            raise
+        finally:
+            self._depth -= 1
+            self._open.pop()
 
     def _expr(self, node: ast.expr) -> Expr:
         span = self.span(node)

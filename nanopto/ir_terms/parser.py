@@ -217,6 +217,10 @@ class _ProgramParser(ExprParser):
         self._standalone: dict[str, Function] = {}
         self._templates: dict[str, InlineFunction] = {}
         self._tree = tree
+        self._may_call_func_attr = tree is not None or not source.isascii() or "func_attr" in source
+        """False when no `pl.func_attr` call can be in the source: then the search for one out of
+        place, a walk of every function's syntax tree, is skipped. A tree handed in may hold what the
+        source does not; a non-ASCII name may normalize to `func_attr` (Python's NFKC)."""
         for name, value in closure.items():
             if isinstance(value, DynamicDim):
                 self.bind_dynamic(name, value.name, None)
@@ -488,6 +492,8 @@ class _ProgramParser(ExprParser):
     def _called_standalone(self, functions: tuple[Function, ...]) -> tuple[Function, ...]:
         """The module-level `@pl.function`s the program calls by name, each added once, in the
         order first called (a called one's own standalone callees follow it)."""
+        if not self._standalone:  # nothing to look for: skip the walk of every function
+            return ()
         added: dict[str, Function] = {}
         pending = list(functions)
         while pending:
@@ -607,7 +613,7 @@ class _ProgramParser(ExprParser):
         while body_nodes and (call := _func_attr_call(body_nodes[0])) is not None:
             attrs.extend(self._func_attrs(call, attrs))
             body_nodes = body_nodes[1:]
-        for later in body_nodes:
+        for later in body_nodes if self._may_call_func_attr else ():
             for node in ast.walk(later):
                 if isinstance(node, ast.Call) and dotted_name(node.func) == "pl.func_attr":
                     raise self.error(
