@@ -158,28 +158,64 @@ def _child_fields(cls: type) -> tuple[tuple[str, FieldKind], ...]:
     return fields
 
 
-def children_of(node: n.Node) -> list[n.Node]:
-    """The direct child nodes of `node` (expressions inside types included), as a list.
+_SIMPLE_TYPES = (t.UnknownType, t.ScalarType)
+"""The types that hold no expressions (nearly every Var's)."""
 
-    The hot path of every traversal: one cached field table per class, no generator frames.
+_ChildrenOf = Callable[[Any], list[Any]]
+_CHILDREN: dict[type, _ChildrenOf] = {}
+_CHILDREN_REVERSED: dict[type, _ChildrenOf | None] = {}
+
+
+def _compile_children(cls: type, reverse: bool) -> _ChildrenOf | None:
+    """`children_of` for the nodes of `cls` as straight-line code, compiled once per class (as
+    `dataclasses` compiles an `__init__`): `[node.lhs, node.rhs]` for a BinaryExpr. With `reverse`,
+    the children last to first, what a walk pushes on its stack, and None for a class without
+    children. A walk is most of the time that printing and the checks around inlining take, and
+    the loop over a class's field table that this replaces took three times as long."""
+    fields = _child_fields(cls)
+    if reverse:
+        if not fields:
+            return None
+        fields = tuple(reversed(fields))
+    order = "reversed" if reverse else ""
+    if all(kind is FieldKind.NODE for _, kind in fields):
+        body = [f"    return [{', '.join(f'node.{name}' for name, _ in fields)}]"]
+    else:
+        body = ["    out = []"]
+        for name, kind in fields:
+            match kind:
+                case FieldKind.NODE:
+                    body.append(f"    out.append(node.{name})")
+                case FieldKind.OPT_NODE:
+                    body += [f"    value = node.{name}", "    if value is not None:", "        out.append(value)"]
+                case FieldKind.NODES:
+                    body.append(f"    out += {order}(node.{name})")
+                case FieldKind.TYPE:
+                    body += [
+                        f"    value = node.{name}",
+                        "    if not isinstance(value, simple_types):",
+                        f"        out += {order}(list(type_exprs(value)))",
+                    ]
+                case _:
+                    body += [f"    for ty in {order}(node.{name}):", f"        out += {order}(list(type_exprs(ty)))"]
+        body.append("    return out")
+    namespace: dict[str, Any] = {"simple_types": _SIMPLE_TYPES, "type_exprs": type_exprs}
+    exec("\n".join(["def children(node):", *body]), namespace)  # the text is ours, made from the field table
+    children: _ChildrenOf = namespace["children"]
+    return children
+
+
+def children_of(node: n.Node) -> list[n.Node]:
+    """The direct child nodes of `node` (expressions inside types included), as a new list.
+
+    The hot path of every traversal: one compiled function per class (`_compile_children`).
     """
-    out: list[n.Node] = []
-    for name, kind in _child_fields(type(node)):
-        value = getattr(node, name)
-        if kind is FieldKind.NODE:
-            out.append(value)
-        elif kind is FieldKind.NODES:
-            out.extend(value)
-        elif kind is FieldKind.OPT_NODE:
-            if value is not None:
-                out.append(value)
-        elif kind is FieldKind.TYPE:
-            if not isinstance(value, t.UnknownType | t.ScalarType):
-                out.extend(type_exprs(value))
-        else:
-            for ty in value:
-                out.extend(type_exprs(ty))
-    return out
+    children = _CHILDREN.get(type(node))
+    if children is None:
+        compiled = _compile_children(type(node), reverse=False)
+        assert compiled is not None  # only a reversed one is ever None
+        children = _CHILDREN[type(node)] = compiled
+    return children(node)
 
 
 def iter_children(node: n.Node) -> Iterator[n.Node]:
@@ -233,7 +269,19 @@ def _preorder(root: T, children_of_node: Callable[[T], list[T]]) -> Iterator[T]:
 
 def walk(node: n.Node) -> Iterator[n.Node]:
     """Every node below and including `node`, pre-order, without recursion."""
-    return _preorder(node, children_of)
+    stack = [node]
+    pop, push = stack.pop, stack.extend
+    table = _CHILDREN_REVERSED
+    while stack:
+        current = pop()
+        yield current
+        cls = type(current)
+        if cls in table:
+            children = table[cls]
+        else:
+            children = table[cls] = _compile_children(cls, reverse=True)
+        if children is not None:
+            push(children(current))
 
 
 _Memo = dict[int, tuple[n.Node, tuple[n.Node, ...]]]
