@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import egglog.bindings as eb
 
@@ -171,9 +172,68 @@ def extract_roots(egraph: eb.EGraph, count: int) -> list[eb.ExtractBest]:
     return [o for o in outputs if isinstance(o, eb.ExtractBest)]
 
 
-def decode_roots(
-    functions: Sequence[n.Function], extracted: Sequence[eb.ExtractBest], decoder: Decoder
-) -> list[n.Function]:
+class Extracted(Protocol):
+    """An extracted term: `term` in `termdag` (an `eb.ExtractBest` is one)."""
+
+    @property
+    def termdag(self) -> eb.TermDag: ...
+
+    @property
+    def term(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class ExtractedRoot:
+    """One root's best term, in a term DAG it shares with the other roots (`extract_all_roots`). Not
+    an `eb.ExtractBest`: that holds a copy of its DAG and makes another at every read of `termdag`,
+    so 142 roots of one DAG took 560 MB."""
+
+    termdag: eb.TermDag
+    term: int
+
+
+def extract_all_roots(egraph: eb.EGraph, count: int) -> list[Extracted]:
+    """What `extract_roots` gives, from one extraction: for a run about to be popped only, since it
+    adds a term to the e-graph.
+
+    egglog computes the costs of the whole e-graph for every `extract`, so extracting each root
+    apart takes time in their number times the e-graph's size: 4 s for the 142 roots of a 5 MB
+    program, 0.1 s for one extraction of them all. That one extraction is of `(SCat (SOne (Root 0))
+    (SOne (Root 1)))` (a balanced tree of `SOne`s for more roots): the best term of an `SOne`'s
+    child is the best term of that root's e-class, the one `extract_roots` finds. When the
+    extracted term is not that tree (a rule made a cheaper equal list) or the extraction fails, the
+    roots are extracted one by one, which reports the failing root.
+    """
+    if count < 2:
+        return list(extract_roots(egraph, count))
+
+    def tree(low: int, high: int) -> eb.Call:
+        if high - low == 1:
+            return eb.Call(SPAN, "SOne", [eb.Call(SPAN, "Root", [eb.Lit(SPAN, eb.Int(low))])])
+        middle = (low + high) // 2
+        return eb.Call(SPAN, "SCat", [tree(low, middle), tree(middle, high)])
+
+    try:
+        (out,) = egraph.run_program(eb.Extract(SPAN, tree(0, count), eb.Lit(SPAN, eb.Int(0))))
+    except eb.EggSmolError:
+        return list(extract_roots(egraph, count))
+    assert isinstance(out, eb.ExtractBest)
+    dag, stack = out.termdag, [out.term]  # read once: each read of `termdag` copies it
+    bodies: list[int] = []
+    while stack:
+        node = dag.get(stack.pop())
+        if isinstance(node, eb.TermApp) and node.name == "SCat" and len(node.args) == 2:
+            stack += reversed(node.args)
+        elif isinstance(node, eb.TermApp) and node.name == "SOne" and len(bodies) < count:
+            bodies.append(node.args[0])
+        else:
+            return list(extract_roots(egraph, count))
+    if len(bodies) != count:
+        return list(extract_roots(egraph, count))
+    return [ExtractedRoot(dag, body) for body in bodies]
+
+
+def decode_roots(functions: Sequence[n.Function], extracted: Sequence[Extracted], decoder: Decoder) -> list[n.Function]:
     """Each function with its body replaced by the decoding of its extracted root; params, types
     and attributes stay the very same objects."""
     return [
@@ -291,7 +351,7 @@ class EGraphRun:
             if self.at_saturation is not None:
                 self.at_saturation(egraph, report)
                 started = time.perf_counter()
-            extracted = extract_roots(egraph, len(functions))
+            extracted = extract_all_roots(egraph, len(functions))
             started = _lap(report, "extract", started)
         except eb.EggSmolError as exc:
             raise SaturationError(f"egglog failed while {self.label}: {' '.join(str(exc).split())}") from None
