@@ -173,6 +173,8 @@ class ExprParser:
         self._spans: dict[int, Span] = {}
         self._span_line = 0
         self._span_file = filename
+        self._span_lines = self.lines
+        self._span_ascii = True
         self._depth = 0
         self._char_starts: dict[tuple[int, int], list[int] | None] = {}
         self._open: list[ast.AST] = []
@@ -203,11 +205,17 @@ class ExprParser:
             return None
         col = getattr(node, "col_offset", 0)
         line += self.line_offset
-        if line != self._span_line or self.file != self._span_file:
-            self._span_line, self._span_file, self._spans = line, self.file, {}
+        if line != self._span_line or self.file != self._span_file or self.lines is not self._span_lines:
+            self._span_line, self._span_file, self._span_lines, self._spans = line, self.file, self.lines, {}
+            index = line - self.line_offset
+            self._span_ascii = not 1 <= index <= len(self.lines) or self.lines[index - 1].isascii()
         found = self._spans.get(col)
-        if found is None:  # the line's one int object, not this call's equal copy: ints past 256 are 32 bytes each
-            found = self._spans[col] = Span(self.file, self._span_line, self.char_col(line - self.line_offset, col))
+        if found is None:
+            # an ASCII line's columns are `ast`'s (`char_col` is not asked: it remembers each line
+            # it is asked about); the line's one int object, not this call's equal copy (ints past
+            # 256 are 32 bytes each)
+            char_col = col if self._span_ascii else self.char_col(line - self.line_offset, col)
+            found = self._spans[col] = Span(self.file, self._span_line, char_col)
         return found
 
     def char_col(self, line: int, col: int) -> int:
