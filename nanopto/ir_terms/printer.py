@@ -426,7 +426,9 @@ def _print_program(program: Program, concise: bool = False) -> str:
         if index:
             lines.append("")
         lines += _FunctionPrinter(fn, occurrences[index], concise=concise).function(fn, INDENT)
-    return "\n".join(lines) + "\n"
+        occurrences[index] = []  # done with: a large program's occurrences are megabytes
+    lines.append("")  # the final newline, without a copy of the whole text to add it
+    return "\n".join(lines)
 
 
 MAX_PRINTED_BLOCKS = 1_000
