@@ -288,7 +288,7 @@ class _ProgramParser(ExprParser):
         is parsed at once).
 
         Python's parser holds the whole syntax tree, and while it builds it, its own copy: 210
-        bytes per byte of source, where the IR takes about 40. So a large source is cut at its
+        bytes per byte of source, where the IR takes about 25. So a large source is cut at its
         methods: the lines at the class body's indentation that start a member. Each method's
         decorators and `def` line are parsed first (for the signatures every call needs), its body
         when it is converted, after which it is dropped. A cut is only trusted if every piece
@@ -484,7 +484,7 @@ class _ProgramParser(ExprParser):
         converted: list[Function] = []
         for method in methods:
             converted.append(self._function(self._signatures[method.name]))
-            if self._tree is None:  # the syntax tree is ours: a 5 MB source's is 600 MB, the IR's 250
+            if self._tree is None:  # the syntax tree is ours: a 5 MB source's is 600 MB, the IR's 125
                 method.body = []
         functions = tuple(converted)
         return Program(cls.name, functions + self._called_standalone(functions), span=self.span(cls))
