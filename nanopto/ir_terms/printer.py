@@ -422,13 +422,15 @@ def _print_program(program: Program, concise: bool = False) -> str:
     lines += ["", "@pl.program", f"class {program.name}:"]
     if not program.function_list:
         lines.append(f"{INDENT}pass")
+    # Each function's lines are joined as soon as it is printed: a large program's lines, a string
+    # each, take more than twice the memory of its text.
+    texts = ["\n".join(lines)]
     for index, fn in enumerate(program.function_list):
-        if index:
-            lines.append("")
-        lines += _FunctionPrinter(fn, occurrences[index], concise=concise).function(fn, INDENT)
+        printed = _FunctionPrinter(fn, occurrences[index], concise=concise).function(fn, INDENT)
         occurrences[index] = []  # done with: a large program's occurrences are megabytes
-    lines.append("")  # the final newline, without a copy of the whole text to add it
-    return "\n".join(lines)
+        texts.append("\n".join(["", *printed] if index else printed))
+    texts.append("")  # the final newline, without a copy of the whole text to add it
+    return "\n".join(texts)
 
 
 MAX_PRINTED_BLOCKS = 1_000
