@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from nanopto.cli import main
 from nanopto.egraph import extract_roots
-from nanopto.ir_terms.encoding import Constructor
+from nanopto.egraph.engine import ExtractedRoot, extract_all_roots
+from nanopto.ir_terms.encoding import Constructor, Encoder, ir_declarations, ir_load_declarations
+from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.term_rows import (
     RowsWriteError,
     TermRows,
@@ -66,6 +68,35 @@ def test_awkward_strings_and_shared_terms_survive_a_load_and_an_extraction() -> 
     assert sorted(found, key=lambda f: -f[1]) == [(text, -i) for i, text in enumerate(AWKWARD)]
     sizes = egraph.run_program(eb.PrintSize(eb.RustSpan("t", 0, 0), None))[0]
     assert not any(name.startswith(("Load_", "Handle_")) and size for name, size in sizes.sizes)
+
+
+def test_extracting_all_roots_at_once_finds_each_roots_own_term() -> None:
+    # every function of every example in one e-graph, as a stage loads them
+    functions = [fn for path in sorted(EXAMPLES.glob("*.py")) for fn in parse_program(path.read_text(), str(path)).function_list]
+    encoder = Encoder()
+    encoder.roots(functions)
+    egraph = eb.EGraph()
+    run_text(egraph, ir_declarations() + "\n" + ir_load_declarations())
+    load_rows(egraph, encoder.rows)
+    apart = [(best.termdag, best.term) for best in extract_roots(egraph, len(functions))]
+    together = extract_all_roots(egraph, len(functions))
+    assert len(functions) > 2 and all(isinstance(best, ExtractedRoot) for best in together)  # one extraction
+    for (dag, term), best in zip(apart, together, strict=True):
+        assert best.termdag.to_string(best.term) == dag.to_string(term)
+
+
+def test_extracting_all_roots_falls_back_to_one_at_a_time_without_statement_lists() -> None:
+    constructors = [Constructor("Leaf", ("i64",), "E"), Constructor("Root", ("i64",), "E", unextractable=True)]
+    egraph = eb.EGraph()
+    run_text(egraph, "(sort E)\n" + "\n".join(c.declaration() for c in constructors))
+    run_text(egraph, load_declarations(["E"], constructors))
+    rows = TermRows()
+    for i in range(3):
+        rows.union("E", rows.term("Root", i), rows.term("Leaf", 10 * i))
+    load_rows(egraph, rows)
+    extracted = extract_all_roots(egraph, 3)  # no SCat/SOne to hold them together: one extraction each
+    assert not any(isinstance(best, ExtractedRoot) for best in extracted)
+    assert [best.termdag.to_string(best.term) for best in extracted] == ["(Leaf 0)", "(Leaf 10)", "(Leaf 20)"]
 
 
 def test_top_level_forms_respect_strings_and_comments() -> None:
