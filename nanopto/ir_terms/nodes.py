@@ -395,6 +395,11 @@ class Call(_InferredType, Expr):
     as written `self.<name>(...)`. Either way it is an `OpName`, so `call.op.name` reads as in PyPTO.
     `dumps` is the dump selection of a function call (a dispatch): the arguments a `pl.dump_tag`
     marked, printed `attrs={"dump_vars": [...]}`. A builtin's is always empty.
+    `attr_items` are the call's other attributes, `attrs={"key": value, ...}` in source order:
+    one `Keyword` per key, its value a literal (`ConstStr`, `ConstInt`, `ConstFloat`, `ConstBool`),
+    a `Symbol` (`pl.Mem.Vec`), a `Var`, or a list (`MakeTuple(is_list=True)`) of those. Being
+    nodes, a Var in a value is a use like any argument: traversals, substitution and renaming
+    reach it. Structural equality compares them as a mapping (`nanopto.ir_terms.structural`).
     """
 
     op: str
@@ -402,6 +407,7 @@ class Call(_InferredType, Expr):
     kwargs: tuple[Keyword, ...] = ()
     function: bool = False
     dumps: tuple[Var, ...] = ()
+    attr_items: tuple[Keyword, ...] = ()
     span: Span | None = _span()
 
     def __post_init__(self) -> None:
@@ -412,6 +418,8 @@ class Call(_InferredType, Expr):
             self._pypto_arguments()
         if global_var:
             object.__setattr__(self, "function", True)
+        if self.attr_items:
+            object.__setattr__(self, "attr_items", attr_keywords(self.attr_items))
 
     def _pypto_arguments(self) -> None:
         """PyPTO's `Call(op, args, span)`, `Call(op, args, kwargs, span)` and `Call(gvar, args, type,
@@ -434,10 +442,10 @@ class Call(_InferredType, Expr):
         object.__setattr__(self, "kwargs", tuple(kwargs))  # type: ignore[arg-type]
 
     @property
-    def attrs(self) -> dict[str, list[Var]]:
+    def attrs(self) -> dict[str, object]:
         """The call's metadata as PyPTO names it: `{"dump_vars": [...]}` when the selection is
-        not empty, else `{}`."""
-        return {"dump_vars": list(self.dumps)} if self.dumps else {}
+        not empty, then each of `attr_items` as a Python value (`attr_value`)."""
+        return _attrs_view(self.dumps, self.attr_items)
 
 
 Op = OpName
@@ -473,9 +481,47 @@ def _literal(value: object) -> Expr:
     raise TypeError(f"cannot use {value!r} as an IR attribute value")
 
 
+def attr_keywords(items: Iterable[Keyword] | Mapping[str, object]) -> tuple[Keyword, ...]:
+    """The attributes of a call or submit as its `attr_items`: Keywords as they are, a mapping
+    (PyPTO's `attrs` dict) one Keyword per key with its value as an IR value (`_literal`). A key
+    given twice, or `dump_vars` (the dump selection, the node's `dumps`), is a ValueError."""
+    if isinstance(items, Mapping):
+        entries = tuple(Keyword(str(k), _literal(v)) for k, v in items.items())
+    else:
+        entries = tuple(items)
+    seen: set[str] = set()
+    for entry in entries:
+        if not isinstance(entry, Keyword):
+            raise TypeError(f"an attribute is a Keyword, not {entry!r}")
+        if entry.name == "dump_vars":
+            raise ValueError("'dump_vars' is the dump selection: give it as dumps=")
+        if entry.name in seen:
+            raise ValueError(f"attribute '{entry.name}' is given twice")
+        seen.add(entry.name)
+    return entries
+
+
+def attr_value(value: Expr) -> object:
+    """An attribute value as Python reads it in PyPTO's `call.attrs`: a constant as its value, a
+    list as a list, a Var or a `Symbol` as itself."""
+    if isinstance(value, (ConstInt, ConstFloat, ConstBool, ConstStr)):
+        return value.value
+    if isinstance(value, MakeTuple):
+        return [attr_value(v) for v in value.elements]
+    return value
+
+
+def _attrs_view(dumps: tuple[Var, ...], items: tuple[Keyword, ...]) -> dict[str, object]:
+    view: dict[str, object] = {"dump_vars": list(dumps)} if dumps else {}
+    view.update((k.name, attr_value(k.value)) for k in items)
+    return view
+
+
 @dataclass(frozen=True, slots=True)
 class Submit(_InferredType, Expr):
     """`pl.submit(self.kernel, *args, ...)`: an asynchronous task launch; yields a task id.
+
+    `attr_items` are its `attrs={...}`, as `Call.attr_items`.
 
     With `spmd`, `pl.spmd_submit(self.kernel, *args, core_num=N)`: the kernel launched on N
     blocks; it yields the kernel's return values followed by the dispatch's task id.
@@ -486,11 +532,14 @@ class Submit(_InferredType, Expr):
     kwargs: tuple[Keyword, ...] = ()
     dumps: tuple[Var, ...] = ()
     spmd: bool = False
+    attr_items: tuple[Keyword, ...] = ()
     span: Span | None = _span()
 
     def __post_init__(self) -> None:
         if type(self.args) is not tuple or type(self.kwargs) is not tuple:
             self._pypto_arguments()
+        if self.attr_items:
+            object.__setattr__(self, "attr_items", attr_keywords(self.attr_items))
 
     def _pypto_arguments(self) -> None:
         """PyPTO's `Submit(gvar, args, deps, type, span)`: the deps become the `deps=[...]`
@@ -511,9 +560,9 @@ class Submit(_InferredType, Expr):
                 setattr_(self, "spmd", False)
 
     @property
-    def attrs(self) -> dict[str, list[Var]]:
-        """The dump selection as PyPTO names it, as `Call.attrs`: `{"dump_vars": [...]}` or `{}`."""
-        return {"dump_vars": list(self.dumps)} if self.dumps else {}
+    def attrs(self) -> dict[str, object]:
+        """The dump selection and `attr_items` as PyPTO names them, as `Call.attrs`."""
+        return _attrs_view(self.dumps, self.attr_items)
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,7 +149,7 @@ _DISPATCH_KEYWORDS = {
     "sync_start": _SPMD_HINT,
 }
 """Keywords of a task launch that a plain `self.kernel(...)` call rejects, with what to write instead."""
-_SUBMIT_KEYWORDS = frozenset({"deps", "dumps", "allow_early_resolve", "predicate"})
+_SUBMIT_KEYWORDS = frozenset({"deps", "dumps", "allow_early_resolve", "predicate", "attrs"})
 _SPMD_SUBMIT_KEYWORDS = _SUBMIT_KEYWORDS | {"core_num", "sync_start"}
 
 
@@ -577,26 +577,84 @@ class ExprParser:
                 out.setdefault(value.id, value)
         return tuple(out.values())
 
-    def _call_attrs(self, node: ast.Call) -> tuple[tuple[Var, ...], list[ast.expr]]:
-        """`attrs={"dump_vars": [a, b]}` on a `self.f(...)` call: the printed dump selection."""
+    def call_attrs(
+        self, node: ast.Call, form: str, *, selection: bool
+    ) -> tuple[tuple[Var, ...], list[ast.expr], tuple[Keyword, ...]]:
+        """A call's `attrs={"key": value, ...}`: its dump selection (`"dump_vars": [a, b]`, where
+        the call is a dispatch, `selection`) with the names written, and its other attributes in
+        source order. A value is a literal (str, int, float, bool), a `pl.<name>` symbol, a bound
+        variable, or a list of those."""
         explicit: tuple[Var, ...] = ()
         nodes: list[ast.expr] = []
+        items: list[Keyword] = []
         for kw in node.keywords:
             if kw.arg != "attrs":
                 continue
             if not isinstance(kw.value, ast.Dict):
-                raise self.error(kw.value, 'attrs= takes a dict literal: attrs={"dump_vars": [a]}', kind=ParserTypeError)
+                raise self.error(kw.value, 'attrs= takes a dict literal: attrs={"key": value}', kind=ParserTypeError)
+            seen: set[str] = set()
             for key, value in zip(kw.value.keys, kw.value.values, strict=True):
-                if not (isinstance(key, ast.Constant) and key.value == "dump_vars"):
+                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                     raise self.error(
                         key or value,
-                        "a call's attrs= holds only its dump selection",
-                        hint='write attrs={"dump_vars": [a]}, or mark the value with pl.dump_tag(a)',
-                        kind=UnsupportedFeatureError,
+                        f"{form}: an attrs= key is a string literal",
+                        hint='write attrs={"name": value}',
+                        kind=ParserTypeError,
                     )
-                explicit = self.dumps(value, 'attrs["dump_vars"]', repeats=True)
-                nodes = [e for e in value.elts if isinstance(e, ast.Name)] if isinstance(value, (ast.List, ast.Tuple)) else []
-        return explicit, nodes
+                name = key.value
+                if name in seen:
+                    raise self.error(key, f"{form}: attrs= key '{name}' is given twice", hint="give each key once")
+                seen.add(name)
+                if name == "dump_vars":
+                    if not selection:
+                        raise self.error(
+                            key,
+                            f"{form}: attrs= key 'dump_vars' (a dump selection) is not accepted here",
+                            hint='a self.<function>(...) call takes attrs={"dump_vars": [a]}, a pl.submit dumps=[a]',
+                            kind=ParserTypeError,
+                        )
+                    explicit = self.dumps(value, 'attrs["dump_vars"]', repeats=True)
+                    nodes = [e for e in value.elts if isinstance(e, ast.Name)] if isinstance(value, (ast.List, ast.Tuple)) else []
+                    continue
+                items.append(Keyword(name, self._attr_value(value, name, form, top=True), span=self.span(value)))
+        return explicit, nodes, tuple(items)
+
+    def _attr_value(self, node: ast.expr, key: str, form: str, *, top: bool) -> Expr:
+        """One attribute value (`call_attrs`); a list only at the top."""
+        span = self.span(node)
+        match node:
+            case ast.Constant(value=value) if isinstance(value, (str, int, float)):  # bool is an int
+                return self._constant(value, node)
+            case ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=int() | float() as value)) if type(value) is not bool:
+                return self._constant(-value, node)
+            case ast.Attribute():
+                return self.expr(node)
+            case ast.Name(id=name):
+                var = self.lookup_local(name)
+                if var is not None:
+                    return var
+                raise self.error(
+                    node,
+                    f"{form}: attrs['{key}'] names '{name}', which is not a bound variable",
+                    hint="an attribute value names a variable bound before this call",
+                    kind=UndefinedVariableError,
+                )
+            case ast.List(elts=elts) if top:
+                return MakeTuple(tuple(self._attr_value(e, key, form, top=False) for e in elts), is_list=True, span=span)
+        if isinstance(node, ast.List):
+            what = "a nested list"
+        elif isinstance(node, ast.Tuple):
+            what = "a tuple (write a list)"
+        elif isinstance(node, ast.Constant):
+            what = repr(node.value) if node.value is None else f"a {type(node.value).__name__} constant"
+        else:
+            what = f"a {type(node).__name__}"
+        raise self.error(
+            node,
+            f"{form}: attrs['{key}'] is {what}, which an attribute value cannot be",
+            hint="an attribute value is a str, int, float or bool literal, a pl.<name>, a variable, or a list of those",
+            kind=ParserTypeError,
+        )
 
     def _call(self, node: ast.Call) -> Expr:
         span = self.span(node)
@@ -627,10 +685,10 @@ class ExprParser:
                         kind=ParserTypeError,
                     )
             values = tuple(self.expr(a) for a in self.positional(node))
-            explicit, nodes = self._call_attrs(node)
+            explicit, nodes, items = self.call_attrs(node, f"{path}(...)", selection=True)
             dumps = self.dispatch_dumps(values, explicit, nodes, 'attrs["dump_vars"]', "call")
             kwargs = self.keywords(node, skip=("attrs",))
-            return Call(callee, values, kwargs, function=True, dumps=dumps, span=span)
+            return Call(callee, values, kwargs, function=True, dumps=dumps, attr_items=items, span=span)
         if path in self.inline_templates:
             raise self.error(
                 node,
@@ -662,10 +720,12 @@ class ExprParser:
                 stacklevel=2,
             )
         values = tuple(self.expr(a) for a in self.positional(node))
+        _, _, items = self.call_attrs(node, f"pl.{spelling}", selection=False)
+        kwargs = self.keywords(node, skip=("attrs",))
         scalar = self._scalar_dispatch(spelling, values, node)
         if scalar is not None:
             return scalar
-        return Call(spelling, values, self.keywords(node), span=span)
+        return Call(spelling, values, kwargs, attr_items=items, span=span)
 
     def _scalar_dispatch(self, spelling: str, values: tuple[Expr, ...], node: ast.Call) -> Expr | None:
         """`pl.add(a, b)` (and sub, mul, div, min, max) of two scalars is the scalar expression
@@ -738,10 +798,11 @@ class ExprParser:
             if kw.arg == "dumps":
                 explicit = self.dumps(kw.value, f"{form} dumps=", repeats=True)
                 nodes = [e for e in kw.value.elts if isinstance(e, ast.Name)] if isinstance(kw.value, (ast.List, ast.Tuple)) else []
-            else:
+            elif kw.arg != "attrs":
                 kwargs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
+        _, _, items = self.call_attrs(node, form, selection=False)
         dumps = self.dispatch_dumps(values, explicit, nodes, f"{form} dumps=", "submit")
-        return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, span=self.span(node))
+        return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, attr_items=items, span=self.span(node))
 
     def check_bool_literal(self, kw: ast.keyword, form: str) -> None:
         """`allow_early_resolve=` and `sync_start=` are written True or False, nothing computed."""

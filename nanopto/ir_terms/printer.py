@@ -291,12 +291,13 @@ def _pieces(expr: Expr) -> str | list[_Piece]:
             return _unary(op, operand)
         case Call(op="subscript", args=args, kwargs=(), function=False) if len(args) > 1:
             return [*_wrap(args[0], _precedence(args[0]) < _ATOM), "[", *_joined(args[1:]), "]"]
-        case Call(op=op, args=args, kwargs=kwargs, function=True, dumps=dumps):
-            return [f"self.{op}(", *_arg_pieces(args, kwargs, _dump_attrs(args, dumps)), ")"]
-        case Call(op=op, args=args, kwargs=kwargs):
-            return [f"pl.{source_spelling(op)}(", *_arg_pieces(args, kwargs), ")"]
-        case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps, spmd=spmd):
+        case Call(op=op, args=args, kwargs=kwargs, function=True, dumps=dumps, attr_items=items):
+            return [f"self.{op}(", *_arg_pieces(args, kwargs, _call_attrs(args, dumps, items)), ")"]
+        case Call(op=op, args=args, kwargs=kwargs, attr_items=items):
+            return [f"pl.{source_spelling(op)}(", *_arg_pieces(args, kwargs, _call_attrs(args, (), items)), ")"]
+        case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps, spmd=spmd, attr_items=items):
             extra = [f"dumps=[{', '.join(d.name for d in dumps)}]"] if dumps else []
+            extra += _call_attrs(args, (), items)
             rest = _arg_pieces(args, kwargs, extra)
             form = "spmd_submit" if spmd else "submit"
             return [f"pl.{form}(self.{callee}", *([", ", *rest] if rest else []), ")"]
@@ -658,16 +659,29 @@ class _FunctionPrinter:
         return [header, _Body(stmt.body, indent + INDENT, yield_vars)]
 
 
-def _dump_attrs(args: Sequence[Expr], dumps: Sequence[Var]) -> list[str]:
-    """A dispatch's dump selection as PyPTO prints it: `attrs={"dump_vars": [...]}`, in argument
-    order (the order the parser builds it in, so a round trip keeps it)."""
-    if not dumps:
-        return []
-    by_id = {d.id: d for d in dumps}
-    ordered = {a.id: a for a in args if isinstance(a, Var) and a.id in by_id}
-    ordered.update(by_id)
-    names = ", ".join(v.name for v in ordered.values())
-    return [f'attrs={{"dump_vars": [{names}]}}']
+def _call_attrs(args: Sequence[Expr], dumps: Sequence[Var], items: Sequence[Keyword]) -> list[str]:
+    """A call's `attrs={...}` as PyPTO prints it: a dispatch's dump selection first as
+    `"dump_vars": [...]`, in argument order (the order the parser builds it in, so a round trip
+    keeps it), then the other attributes in their order."""
+    entries: list[str] = []
+    if dumps:
+        by_id = {d.id: d for d in dumps}
+        ordered = {a.id: a for a in args if isinstance(a, Var) and a.id in by_id}
+        ordered.update(by_id)
+        names = ", ".join(v.name for v in ordered.values())
+        entries.append(f'"dump_vars": [{names}]')
+    entries += [f"{json.dumps(k.name)}: {_attr_text(k.value)}" for k in items]
+    return [f"attrs={{{', '.join(entries)}}}"] if entries else []
+
+
+def _attr_text(value: Expr) -> str:
+    """An attribute value; a string in double quotes, as PyPTO prints it (a JSON string literal
+    is a Python one)."""
+    if isinstance(value, ConstStr):
+        return json.dumps(value.value)
+    if isinstance(value, MakeTuple) and value.is_list:
+        return f"[{', '.join(_attr_text(v) for v in value.elements)}]"
+    return print_expr(value)
 
 
 def _name_tuple(vars_: Sequence[Var]) -> str:

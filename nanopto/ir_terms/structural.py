@@ -19,6 +19,11 @@ with PyPTO's rules (its `structural_equal` reference):
   `compare=False` (such as `AssignStmt.annotated`) are ignored; everything else is read off
   `schema.fields_of`, so a node added to `nodes.py` is compared without touching this module.
   Inside a program, functions still pair up by name, since calls refer to them by name.
+- The attributes of a call or submit (`attr_items`, its `attrs={...}`) compare as a mapping, as
+  PyPTO compares them: both sides are read in key order, so the order they were written in does
+  not matter, and a Var inside a value is a use under the same Var bijection as everything else
+  (a free Var must be the same on both sides, a renamed one its partner). The hash reads them in
+  the same key order.
 - `structural_hash` follows the same walk: a renamed Var hashes as the index of its first
   occurrence, a free one as its id, so values equal in a mode hash alike in that mode.
 
@@ -50,6 +55,18 @@ _FRAGMENT_LIMIT = 2000  # characters of a repr fallback kept in an error message
 _IGNORED_FIELDS: dict[type, frozenset[str]] = {n.Function: frozenset({"name"})}
 """Fields that are labels, not structure: neither compared nor hashed (Program's name is handled
 in `_program`, which compares its functions as a mapping)."""
+
+
+_MAPPING_FIELDS: frozenset[tuple[type, str]] = frozenset({(n.Call, "attr_items"), (n.Submit, "attr_items")})
+"""Fields of Keywords that are a mapping, not a sequence: compared and hashed in key order."""
+
+
+def _field_value(node: object, name: str) -> Any:
+    """A field's value in comparison order: a mapping field's Keywords sorted by key."""
+    value = getattr(node, name)
+    if value and (type(node), name) in _MAPPING_FIELDS:
+        return tuple(sorted(value, key=lambda k: k.name))
+    return value
 
 
 def _compared_specs(cls: type) -> list[FieldSpec]:
@@ -284,7 +301,7 @@ class _Comparator:
         defining = _DEFINING_FIELDS.get(type(a), frozenset())
         tasks: list[_Task] = []
         for spec in _compared_specs(type(a)):
-            va, vb = getattr(a, spec.name), getattr(b, spec.name)
+            va, vb = _field_value(a, spec.name), _field_value(b, spec.name)
             sub = _field_path(path, spec.name)
             if spec.kind is FieldKind.ATTR:
                 tasks.append(self._deferred_attr(va, vb, sub, a, b, spec.name))
@@ -446,7 +463,7 @@ class _Hasher:
             defining = _DEFINING_FIELDS.get(type(value), frozenset())
             fields: list[tuple[object, bool]] = []
             for spec in _compared_specs(type(value)):
-                field_value = getattr(value, spec.name)
+                field_value = _field_value(value, spec.name)
                 if spec.kind is FieldKind.ATTR:
                     fields.append((_Token(field_value), bind))
                 else:

@@ -113,8 +113,8 @@ def _scalar_operator_rules(fused: bool, args: str) -> tuple[Rule, Rule]:
     """`pl.<op>(a, b)` as an expression or fused with its assignment (`FUSED_ASSIGN_CALL`), its two
     arguments grouped (`ExL2`, how the stock encoder writes them) or a cons list: one rule asks
     whether the copied operands are scalars, the other reads the call as the operator if so."""
-    fields = "op args (ExNil) \"False\" (ExNil) csp"
-    copied = "op (SubExL args s) (SubExL (ExNil) s) \"False\" (SubExL (ExNil) s) csp"
+    fields = "op args (ExNil) \"False\" (ExNil) (ExNil) csp"
+    copied = "op (SubExL args s) (SubExL (ExNil) s) \"False\" (SubExL (ExNil) s) (SubExL (ExNil) s) csp"
     scalar = "(BinaryExpr binop (SubEx a s) (SubEx b s))"
     if fused:
         site, sort = f"({FUSED_ASSIGN_CALL} lhs {fields} ann sp)", "SubSt"

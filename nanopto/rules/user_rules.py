@@ -2,13 +2,13 @@
 
 A user rule is an ordinary `Rule` (name, before, after, egglog text) in an ordinary `Ruleset`; the
 pass `nanopto.passes.rewrite(ruleset, name=...)` runs it. Writing the egglog text by hand means
-remembering the encoding (`(Call op args kwargs function dumps span)`, `(ConstInt "1" "INDEX")`, cons
+remembering the encoding (`(Call op args kwargs function dumps attr_items span)`, `(ConstInt "1" "INDEX")`, cons
 lists), so this module also offers pattern builders that know it:
 
     x = var("x")
     rewrite_rule("mul-x-one", call("mul", x, const(1)), x)
 
-renders as `(rewrite (Call "mul" (ExCons x (ExCons (ConstInt "1" _) (ExNil))) (ExNil) "False" (ExNil) _) x)`
+renders as `(rewrite (Call "mul" (ExCons x (ExCons (ConstInt "1" _) (ExNil))) (ExNil) "False" (ExNil) (ExNil) _) x)`
 with before/after `pl.mul(x, 1)` / `x` for `nanopto rules`. A pattern renders differently on the
 two sides of a rule: on the left an unspecified dtype or source span is the wildcard `_`; on the
 right a built call has no source span (`""`) and a constant gets its default dtype.
@@ -179,8 +179,8 @@ def call(op: str, *args: PatternLike) -> Pattern:
         raise ValueError(f"call(): no builtin op is spelled {op!r}{hint}")
     parts = [_pattern(a) for a in args]
     name = json.dumps(op)
-    match = f"(Call {name} {_cons([p.match for p in parts])} (ExNil) \"False\" (ExNil) _)"
-    build = f"(Call {name} {_cons([p.build for p in parts])} (ExNil) \"False\" (ExNil) \"\")"
+    match = f"(Call {name} {_cons([p.match for p in parts])} (ExNil) \"False\" (ExNil) (ExNil) _)"
+    build = f"(Call {name} {_cons([p.build for p in parts])} (ExNil) \"False\" (ExNil) (ExNil) \"\")"
     shown = f"pl.{op}({', '.join(p.shown for p in parts)})"
     return Pattern(match, build, shown, frozenset().union(*(p.variables for p in parts)))
 
@@ -273,7 +273,7 @@ def _show(tree: Any) -> str:
 
 
 def signature(ctor: Constructor) -> str:
-    """`(Call op:String args:ExL kwargs:ExL function:String dumps:ExL span:String)`: the fields a user writes."""
+    """`(Call op:String args:ExL kwargs:ExL function:String dumps:ExL attr_items:ExL span:String)`: the fields a user writes."""
     cls = CLASS_BY_NAME.get(ctor.name)
     if cls is None:
         names = [""] * len(ctor.args)

@@ -148,8 +148,8 @@ REJECTED = {
         None, ir.ParserTypeError, "not a tensor", "only tensors",
     ),
     "dumps on a plain call": (["r = self.copy(p, q, r, dumps=[p])"], None, ir.ParserTypeError, "does not accept keyword argument 'dumps'", "pl.dump_tag(x)"),
-    "call attrs that are not the selection": (
-        ['r = self.copy(p, q, r, attrs={"colour": [p]})'], None, ir.UnsupportedFeatureError, "dump selection", "pl.dump_tag"
+    "a dump selection on a builtin op": (
+        ['s = pl.add(p, p, attrs={"dump_vars": [p]})'], None, ir.ParserTypeError, "dump selection", "self.<function>"
     ),
 }
 

@@ -115,12 +115,12 @@ class P:
 
 def test_patterns_render_the_encoding() -> None:
     rule = rewrite_rule("mul-x-one", call("mul", x, const(1)), x)
-    assert rule.text == '(rewrite (Call "mul" (ExCons x (ExCons (ConstInt "1" _) (ExNil))) (ExNil) "False" (ExNil) _) x)'
+    assert rule.text == '(rewrite (Call "mul" (ExCons x (ExCons (ConstInt "1" _) (ExNil))) (ExNil) "False" (ExNil) (ExNil) _) x)'
     assert (rule.before, rule.after) == ("pl.mul(x, 1)", "x")
     built = rewrite_rule("sub-to-add", call("sub", x, y), call("add", x, call("mul", y, -1)), subsume=True)
     assert built.text.endswith(
         '(Call "add" (ExCons x (ExCons (Call "mul" (ExCons y (ExCons (ConstInt "-1" "INDEX") (ExNil))) '
-        '(ExNil) "False" (ExNil) "") (ExNil))) (ExNil) "False" (ExNil) "") :subsume)'
+        '(ExNil) "False" (ExNil) (ExNil) "") (ExNil))) (ExNil) "False" (ExNil) (ExNil) "") :subsume)'
     )
     assert built.after == "pl.add(x, pl.mul(y, -1))"
 
@@ -155,7 +155,7 @@ def test_wrong_constructor_names_the_rule() -> None:
 
 
 def test_wrong_arity_names_the_rule_and_the_signature() -> None:
-    text = '(rewrite (Call "mul" (ExCons x (ExCons (ConstInt "1") (ExNil))) (ExNil) "False" (ExNil) sp) x)'
+    text = '(rewrite (Call "mul" (ExCons x (ExCons (ConstInt "1") (ExNil))) (ExNil) "False" (ExNil) (ExNil) sp) x)'
     bad = Ruleset("arity", "", (Rule("mul-one", "pl.mul(x, 1)", "x", text),))
     with pytest.raises(UserRuleError) as info:
         passes.rewrite(bad, name="fold")
@@ -166,7 +166,7 @@ def test_wrong_arity_names_the_rule_and_the_signature() -> None:
 
 def test_egglog_type_error_names_the_rule() -> None:
     """A constructor applied to the wrong sort passes the arity check; egglog's verdict is wrapped."""
-    text = '(rewrite (Call "mul" args (ExNil) "False" (ExNil) sp) sp)'  # a String is not an Ex
+    text = '(rewrite (Call "mul" args (ExNil) "False" (ExNil) (ExNil) sp) sp)'  # a String is not an Ex
     bad = Ruleset("sorts", "", (Rule("to-span", "pl.mul(..)", "its span", text),))
     with pytest.raises(UserRuleError, match=r"rule 'to-span' of ruleset 'sorts': egglog rejects it"):
         passes.rewrite(bad)

@@ -1,0 +1,106 @@
+"""A call's `attrs={...}` through InlineFunctions: a spliced call keeps its attributes, and a Var
+in an attribute value is substituted and renamed like any other use, by the generated rules."""
+
+from __future__ import annotations
+
+import textwrap
+
+from nanopto import ir, passes
+from nanopto.ir_terms.nodes import Call, MakeTuple, Var
+from nanopto.ir_terms.parser import parse_program
+from nanopto.ir_terms.schema import walk
+
+
+def pl(src: str) -> ir.Program:
+    return parse_program("import nanopto.language as pl\n" + textwrap.dedent(src))
+
+
+KERNEL = """
+            @pl.function(type=pl.FunctionType.InCore)
+            def kernel(self, x: pl.Tensor[[4], pl.FP32], out: pl.Out[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
+                return out
+"""
+
+
+def test_a_formal_in_an_attr_becomes_the_actual_and_a_local_its_renamed_copy() -> None:
+    """The helper's `manual_dep_edges: [x]` is `[a]` at a site passing `a`; `[y]`, a helper
+    local, names the local's copy; the other attributes ride along unchanged."""
+    before = pl(
+        """
+        @pl.program
+        class P:"""
+        + KERNEL
+        + """
+            @pl.function(type=pl.FunctionType.Inline)
+            def stage(self, x: pl.Tensor[[4], pl.FP32], out: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                y = pl.exp(x, attrs={"manual_dep_edges": [x], "pipeline_membership": "0:1"})
+                out = self.kernel(y, out, attrs={"manual_dep_edges": [x, y], "arg_direction_overrides": [1], "e": []})
+                return out
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[4], pl.FP32], o: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                o = self.stage(a, o)
+                return o
+        """
+    )
+    expected = pl(
+        """
+        @pl.program
+        class P:"""
+        + KERNEL
+        + """
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[4], pl.FP32], o: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                out_inline0 = o
+                y_inline1 = pl.exp(a, attrs={"pipeline_membership": "0:1", "manual_dep_edges": [a]})
+                out_inline0 = self.kernel(y_inline1, out_inline0, attrs={"e": [], "arg_direction_overrides": [1], "manual_dep_edges": [a, y_inline1]})
+                o = out_inline0
+                return o
+        """
+    )
+    after = passes.inline_functions()(before)
+    ir.assert_structural_equal(after, expected)
+    main = after.get_function("main")
+    assert main is not None
+    calls = [node for node in walk(main.body) if isinstance(node, Call)]
+    assert [list(c.attrs) for c in calls] == [
+        ["manual_dep_edges", "pipeline_membership"],  # the written order is kept
+        ["manual_dep_edges", "arg_direction_overrides", "e"],
+    ]
+    params = {p.var.name: p.var for p in main.params}
+    edges = calls[1].attr_items[0].value
+    assert isinstance(edges, MakeTuple) and edges.elements[0] is params["a"]
+    assert isinstance(edges.elements[1], Var) and edges.elements[1] is calls[1].args[0]
+
+
+def test_two_sites_substitute_their_own_actuals() -> None:
+    before = pl(
+        """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def stage(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                y = pl.exp(x, attrs={"manual_dep_edges": [x]})
+                return y
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[4], pl.FP32], b: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                c = self.stage(a)
+                d = self.stage(b)
+                return d
+        """
+    )
+    expected = pl(
+        """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[4], pl.FP32], b: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                y_inline0 = pl.exp(a, attrs={"manual_dep_edges": [a]})
+                c = y_inline0
+                y_inline1 = pl.exp(b, attrs={"manual_dep_edges": [b]})
+                d = y_inline1
+                return d
+        """
+    )
+    ir.assert_structural_equal(passes.inline_functions()(before), expected)
