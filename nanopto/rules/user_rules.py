@@ -168,7 +168,8 @@ def _cons(items: Sequence[str]) -> str:
 
 
 def call(op: str, *args: PatternLike) -> Pattern:
-    """A call of the builtin op spelled `op` (`call("mul", x, 1)` is `pl.mul(x, 1)`), no keywords.
+    """A call of the builtin op spelled `op` (`call("mul", x, 1)` is `pl.mul(x, 1)`), no keywords
+    and no `attrs={...}`.
 
     The op is matched by the spelling the program uses: `pl.mul` is `"mul"`, `pl.tensor.mul` is
     `"tensor.mul"`, so a rule for both needs both. Numbers among `args` become `const(...)`.
