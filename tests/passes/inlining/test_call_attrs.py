@@ -9,6 +9,7 @@ from nanopto import ir, passes
 from nanopto.ir_terms.nodes import Call, MakeTuple, Var
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.schema import walk
+from nanopto.passes.evaluation_order import vars_read
 
 
 def pl(src: str) -> ir.Program:
@@ -104,3 +105,43 @@ def test_two_sites_substitute_their_own_actuals() -> None:
         """
     )
     ir.assert_structural_equal(passes.inline_functions()(before), expected)
+
+
+def test_a_site_calls_own_attrs_go_with_it() -> None:
+    """The call of an Inline helper disappears when it is spliced, and its attributes with it."""
+    before = pl(
+        """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def stage(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                y = pl.exp(x)
+                return y
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                c = self.stage(a, attrs={"pipeline_membership": "0:1"})
+                return c
+        """
+    )
+    expected = pl(
+        """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                y_inline0 = pl.exp(a)
+                c = y_inline0
+                return c
+        """
+    )
+    ir.assert_structural_equal(passes.inline_functions()(before), expected)
+
+
+def test_the_analyses_read_a_var_in_an_attr_as_a_use() -> None:
+    """hoist-nested-calls reads an operand with `vars_read`, the rebinding checker with its own
+    walk; both go through a node's generic children, and an attribute's value is one."""
+    a, b = Var("a"), Var("b")
+    call = Call("exp", (a,), attr_items={"manual_dep_edges": [b]})  # type: ignore[arg-type]
+    assert {v.name for v in vars_read(call)} == {"a", "b"}
+    assert any(node is b for node in walk(call))
