@@ -149,6 +149,8 @@ _DISPATCH_KEYWORDS = {
     "sync_start": _SPMD_HINT,
 }
 """Keywords of a task launch that a plain `self.kernel(...)` call rejects, with what to write instead."""
+_DEPENDENCY_ATTRS = frozenset({"manual_dep_edges", "dummy_task"})
+"""Attribute keys PyPTO keeps for `pl.system.task_dummy`, whose `deps=[...]` writes them."""
 _SUBMIT_KEYWORDS = frozenset({"deps", "dumps", "allow_early_resolve", "predicate", "attrs"})
 _SPMD_SUBMIT_KEYWORDS = _SUBMIT_KEYWORDS | {"core_num", "sync_start"}
 
@@ -605,6 +607,13 @@ class ExprParser:
                 if name in seen:
                     raise self.error(key, f"{form}: attrs= key '{name}' is given twice", hint="give each key once")
                 seen.add(name)
+                if name in _DEPENDENCY_ATTRS:
+                    raise self.error(
+                        key,
+                        f"{form}: attrs= key '{name}' is reserved: a dependency edge exists only on a dummy task",
+                        hint="write tid = pl.system.task_dummy(deps=[...]) and pass the task ids on",
+                        kind=ParserSyntaxError,
+                    )
                 if name == "dump_vars":
                     if not selection:
                         raise self.error(

@@ -39,7 +39,7 @@ def calls(prog: ir.Program) -> list[Call | Submit]:
 
 
 ACCEPTED = {
-    "a builtin op": ['s = pl.exp(p, attrs={"manual_dep_edges": [q], "pipeline_membership": "0:1"})'],
+    "a builtin op": ['s = pl.exp(p, attrs={"sync_with": [q], "pipeline_membership": "0:1"})'],
     "every kind of value": [
         's = pl.exp(p, attrs={"i": 11, "n": -3, "f": 2.5, "b": True, "s": "hello", "d": pl.FP16,'
         ' "m": pl.Mem.Vec, "v": q, "l": [1, 2], "e": [], "dirs": [pl.adir.input, pl.adir.output_existing]})'
@@ -66,7 +66,7 @@ def test_attrs_round_trip(case: str) -> None:
 
 def test_attrs_print_as_pypto_writes_them() -> None:
     text = python_print(program(*ACCEPTED["a builtin op"], *ACCEPTED["a function call, with its dump selection"]))
-    assert 's = pl.exp(p, attrs={"manual_dep_edges": [q], "pipeline_membership": "0:1"})' in text
+    assert 's = pl.exp(p, attrs={"sync_with": [q], "pipeline_membership": "0:1"})' in text
     assert 'r = self.kernel(p, r, attrs={"dump_vars": [p], "arg_direction_overrides": [1]})' in text
 
 
@@ -137,6 +137,12 @@ REJECTED = {
     ),
     "a dump selection on a submit": (
         'tid = pl.submit(self.kernel, p, r, attrs={"dump_vars": [p]})', ir.ParserTypeError, "dump selection", None
+    ),
+    "a dependency edge outside a dummy task": (
+        's = pl.exp(p, attrs={"manual_dep_edges": [q]})', ir.ParserSyntaxError, "'manual_dep_edges' is reserved", "task_dummy(deps="
+    ),
+    "a dummy-task marker on a function call": (
+        'r = self.kernel(p, r, attrs={"dummy_task": True})', ir.ParserSyntaxError, "'dummy_task' is reserved", None
     ),
     "a bad value on a function call": (
         'r = self.kernel(p, r, attrs={"o": {"x": 1}})', ir.ParserTypeError, "attrs['o'] is a Dict", None

@@ -24,7 +24,7 @@ KERNEL = """
 
 
 def test_a_formal_in_an_attr_becomes_the_actual_and_a_local_its_renamed_copy() -> None:
-    """The helper's `manual_dep_edges: [x]` is `[a]` at a site passing `a`; `[y]`, a helper
+    """The helper's `sync_with: [x]` is `[a]` at a site passing `a`; `[y]`, a helper
     local, names the local's copy; the other attributes ride along unchanged."""
     before = pl(
         """
@@ -34,8 +34,8 @@ def test_a_formal_in_an_attr_becomes_the_actual_and_a_local_its_renamed_copy() -
         + """
             @pl.function(type=pl.FunctionType.Inline)
             def stage(self, x: pl.Tensor[[4], pl.FP32], out: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
-                y = pl.exp(x, attrs={"manual_dep_edges": [x], "pipeline_membership": "0:1"})
-                out = self.kernel(y, out, attrs={"manual_dep_edges": [x, y], "arg_direction_overrides": [1], "e": []})
+                y = pl.exp(x, attrs={"sync_with": [x], "pipeline_membership": "0:1"})
+                out = self.kernel(y, out, attrs={"sync_with": [x, y], "arg_direction_overrides": [1], "e": []})
                 return out
 
             @pl.function(type=pl.FunctionType.Orchestration)
@@ -53,8 +53,8 @@ def test_a_formal_in_an_attr_becomes_the_actual_and_a_local_its_renamed_copy() -
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, a: pl.Tensor[[4], pl.FP32], o: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
                 out_inline0 = o
-                y_inline1 = pl.exp(a, attrs={"pipeline_membership": "0:1", "manual_dep_edges": [a]})
-                out_inline0 = self.kernel(y_inline1, out_inline0, attrs={"e": [], "arg_direction_overrides": [1], "manual_dep_edges": [a, y_inline1]})
+                y_inline1 = pl.exp(a, attrs={"pipeline_membership": "0:1", "sync_with": [a]})
+                out_inline0 = self.kernel(y_inline1, out_inline0, attrs={"e": [], "arg_direction_overrides": [1], "sync_with": [a, y_inline1]})
                 o = out_inline0
                 return o
         """
@@ -65,8 +65,8 @@ def test_a_formal_in_an_attr_becomes_the_actual_and_a_local_its_renamed_copy() -
     assert main is not None
     calls = [node for node in walk(main.body) if isinstance(node, Call)]
     assert [list(c.attrs) for c in calls] == [
-        ["manual_dep_edges", "pipeline_membership"],  # the written order is kept
-        ["manual_dep_edges", "arg_direction_overrides", "e"],
+        ["sync_with", "pipeline_membership"],  # the written order is kept
+        ["sync_with", "arg_direction_overrides", "e"],
     ]
     params = {p.var.name: p.var for p in main.params}
     edges = calls[1].attr_items[0].value
@@ -81,7 +81,7 @@ def test_two_sites_substitute_their_own_actuals() -> None:
         class P:
             @pl.function(type=pl.FunctionType.Inline)
             def stage(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
-                y = pl.exp(x, attrs={"manual_dep_edges": [x]})
+                y = pl.exp(x, attrs={"sync_with": [x]})
                 return y
 
             @pl.function(type=pl.FunctionType.Orchestration)
@@ -97,9 +97,9 @@ def test_two_sites_substitute_their_own_actuals() -> None:
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, a: pl.Tensor[[4], pl.FP32], b: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
-                y_inline0 = pl.exp(a, attrs={"manual_dep_edges": [a]})
+                y_inline0 = pl.exp(a, attrs={"sync_with": [a]})
                 c = y_inline0
-                y_inline1 = pl.exp(b, attrs={"manual_dep_edges": [b]})
+                y_inline1 = pl.exp(b, attrs={"sync_with": [b]})
                 d = y_inline1
                 return d
         """
@@ -142,6 +142,6 @@ def test_the_analyses_read_a_var_in_an_attr_as_a_use() -> None:
     """hoist-nested-calls reads an operand with `vars_read`, the rebinding checker with its own
     walk; both go through a node's generic children, and an attribute's value is one."""
     a, b = Var("a"), Var("b")
-    call = Call("exp", (a,), attr_items={"manual_dep_edges": [b]})  # type: ignore[arg-type]
+    call = Call("exp", (a,), attr_items={"sync_with": [b]})  # type: ignore[arg-type]
     assert {v.name for v in vars_read(call)} == {"a", "b"}
     assert any(node is b for node in walk(call))
