@@ -622,15 +622,6 @@ def attach_leading_comments(stmt: S, comments: Iterable[str]) -> S:
     return replace(stmt, comments=tuple(comments))
 
 
-def _values_or_span(node: Node) -> None:
-    """The `values` of a ReturnStmt/YieldStmt built from a list, or PyPTO's `YieldStmt(span)`."""
-    values = getattr(node, "values")  # noqa: B009 (both classes have it; Node does not declare it)
-    if isinstance(values, Span):
-        object.__setattr__(node, "span", values)
-        values = ()
-    object.__setattr__(node, "values", tuple(values))
-
-
 def _freeze(node: Node, *names: str) -> None:
     """Make the sequence fields `names` of a node being built tuples (PyPTO's callers pass lists)."""
     for name in names:
@@ -662,13 +653,20 @@ class EvalStmt(Stmt):
 
 
 @dataclass(frozen=True, slots=True)
-class ReturnStmt(Stmt):
+class _ValuesStmt(Stmt):
+    """A statement that is a list of values: `ReturnStmt` and `YieldStmt`."""
+
     values: tuple[Expr, ...] = ()
     span: Span | None = _last_span()
 
     def __post_init__(self) -> None:
-        if type(self.values) is not tuple:
-            _values_or_span(self)
+        """`values` built from a list, or PyPTO's `YieldStmt(span)` (the span alone)."""
+        values = self.values
+        if type(values) is not tuple:
+            if isinstance(values, Span):
+                object.__setattr__(self, "span", values)
+                values = ()
+            object.__setattr__(self, "values", tuple(values))
 
     @property
     def value(self) -> tuple[Expr, ...]:
@@ -677,20 +675,13 @@ class ReturnStmt(Stmt):
 
 
 @dataclass(frozen=True, slots=True)
-class YieldStmt(Stmt):
+class ReturnStmt(_ValuesStmt):
+    """`return v, ...`: the values the function returns."""
+
+
+@dataclass(frozen=True, slots=True)
+class YieldStmt(_ValuesStmt):
     """`pl.yield_(...)`: the values that flow to the enclosing if/loop `return_vars`."""
-
-    values: tuple[Expr, ...] = ()
-    span: Span | None = _last_span()
-
-    def __post_init__(self) -> None:
-        if type(self.values) is not tuple:
-            _values_or_span(self)
-
-    @property
-    def value(self) -> tuple[Expr, ...]:
-        """`values` (PyPTO's spelling)."""
-        return self.values
 
 
 class InlineLanguage(enum.Enum):
