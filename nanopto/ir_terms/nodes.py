@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields, is_dataclass, replace
 from typing import TypeVar
 
-from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.dtypes import DataType, MemorySpace
 from nanopto.ir_terms.types import Type, UnknownType, register_dimension
 
 
@@ -196,7 +196,7 @@ def build(cls: type[N], values: dict[str, object]) -> N:
     The decoder makes a node of every spliced statement and expression; a frozen dataclass's
     `__init__` goes through `object.__setattr__` and the class's defaults for each field, where this
     sets each slot directly from a per-class plan. The one `__post_init__` that changes a value
-    (Call's, which makes `op` an `OpName`) is repeated here.
+    (Call's, which makes `op` a `GlobalVar` or an `OpName`) is repeated here.
     """
     node = object.__new__(cls)
     for name, set_slot, default in _SLOT_PLANS.get(cls) or _slot_plan(cls):
@@ -206,8 +206,10 @@ def build(cls: type[N], values: dict[str, object]) -> N:
             set_slot(node, default())
         else:
             raise TypeError(f"build({cls.__name__}, ...) needs a value for the field '{name}'")
-    if cls is Call and type(values["op"]) is not OpName:
-        object.__setattr__(node, "op", OpName(values["op"]))  # type: ignore[arg-type]
+    if cls is Call:
+        callee = GlobalVar if values.get("function") else OpName
+        if type(values["op"]) is not callee:
+            object.__setattr__(node, "op", callee(values["op"]))  # type: ignore[arg-type]
     return node
 
 
@@ -391,8 +393,9 @@ class OpName(str):
 class Call(_InferredType, Expr):
     """A call of a builtin op (`op="tensor.add"`) or of a program function (`function=True`).
 
-    For a builtin, `op` is the registry's canonical name; for a function it is the callee's name,
-    as written `self.<name>(...)`. Either way it is an `OpName`, so `call.op.name` reads as in PyPTO.
+    For a builtin, `op` is the registry's canonical name, an `OpName`; for a function it is the
+    callee's name, as written `self.<name>(...)`, a `GlobalVar`. Either way `call.op.name` reads
+    as in PyPTO.
     `dumps` is the dump selection of a function call (a dispatch): the arguments a `pl.dump_tag`
     marked, printed `attrs={"dump_vars": [...]}`. A builtin's is always empty.
     `attr_items` are the call's other attributes, `attrs={"key": value, ...}` in source order:
@@ -411,13 +414,13 @@ class Call(_InferredType, Expr):
     span: Span | None = _span()
 
     def __post_init__(self) -> None:
-        global_var = isinstance(self.op, GlobalVar)
-        if type(self.op) is not OpName:
-            object.__setattr__(self, "op", OpName(self.op))
         if type(self.args) is not tuple or type(self.kwargs) is not tuple:
             self._pypto_arguments()
-        if global_var:
+        if isinstance(self.op, GlobalVar):
             object.__setattr__(self, "function", True)
+        callee = GlobalVar if self.function else OpName
+        if type(self.op) is not callee:
+            object.__setattr__(self, "op", callee(self.op))
         if self.attr_items:
             object.__setattr__(self, "attr_items", attr_keywords(self.attr_items))
 
@@ -444,8 +447,15 @@ class Call(_InferredType, Expr):
     @property
     def attrs(self) -> dict[str, object]:
         """The call's metadata as PyPTO names it: `{"dump_vars": [...]}` when the selection is
-        not empty, then each of `attr_items` as a Python value (`attr_value`)."""
-        return _attrs_view(self.dumps, self.attr_items)
+        not empty, then each of `attr_items` as a Python value (`attr_value`). A
+        `pl.system.task_dummy` also answers PyPTO's `dummy_task` and `manual_dep_edges` (its
+        `deps=`), which its source spells as the op and a keyword."""
+        view = _attrs_view(self.dumps, self.attr_items)
+        if self.op == "system.task_dummy":
+            deps = next((k.value for k in self.kwargs if k.name == "deps"), None)
+            view["dummy_task"] = True
+            view["manual_dep_edges"] = list(deps.elements) if isinstance(deps, MakeTuple) else []
+        return view
 
 
 Op = OpName
@@ -455,8 +465,9 @@ Op = OpName
 class GlobalVar(OpName):
     """PyPTO's reference to a program function, `GlobalVar("kernel")`: a call's callee name.
 
-    A `Call` built on one is a function call (`function=True`); a parsed call's `op` is a plain
-    `OpName` whether it names an op or a function (`Call.function` tells which)."""
+    A `Call` built on one is a function call (`function=True`), and every function call's `op`
+    is one, parsed or built, so `isinstance(call.op, GlobalVar)` tells a call of a program
+    function from an op call, as in PyPTO."""
 
     __slots__ = ()
 
@@ -476,6 +487,8 @@ def _literal(value: object) -> Expr:
         return ConstStr(value)
     if isinstance(value, (list, tuple)):
         return MakeTuple(tuple(_literal(v) for v in value), is_list=True)
+    if isinstance(value, MemorySpace):
+        return Symbol(f"Mem.{value.name}")  # spelled as tile annotations spell it
     if isinstance(value, enum.Enum):
         return Symbol(f"{type(value).__name__}.{value.name}")
     raise TypeError(f"cannot use {value!r} as an IR attribute value")
@@ -572,6 +585,15 @@ class MakeTuple(Expr):
     elements: tuple[Expr, ...]
     is_list: bool = False
     span: Span | None = _span()
+
+    def __post_init__(self) -> None:
+        """`elements` built from a list, or PyPTO's `MakeTuple(elements, span)`: PyPTO spells
+        every tuple it prints as a list, so a tuple built that way is list-spelled."""
+        if isinstance(self.is_list, Span):
+            object.__setattr__(self, "span", self.is_list)
+            object.__setattr__(self, "is_list", True)
+        if type(self.elements) is not tuple:
+            object.__setattr__(self, "elements", tuple(self.elements))
 
 
 @dataclass(frozen=True, slots=True)

@@ -291,6 +291,14 @@ def _nothing(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     return None
 
 
+INVALID_TASK_ID = -1
+"""`pl.system.task_invalid()`: a task id no launch takes, so a dependency on it is always met."""
+
+
+def _task_invalid(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    return INVALID_TASK_ID
+
+
 def _block_idx(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     return ctx.block_idx
 
@@ -301,6 +309,11 @@ def _full_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr])
     if shape is None or dtype is None:
         return UnknownType()
     return TileType(shape, dtype, MemorySpace.Vec)
+
+
+def _full_tensor_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    tile = _full_type(types, args, kw)
+    return TensorType(tile.shape, tile.dtype) if isinstance(tile, TileType) else tile
 
 
 def _full(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
@@ -522,6 +535,13 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         doc="`pl.system.task_dummy(deps=[...])`: a task that does nothing once its deps are done; its task id",
     ),
     OpDef(
+        "system.task_invalid",
+        ("system.task_invalid",),
+        _const(ScalarType(DataType.TASK_ID)),
+        _task_invalid,
+        doc="`pl.system.task_invalid()`: the task id of no task; a dependency on it is always met",
+    ),
+    OpDef(
         "tile.get_block_idx",
         ("tile.get_block_idx", "get_block_idx"),
         _const(ScalarType(DataType.INDEX)),
@@ -534,6 +554,13 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _full_type,
         _full,
         doc="`pl.tile.full(shape, dtype, value)`: a new tile filled with `value`",
+    ),
+    OpDef(
+        "tensor.full",
+        ("tensor.full",),
+        _full_tensor_type,
+        _full,
+        doc="`pl.tensor.full(shape, dtype, value)`: a new tensor filled with `value`",
     ),
     OpDef(
         "tensor.dim",

@@ -142,7 +142,18 @@ def _dtype(dtype: DataType) -> str:
 
 
 def _shape(shape: Sequence[Expr]) -> str:
-    return "[" + ", ".join(print_expr(d) for d in shape) + "]"
+    return "[" + ", ".join(_dim(d) for d in shape) + "]"
+
+
+def _dim(dim: Expr) -> str:
+    """A shape dimension: a constant prints bare, whatever its integer dtype (an annotation does
+    not spell a dimension's dtype); a composite one prints typed constants, `n + pl.const(1,
+    pl.INDEX)`, so a parser that folds constant dimensions (PyPTO's) rebuilds the tree."""
+    if type(dim) is ConstInt:
+        return str(dim.value)
+    if type(dim) is Var:
+        return dim.name
+    return print_expr(dim, typed_consts=True)
 
 
 register_printer(python_print)
@@ -179,7 +190,9 @@ def print_type(ty: Type) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _precedence(expr: Expr) -> int:
+def _precedence(expr: Expr, typed_consts: bool = False) -> int:
+    if typed_consts and type(expr) is ConstInt:
+        return _ATOM  # `pl.const(-3, pl.INDEX)`
     match expr:
         case BinaryExpr(op=op):
             return _PREC[op]
@@ -210,8 +223,6 @@ def _piece(expr: Expr) -> _Piece:
     """A variable or an index literal as its text (most operands are one), else the expression."""
     if type(expr) is Var:
         return expr.name
-    if type(expr) is ConstInt and expr.dtype is DataType.INDEX:
-        return str(expr.value)
     return expr
 
 
@@ -245,12 +256,17 @@ def _literal_const(expr: ConstInt | ConstFloat) -> str:
     return f"pl.const({expr.value!r}, {_dtype(expr.dtype)})"
 
 
-def print_expr(expr: Expr) -> str:
-    """The `pl` source of an expression, with the fewest parentheses that keep its structure.
+def print_expr(expr: Expr, *, typed_consts: bool = False) -> str:
+    """The `pl` source of an expression, with the fewest parentheses that keep its structure;
+    `typed_consts` spells every integer constant `pl.const(value, dtype)`.
 
     Left to right on an explicit stack, not by recursion, each character written once: a
     hand-built expression 100,000 levels deep prints, in time linear in its text."""
-    first = _pieces(expr)
+    if typed_consts and type(expr) is ConstInt:
+        return _literal_const(expr)
+    if not typed_consts and type(expr) is BinaryExpr and _constant_arithmetic(expr):
+        typed_consts = True
+    first = _typed_pieces(expr) if typed_consts else _pieces(expr)
     if isinstance(first, str):
         return first
     if all(type(piece) is str for piece in first):  # operands that were all variables or literals
@@ -262,12 +278,38 @@ def print_expr(expr: Expr) -> str:
         if isinstance(item, str):
             out.append(item)
             continue
-        pieces = _pieces(item)
+        if typed_consts and type(item) is ConstInt:
+            out.append(_literal_const(item))
+            continue
+        if not typed_consts and type(item) is BinaryExpr and _constant_arithmetic(item):
+            out.append(print_expr(item, typed_consts=True))
+            continue
+        pieces = _typed_pieces(item) if typed_consts else _pieces(item)
         if isinstance(pieces, str):
             out.append(pieces)
         else:
             stack += reversed(pieces)
     return "".join(out)
+
+
+def _constant_arithmetic(expr: BinaryExpr) -> bool:
+    """Whether `expr` is arithmetic on integer constants alone (`32 + 32`). It prints typed
+    constants, `pl.const(32, pl.INDEX) + pl.const(32, pl.INDEX)`: Python would fold the bare text
+    to one number in a parser that evaluates constant expressions (PyPTO's), and folding is a
+    pass's business, not the printer's. Most operands are variables, so most checks stop at once."""
+    if type(expr.lhs) not in _CONSTANT_TREE or type(expr.rhs) not in _CONSTANT_TREE:
+        return False
+    todo: list[Expr] = [expr]
+    while todo:
+        node = todo.pop()
+        if type(node) is BinaryExpr:
+            todo += (node.lhs, node.rhs)
+        elif type(node) is not ConstInt:
+            return False
+    return True
+
+
+_CONSTANT_TREE = (ConstInt, BinaryExpr)
 
 
 def _pieces(expr: Expr) -> str | list[_Piece]:
@@ -315,11 +357,18 @@ def _pieces(expr: Expr) -> str | list[_Piece]:
             raise TypeError(f"cannot print expression {type(expr).__name__}")
 
 
-def _binary(op: BinOp, lhs: Expr, rhs: Expr) -> list[_Piece]:
+def _typed_pieces(expr: Expr) -> str | list[_Piece]:
+    """`_pieces` where integer constants print typed, so they are atoms to the operators."""
+    if type(expr) is BinaryExpr:
+        return _binary(expr.op, expr.lhs, expr.rhs, typed_consts=True)
+    return _pieces(expr)
+
+
+def _binary(op: BinOp, lhs: Expr, rhs: Expr, typed_consts: bool = False) -> list[_Piece]:
     if op in (BinOp.Min, BinOp.Max):
         return [f"pl.{op.value}(", lhs, ", ", rhs, ")"]
     prec = _PREC[op]
-    left, right = _precedence(lhs), _precedence(rhs)
+    left, right = _precedence(lhs, typed_consts), _precedence(rhs, typed_consts)
     if op is BinOp.Pow:  # right-associative
         wrap_left, wrap_right = left <= prec, right < prec
     elif prec == _COMPARISON:  # comparisons chain, so an operand comparison needs parentheses

@@ -379,17 +379,30 @@ class _Comparator:
         """Types compare as dataclasses; their shape expressions share the Var bijection."""
         if type(a) is not type(b):
             return StructuralMismatch(str(path), f"class {_class_name(a)} != {_class_name(b)}", a, b)
-        assert dataclasses.is_dataclass(a)
+        fields_b = dict(_type_fields(b))
         self._push_all(
             [
-                self._deferred(
-                    getattr(a, f.name), getattr(b, f.name), _field_path(path, f.name), a, b, f.name, bind
-                )
-                for f in dataclasses.fields(a)
-                if f.compare
+                self._deferred(value, fields_b[name], _field_path(path, name), a, b, name, bind)
+                for name, value in _type_fields(a)
             ]
         )
         return None
+
+
+def _type_fields(ty: object) -> list[tuple[str, object]]:
+    """A type's compared fields. A constant shape dimension is its integer value: an annotation
+    does not spell a dimension's dtype (`pl.Tensor[[64], pl.FP32]`), so two types that print the
+    same are the same type (docs/coming-from-pypto.md, "Shape dimensions")."""
+    assert dataclasses.is_dataclass(ty)
+    fields: list[tuple[str, object]] = []
+    for f in dataclasses.fields(ty):
+        if not f.compare:
+            continue
+        value = getattr(ty, f.name)
+        if f.name == "shape":
+            value = tuple(d.value if type(d) is n.ConstInt else d for d in value)
+        fields.append((f.name, value))
+    return fields
 
 
 def _attr_difference(
@@ -471,7 +484,7 @@ class _Hasher:
             return fields
         if isinstance(value, _TYPE_CLASSES):
             self._token("type", type(value).__name__)
-            return [(getattr(value, f.name), bind) for f in dataclasses.fields(value) if f.compare]
+            return [(field_value, bind) for _, field_value in _type_fields(value)]
         if isinstance(value, tuple):
             self._token("tuple", len(value))
             return [(item, bind) for item in value]

@@ -11,6 +11,7 @@ import pytest
 import nanopto.language as pl
 from nanopto import ir
 from nanopto.ir_terms.parser import parse_program
+from nanopto.ir_terms.structural import first_difference
 from nanopto.verify.interpreter import InterpreterError, interpret
 
 SPAN = ir.Span.unknown()
@@ -129,3 +130,123 @@ def test_a_built_op_call_keeps_the_spelling_it_was_given() -> None:
     assert ir.create_op_call("tile.and", [a, b], {}, SPAN).as_python() == "pl.tile.and_(a, b)"
     assert ir.create_op_call("add", [a, b], SPAN).as_python() == "pl.add(a, b)"
     assert ir.op.tile.or_(a, b).op.name == "tile.or"
+
+
+def test_a_constant_shape_dimension_prints_bare_and_compares_by_value() -> None:
+    int32_dims = ir.TensorType([ir.ConstInt(64, ir.DataType.INT32, SPAN), ir.ConstInt(8, ir.DataType.INT64, SPAN)], ir.DataType.FP32)
+    assert ir.python_print_type(int32_dims) == "pl.Tensor[[64, 8], pl.FP32]"
+    index_dims = ir.TensorType([64, 8], ir.DataType.FP32)
+    assert ir.structural_equal(int32_dims, index_dims)
+    assert ir.structural_hash(int32_dims) == ir.structural_hash(index_dims)
+    other = ir.TensorType([64, 16], ir.DataType.FP32)
+    assert not ir.structural_equal(int32_dims, other)
+    mismatch = first_difference(int32_dims, other)
+    assert mismatch is not None and mismatch.reason == "field shape[1]: 8 != 16"
+
+
+CONSTANT_ARITHMETIC = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, n: pl.Scalar[pl.INDEX], x: pl.Tensor[[n + 1, 32 + 32], pl.FP32]) -> pl.Scalar[pl.INDEX]:
+        a = n + 2 * 3
+        b = a * (4 - 1)
+        return b
+"""
+
+
+def test_constant_arithmetic_prints_typed_constants_so_no_parser_folds_it() -> None:
+    program = parse_program(CONSTANT_ARITHMETIC)
+    printed = ir.python_print(program)
+    assert "x: pl.Tensor[[n + pl.const(1, pl.INDEX), pl.const(32, pl.INDEX) + pl.const(32, pl.INDEX)], pl.FP32]" in printed
+    assert "a = n + pl.const(2, pl.INDEX) * pl.const(3, pl.INDEX)" in printed
+    assert "b = a * (pl.const(4, pl.INDEX) - pl.const(1, pl.INDEX))" in printed
+    reparsed = parse_program(printed)
+    ir.assert_structural_equal(program, reparsed)
+    assert ir.python_print(reparsed) == printed
+    assert interpret(reparsed, "main", 5, np.zeros((6, 64), np.float32)) == 33
+
+
+def test_a_tuple_built_in_pypto_order_is_spelled_as_a_list() -> None:
+    zero = ir.ConstInt(0, ir.DataType.INDEX, SPAN)
+    built = ir.MakeTuple([zero, zero], SPAN)
+    assert built.is_list and built.span == SPAN and built.elements == (zero, zero)
+    assert str(built) == "[0, 0]"
+    assert str(ir.MakeTuple((zero, zero))) == "(0, 0)"
+
+
+def test_a_memory_space_given_as_an_enum_prints_as_annotations_spell_it() -> None:
+    t = ir.Var("t", ir.TensorType([4], ir.DataType.FP32), SPAN)
+    window = [ir.MakeTuple([ir.ConstInt(n, ir.DataType.INDEX, SPAN)], SPAN) for n in (0, 4)]
+    call = ir.Call(ir.Op("tile.load"), [t, *window], {"target_memory": ir.MemorySpace.Vec}, SPAN)
+    assert str(call) == "pl.tile.load(t, [0], [4], target_memory=pl.Mem.Vec)"
+
+
+def test_a_function_call_names_its_callee_with_a_global_var() -> None:
+    program = parse_program(
+        textwrap.dedent("""
+        import nanopto.language as pl
+
+        @pl.program
+        class P:
+            @pl.function
+            def helper(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                return pl.exp(x)
+
+            @pl.function
+            def main(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                y = self.helper(x)
+                return pl.add(y, y)
+        """)
+    )
+    main = program.get_function("main")
+    assert main is not None
+    call, op_call = main.body.stmts[0].value, main.body.stmts[1].values[0]
+    assert isinstance(call.op, ir.GlobalVar) and call.op.name == "helper"
+    assert not isinstance(op_call.op, ir.GlobalVar) and op_call.op.name == "add"
+
+
+TASKS = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self) -> pl.Scalar[pl.TASK_ID]:
+        none = pl.system.task_invalid()
+        barrier = pl.system.task_dummy(deps=[none], attrs={"marker": 7})
+        return barrier
+"""
+
+
+def test_task_invalid_is_no_task_and_task_dummy_answers_pyptos_attrs() -> None:
+    program = parse_program(TASKS)
+    main = program.get_function("main")
+    assert main is not None
+    none = main.body.stmts[0].var
+    assert none.type == ir.ScalarType(ir.DataType.TASK_ID)
+    dummy = main.body.stmts[1].value
+    assert dummy.attrs == {"marker": 7, "dummy_task": True, "manual_dep_edges": [none]}
+    assert 'pl.system.task_dummy(deps=[none], attrs={"marker": 7})' in ir.python_print(program)
+    assert interpret(program, "main") == 0  # the first task a run launches; task_invalid launches none
+
+
+def test_tensor_full_is_a_new_filled_tensor() -> None:
+    program = parse_program(
+        textwrap.dedent("""
+        import nanopto.language as pl
+
+        @pl.program
+        class P:
+            @pl.function
+            def main(self) -> pl.Tensor[[2, 3], pl.FP32]:
+                t = pl.tensor.full([2, 3], dtype=pl.FP32, value=1.5)
+                return t
+        """)
+    )
+    main = program.get_function("main")
+    assert main is not None
+    assert main.body.stmts[0].var.type == ir.TensorType([2, 3], ir.DataType.FP32)
+    np.testing.assert_array_equal(interpret(program, "main"), np.full((2, 3), 1.5, np.float32))

@@ -127,7 +127,7 @@ def _v(name: str) -> Var:
         (UnaryExpr(UnOp.Not, BinaryExpr(BinOp.Eq, _v("a"), _v("b"))), "not a == b"),
         (UnaryExpr(UnOp.Neg, BinaryExpr(BinOp.Add, _v("a"), _v("b"))), "-(a + b)"),
         (UnaryExpr(UnOp.Neg, ConstInt(3)), "-pl.const(3, pl.INDEX)"),
-        (BinaryExpr(BinOp.Pow, ConstInt(-3), ConstInt(2)), "(-3) ** 2"),
+        (BinaryExpr(BinOp.Pow, ConstInt(-3), ConstInt(2)), "pl.const(-3, pl.INDEX) ** pl.const(2, pl.INDEX)"),
         (BinaryExpr(BinOp.Min, _v("a"), _v("b")), "pl.min(a, b)"),
         (UnaryExpr(UnOp.Abs, _v("a")), "abs(a)"),
         (ConstInt(42, DataType.INT64), "pl.const(42, pl.INT64)"),

@@ -217,7 +217,7 @@ def test_const_dtype_and_value() -> None:
     [
         (tensor(4), TileType((ConstInt(4),), FP32), "class TensorType != TileType"),
         (tensor(4), tensor(4, 4), "field shape: 1 elements != 2 elements"),
-        (tensor(4), tensor(8), "field value: 4 != 8"),
+        (tensor(4), tensor(8), "field shape[0]: 4 != 8"),
         (
             TileType((ConstInt(4),), FP32, MemorySpace.Vec),
             TileType((ConstInt(4),), FP32, None),
