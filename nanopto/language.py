@@ -18,7 +18,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.dtypes import ArgDirection, DataType, MemorySpace, PadValue, TensorLayout
 from nanopto.ir_terms.nodes import ForKind, Function, FunctionType, ParamDirection, Program
 from nanopto.ir_terms.parse_error import (
     InvalidOperationError,
@@ -68,6 +68,7 @@ __all__ = [
     "Mem",
     "MemorySpace",
     "Out",
+    "PadValue",
     "ParamDirection",
     "ParserError",
     "ParserSyntaxError",
@@ -75,10 +76,12 @@ __all__ = [
     "Scalar",
     "SplitMode",
     "Tensor",
+    "TensorLayout",
     "Tile",
     "Tuple",
     "UndefinedVariableError",
     "UnsupportedFeatureError",
+    "adir",
     "dynamic",
     "function",
     "inline",
@@ -112,6 +115,17 @@ INDEX = DataType.INDEX
 TASK_ID = DataType.TASK_ID
 
 Mem = MemorySpace
+
+
+class adir:  # PyPTO spells it `pl.adir.input`
+    """The per-argument directions of a dispatch's `arg_directions` attribute, by their `pl` names."""
+
+    input = ArgDirection.Input
+    output = ArgDirection.Output
+    inout = ArgDirection.InOut
+    output_existing = ArgDirection.OutputExisting
+    no_dep = ArgDirection.NoDep
+    scalar = ArgDirection.Scalar
 
 
 class _Inert:

@@ -4,7 +4,7 @@ Re-exported as `nanopto.ir`, so user code reads `ir.assert_structural_equal(afte
 """
 
 from nanopto.ir_terms import op_builders as op
-from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.dtypes import ArgDirection, DataType, MemorySpace, PadValue, TensorLayout
 from nanopto.ir_terms.expr_classes import (
     Abs,
     Add,
@@ -132,6 +132,7 @@ __all__ = [
     "Abs",
     "Add",
     "And",
+    "ArgDirection",
     "ArrayType",
     "AssignStmt",
     "BinOp",
@@ -194,6 +195,7 @@ __all__ = [
     "OpName",
     "OpRegistry",
     "Or",
+    "PadValue",
     "Param",
     "ParamDirection",
     "ParserError",
@@ -219,6 +221,7 @@ __all__ = [
     "Sub",
     "Submit",
     "Symbol",
+    "TensorLayout",
     "TensorType",
     "TileType",
     "TupleGetItemExpr",

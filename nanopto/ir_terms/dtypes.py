@@ -94,3 +94,69 @@ class MemorySpace(enum.Enum):
     Right = "Right"
     Acc = "Acc"
     Bias = "Bias"
+
+
+class TensorLayout(enum.Enum):
+    """A tensor's storage layout, as an attribute value names it (`pl.TensorLayout.ND`)."""
+
+    ND = "ND"
+    DN = "DN"
+    NZ = "NZ"
+    MX_A_ZZ = "MX_A_ZZ"
+    MX_B_NN = "MX_B_NN"
+
+
+class PadValue(enum.Enum):
+    """What a read outside a view's valid region gives (`pl.PadValue.zero`)."""
+
+    null = "null"
+    zero = "zero"
+    max = "max"
+    min = "min"
+
+
+class ArgDirection(enum.Enum):
+    """How a dispatch hands one argument to the runtime (`pl.adir.input`, ...): PyPTO's per-call
+    `arg_directions`. The value is the `pl.adir` spelling."""
+
+    Input = "input"
+    Output = "output"
+    InOut = "inout"
+    OutputExisting = "output_existing"
+    NoDep = "no_dep"
+    Scalar = "scalar"
+
+
+_SYMBOL_ENUMS: dict[str, type[enum.Enum]] = {
+    "Mem": MemorySpace,
+    "MemorySpace": MemorySpace,
+    "TensorLayout": TensorLayout,
+    "PadValue": PadValue,
+}
+
+
+def register_symbol_enum(prefix: str, cls: type[enum.Enum]) -> None:
+    """Let attribute values spelled `pl.<prefix>.<member>` read as members of `cls`."""
+    _SYMBOL_ENUMS[prefix] = cls
+
+
+def enum_of_symbol(path: str) -> enum.Enum | None:
+    """The enum member a `pl` symbol path names (`Mem.Vec`, `FP16`, `adir.input`), or None."""
+    prefix, _, name = path.rpartition(".")
+    if not prefix:
+        return DataType.__members__.get(name)
+    if prefix == "adir":
+        return next((d for d in ArgDirection if d.value == name), None)
+    cls = _SYMBOL_ENUMS.get(prefix)
+    return None if cls is None else cls.__members__.get(name)
+
+
+def symbol_of_enum(member: enum.Enum) -> str:
+    """The `pl` symbol path of an enum member, as `enum_of_symbol` reads it back."""
+    if isinstance(member, DataType):
+        return member.name
+    if isinstance(member, MemorySpace):
+        return f"Mem.{member.name}"  # spelled as tile annotations spell it
+    if isinstance(member, ArgDirection):
+        return f"adir.{member.value}"
+    return f"{type(member).__name__}.{member.name}"

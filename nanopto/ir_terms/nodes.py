@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields, is_dataclass, replace
 from typing import TypeVar
 
-from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.dtypes import DataType, enum_of_symbol, symbol_of_enum
 from nanopto.ir_terms.types import Type, UnknownType, register_dimension
 
 
@@ -487,10 +487,8 @@ def _literal(value: object) -> Expr:
         return ConstStr(value)
     if isinstance(value, (list, tuple)):
         return MakeTuple(tuple(_literal(v) for v in value), is_list=True)
-    if isinstance(value, MemorySpace):
-        return Symbol(f"Mem.{value.name}")  # spelled as tile annotations spell it
     if isinstance(value, enum.Enum):
-        return Symbol(f"{type(value).__name__}.{value.name}")
+        return Symbol(symbol_of_enum(value))
     raise TypeError(f"cannot use {value!r} as an IR attribute value")
 
 
@@ -516,11 +514,15 @@ def attr_keywords(items: Iterable[Keyword] | Mapping[str, object]) -> tuple[Keyw
 
 def attr_value(value: Expr) -> object:
     """An attribute value as Python reads it in PyPTO's `call.attrs`: a constant as its value, a
-    list as a list, a Var or a `Symbol` as itself."""
+    list as a list, a `Symbol` as the enum member it names (`pl.Mem.Vec` is `MemorySpace.Vec`,
+    `pl.adir.input` is `ArgDirection.Input`) or else itself, a Var as itself."""
     if isinstance(value, (ConstInt, ConstFloat, ConstBool, ConstStr)):
         return value.value
     if isinstance(value, MakeTuple):
         return [attr_value(v) for v in value.elements]
+    if isinstance(value, Symbol):
+        member = enum_of_symbol(value.path)
+        return value if member is None else member
     return value
 
 

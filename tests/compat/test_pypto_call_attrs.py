@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import nanopto.language as pl
 from nanopto import ir
 from nanopto.ir_terms.nodes import Call, ConstInt, Keyword, MakeTuple, Submit, Symbol, Var
 from nanopto.ir_terms.printer import python_print
@@ -77,7 +78,7 @@ def test_the_ir_keeps_them_in_order_as_keywords_and_attrs_reads_them_as_values()
     assert isinstance(builtin.attr_items, tuple) and all(isinstance(k, Keyword) for k in builtin.attr_items)
     view = builtin.attrs
     assert (view["i"], view["n"], view["f"], view["b"], view["s"]) == (11, -3, 2.5, True, "hello")
-    assert view["d"] == Symbol("FP16") and view["m"] == Symbol("Mem.Vec")
+    assert view["d"] is ir.DataType.FP16 and view["m"] is ir.MemorySpace.Vec
     main = prog.get_function("main")
     assert main is not None
     q = main.params[1].var
@@ -159,3 +160,19 @@ def test_rejected_attrs_are_located_errors_naming_the_key(case: str) -> None:
     assert info.value.line == FIRST_LINE
     if hint is not None:
         assert info.value.hint is not None and hint in info.value.hint
+
+
+def test_a_symbol_value_reads_as_the_enum_member_it_names_and_enums_build_symbols() -> None:
+    prog = program(
+        's = pl.exp(p, attrs={"layout": pl.TensorLayout.NZ, "pad": pl.PadValue.zero,'
+        ' "dirs": [pl.adir.input, pl.adir.output_existing], "other": pl.Level.CORE_GROUP})'
+    )
+    (builtin,) = calls(prog)
+    view = builtin.attrs
+    assert view["layout"] is ir.TensorLayout.NZ and view["pad"] is ir.PadValue.zero
+    assert view["dirs"] == [ir.ArgDirection.Input, ir.ArgDirection.OutputExisting]
+    assert view["other"] == Symbol("Level.CORE_GROUP")  # a symbol that names no attribute enum
+    p = builtin.args[0]
+    built = Call("exp", (p,), attr_items={"layout": ir.TensorLayout.NZ, "dirs": [pl.adir.input], "d": ir.DataType.FP16})
+    assert str(built) == 'pl.exp(p, attrs={"layout": pl.TensorLayout.NZ, "dirs": [pl.adir.input], "d": pl.FP16})'
+    assert built.attrs == {"layout": ir.TensorLayout.NZ, "dirs": [ir.ArgDirection.Input], "d": ir.DataType.FP16}
