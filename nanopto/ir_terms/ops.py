@@ -121,12 +121,34 @@ def _list_elements(expr: Expr | None) -> tuple[Expr, ...] | None:
     return None
 
 
+def _target_memory(kw: dict[str, Expr]) -> MemorySpace:
+    """The memory space a `target_memory=pl.Mem.<space>` keyword names; `Vec` without one."""
+    target = kw.get("target_memory")
+    if isinstance(target, Symbol):
+        prefix, _, name = target.path.rpartition(".")
+        if prefix in ("Mem", "MemorySpace") and name in MemorySpace.__members__:
+            return MemorySpace[name]
+    return MemorySpace.Vec
+
+
 def _load_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
     shape = _list_elements(args[2] if len(args) > 2 else kw.get("shapes"))
     dtype = _dtype_of(types[0]) if types else None
     if shape is None or dtype is None:
         return UnknownType()
-    return TileType(shape, dtype, MemorySpace.Vec)
+    return TileType(shape, dtype, _target_memory(kw))
+
+
+def _move_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    source = types[0] if types else UnknownType()
+    if not isinstance(source, TileType):
+        return UnknownType()
+    return TileType(source.shape, source.dtype, _target_memory(kw))
+
+
+def _create_tile_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    tensor = _create_tensor_type(types, args, kw)
+    return TileType(tensor.shape, tensor.dtype, _target_memory(kw)) if isinstance(tensor, TensorType) else tensor
 
 
 def _create_tensor_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
@@ -231,6 +253,10 @@ def _load(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     offsets = [int(o) for o in (args[1] if len(args) > 1 else kw["offsets"])]
     shapes = [int(s) for s in (args[2] if len(args) > 2 else kw["shapes"])]
     return np.array(source[_window(source, offsets, shapes)], copy=True)
+
+
+def _copy(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    return np.array(args[0], copy=True)
 
 
 def _store(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
@@ -485,6 +511,20 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         aliases_arg=2,
         writes=(2,),
         doc="write a tile into a tensor window; the result is the tensor",
+    ),
+    OpDef(
+        "tile.move",
+        ("tile.move", "move"),
+        _move_type,
+        _copy,
+        doc="`pl.move(t, target_memory=pl.Mem.Left)`: a copy of a tile in another memory space",
+    ),
+    OpDef(
+        "tile.create",
+        ("tile.create",),
+        _create_tile_type,
+        _create_tensor,
+        doc="`pl.tile.create(shape, dtype=, target_memory=)`: a new zeroed tile",
     ),
     OpDef("create_tensor", ("create_tensor", "tensor.create"), _create_tensor_type, _create_tensor, doc="a new zeroed tensor"),
     OpDef("array.create", ("array.create",), _array_create_type, _array_create, doc="a new zeroed array"),

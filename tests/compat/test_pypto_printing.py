@@ -250,3 +250,34 @@ def test_tensor_full_is_a_new_filled_tensor() -> None:
     assert main is not None
     assert main.body.stmts[0].var.type == ir.TensorType([2, 3], ir.DataType.FP32)
     np.testing.assert_array_equal(interpret(program, "main"), np.full((2, 3), 1.5, np.float32))
+
+
+MEMORY_MOVES = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, a: pl.Tensor[[4, 4], pl.FP32], out: pl.Out[pl.Tensor[[4, 4], pl.FP32]]) -> pl.Tensor[[4, 4], pl.FP32]:
+        a_mat = pl.load(a, [0, 0], [4, 4], target_memory=pl.MemorySpace.Mat)
+        a_left = pl.move(a_mat, target_memory=pl.Mem.Left)
+        zero = pl.tile.create([4, 4], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        total = pl.add(pl.move(a_left, target_memory=pl.Mem.Vec), zero)
+        out = pl.store(total, [0, 0], out)
+        return out
+"""
+
+
+def test_load_move_and_create_put_a_tile_in_the_memory_space_they_name() -> None:
+    program = parse_program(MEMORY_MOVES)
+    main = program.get_function("main")
+    assert main is not None
+    spaces = [s.var.type.memory_space for s in main.body.stmts[:3]]
+    assert spaces == [ir.MemorySpace.Mat, ir.MemorySpace.Left, ir.MemorySpace.Vec]
+    assert ir.python_print_type(main.body.stmts[1].var.type) == "pl.Tile[[4, 4], pl.FP32, pl.Mem.Left]"
+    reparsed = parse_program(ir.python_print(program))
+    ir.assert_structural_equal(program, reparsed)
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    out = np.zeros((4, 4), np.float32)
+    np.testing.assert_array_equal(interpret(reparsed, "main", a, out), a)
+    np.testing.assert_array_equal(out, a)
