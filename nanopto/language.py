@@ -19,7 +19,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from nanopto.ir_terms.dtypes import ArgDirection, DataType, MemorySpace, PadValue, TensorLayout
-from nanopto.ir_terms.nodes import ForKind, Function, FunctionType, ParamDirection, Program
+from nanopto.ir_terms.nodes import AtomicType, ForKind, Function, FunctionType, ParamDirection, Program
 from nanopto.ir_terms.parse_error import (
     InvalidOperationError,
     ParserSyntaxError,
@@ -31,6 +31,7 @@ from nanopto.ir_terms.parser import DynamicDim, ParserError, parse_function, par
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.scope_classes import SplitMode
 from nanopto.ir_terms.templates import InlineFunction
+from nanopto.ir_terms.types import CompactMode, MemRef, TileLayout, TileView
 
 if TYPE_CHECKING:
     from nanopto.jit import jit
@@ -57,6 +58,8 @@ __all__ = [
     "UINT32",
     "UINT64",
     "Array",
+    "AtomicType",
+    "CompactMode",
     "DataType",
     "DynamicDim",
     "ForKind",
@@ -66,6 +69,7 @@ __all__ = [
     "InvalidOperationError",
     "Level",
     "Mem",
+    "MemRef",
     "MemorySpace",
     "Out",
     "PadValue",
@@ -78,6 +82,8 @@ __all__ = [
     "Tensor",
     "TensorLayout",
     "Tile",
+    "TileLayout",
+    "TileView",
     "Tuple",
     "UndefinedVariableError",
     "UnsupportedFeatureError",

@@ -35,6 +35,7 @@ from nanopto.ir_terms.expr_classes import (
 )
 from nanopto.ir_terms.nodes import (
     AssignStmt,
+    AtomicType,
     BinaryExpr,
     BinOp,
     BreakStmt,
@@ -115,17 +116,25 @@ from nanopto.ir_terms.structural import (
 )
 from nanopto.ir_terms.types import (
     ArrayType,
+    CompactMode,
+    MemRef,
     ScalarType,
     TensorType,
+    TileLayout,
     TileType,
+    TileView,
     TupleType,
     Type,
     UnknownType,
+    implicit_tile_view,
 )
 from nanopto.ir_terms.visitors import IRMutator, IRVisitor
 
 IRNode = Node
 """PyPTO's name for the base of every IR node."""
+
+Mem = MemorySpace
+"""PyPTO's short name for `MemorySpace` (`ir.Mem.Vec`)."""
 
 __all__ = [
     "OPS",
@@ -135,6 +144,7 @@ __all__ = [
     "ArgDirection",
     "ArrayType",
     "AssignStmt",
+    "AtomicType",
     "BinOp",
     "BinaryExpr",
     "BitAnd",
@@ -146,6 +156,7 @@ __all__ = [
     "BreakStmt",
     "Call",
     "ClusterScopeStmt",
+    "CompactMode",
     "ConstBool",
     "ConstFloat",
     "ConstInt",
@@ -183,6 +194,8 @@ __all__ = [
     "Lt",
     "MakeTuple",
     "Max",
+    "Mem",
+    "MemRef",
     "MemorySpace",
     "Min",
     "Mul",
@@ -223,7 +236,9 @@ __all__ = [
     "Symbol",
     "TensorLayout",
     "TensorType",
+    "TileLayout",
     "TileType",
+    "TileView",
     "TupleGetItemExpr",
     "TupleType",
     "Type",
@@ -241,6 +256,7 @@ __all__ = [
     "deserialize",
     "deserialize_from_file",
     "get_op",
+    "implicit_tile_view",
     "level_to_linqu_level",
     "op",
     "parse_function",

@@ -36,7 +36,7 @@ import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms import types as t
-from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue
 from nanopto.ir_terms.schema import NODE_CLASSES, FieldKind, FieldSpec, fields_of
 from nanopto.ir_terms.term_rows import (
     FactTable,
@@ -187,7 +187,15 @@ def ir_constructors() -> tuple[Constructor, ...]:
         Constructor("TyCons", ("Ty", "TyL"), "TyL"),
         Constructor("TScalar", ("String",), "Ty"),
         Constructor("TTensor", ("ExL", "String"), "Ty"),
-        Constructor("TTile", ("ExL", "String", "String"), "Ty"),
+        Constructor("TTile", ("ExL", "String", "Ty", "Ty", "String"), "Ty", doc="shape, dtype, memref, view, memory space"),
+        Constructor(
+            "TView",
+            ("ExL", "ExL", "Ex", "String", "String", "i64", "String", "String"),
+            "Ty",
+            doc="a tile view: valid_shape, stride, start_offset, blayout, slayout, fractal, pad, compact",
+        ),
+        Constructor("TMemRef", ("String", "Ex", "i64"), "Ty", doc="a tile's memref: allocation, byte offset, size"),
+        Constructor("TNone", (), "Ty", doc="a tile without a memref, or whose view its memory space implies"),
         Constructor("TArray", ("Ex", "String"), "Ty"),
         Constructor("TTuple", ("TyL",), "Ty"),
         Constructor("TUnknown", (), "Ty"),
@@ -441,14 +449,35 @@ class Encoder:
                 return term("TScalar", dtype.name)
             case t.TensorType(shape, dtype):
                 return term("TTensor", self.exprs(shape), dtype.name)
-            case t.TileType(shape, dtype, mem):
-                return term("TTile", self.exprs(shape), dtype.name, mem.name if mem else "")
+            case t.TileType(shape=shape, dtype=dtype, memref=memref, tile_view=view, memory_space=mem):
+                return term(
+                    "TTile",
+                    self.exprs(shape),
+                    dtype.name,
+                    term("TNone") if memref is None else term("TMemRef", memref.name, self.expr(memref.byte_offset), memref.size),
+                    term("TNone") if view is None else self._tile_view(view),
+                    mem.name if mem else "",
+                )
             case t.ArrayType(size=size, dtype=dtype):
                 return term("TArray", self.expr(size), dtype.name)
             case t.TupleType(types):
                 return term("TTuple", self.types(types))
             case _:
                 return term("TUnknown")
+
+    def _tile_view(self, view: t.TileView) -> int:
+        start = self.rows.term("NoEx") if view.start_offset is None else self.expr(view.start_offset)
+        return self.rows.term(
+            "TView",
+            self.exprs(view.valid_shape),
+            self.exprs(view.stride),
+            start,
+            view.blayout.name,
+            view.slayout.name,
+            view.fractal,
+            view.pad.name,
+            view.compact.name,
+        )
 
     def types(self, types: Iterable[t.Type]) -> int:
         handle = self.rows.term("TyNil")
@@ -586,8 +615,18 @@ class Decoder:
         return t.TensorType(self._term(args[0]), DataType[self.lit(args[1])])
 
     def _tile_type(self, args: list[int]) -> t.Type:
-        mem = self.lit(args[2])
-        return t.TileType(self._term(args[0]), DataType[self.lit(args[1])], MemorySpace[mem] if mem else None)
+        mem = self.lit(args[4])
+        space = MemorySpace[mem] if mem else None
+        return t.TileType(self._term(args[0]), DataType[self.lit(args[1])], self._term(args[2]), self._term(args[3]), space)
+
+    def _tile_view(self, args: list[int]) -> t.TileView:
+        valid, stride, start = self._term(args[0]), self._term(args[1]), self._term(args[2])
+        blayout, slayout = t.TileLayout[self.lit(args[3])], t.TileLayout[self.lit(args[4])]
+        pad, compact = PadValue[self.lit(args[6])], t.CompactMode[self.lit(args[7])]
+        return t.TileView(valid, stride, start, blayout, slayout, self.lit(args[5]), pad, compact)
+
+    def _memref(self, args: list[int]) -> t.MemRef:
+        return t.MemRef(self.lit(args[0]), self._term(args[1]), self.lit(args[2]))
 
     def _array_type(self, args: list[int]) -> t.Type:
         return t.ArrayType(size=self._term(args[0]), dtype=DataType[self.lit(args[1])])
@@ -627,6 +666,9 @@ Decoder.SPECIAL = {
     "TScalar": Decoder._scalar_type,
     "TTensor": Decoder._tensor_type,
     "TTile": Decoder._tile_type,
+    "TView": Decoder._tile_view,
+    "TMemRef": Decoder._memref,
+    "TNone": Decoder._none,
     "TArray": Decoder._array_type,
     "TTuple": Decoder._tuple_type,
     "TUnknown": Decoder._unknown_type,

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields, is_dataclass, replace
 from typing import TypeVar
 
-from nanopto.ir_terms.dtypes import DataType, enum_of_symbol, symbol_of_enum
+from nanopto.ir_terms.dtypes import DataType, enum_of_symbol, register_symbol_enum, symbol_of_enum
 from nanopto.ir_terms.types import Type, UnknownType, register_dimension
 
 
@@ -441,7 +441,7 @@ class Call(_InferredType, Expr):
             if isinstance(self.function, Span):
                 object.__setattr__(self, "span", self.function)
                 object.__setattr__(self, "function", False)
-            kwargs = tuple(Keyword(k, _literal(v)) for k, v in kwargs.items())
+            kwargs = tuple(Keyword(k, keyword_value(k, v)) for k, v in kwargs.items())
         object.__setattr__(self, "kwargs", tuple(kwargs))  # type: ignore[arg-type]
 
     @property
@@ -477,6 +477,8 @@ def _literal(value: object) -> Expr:
     int, float, bool or str as the constant, a list or tuple as a list of them."""
     if isinstance(value, Expr):
         return value
+    if isinstance(value, enum.Enum):  # before int: an IntEnum member is an int too
+        return Symbol(symbol_of_enum(value))
     if isinstance(value, bool):
         return ConstBool(value)
     if isinstance(value, int):
@@ -487,8 +489,6 @@ def _literal(value: object) -> Expr:
         return ConstStr(value)
     if isinstance(value, (list, tuple)):
         return MakeTuple(tuple(_literal(v) for v in value), is_list=True)
-    if isinstance(value, enum.Enum):
-        return Symbol(symbol_of_enum(value))
     raise TypeError(f"cannot use {value!r} as an IR attribute value")
 
 
@@ -907,6 +907,31 @@ class CoreType(enum.Enum):
 
     CUBE = "CUBE"
     VECTOR = "VECTOR"
+
+
+class AtomicType(enum.IntEnum):
+    """How a store combines a tile with what its destination holds: `pl.tile.store(t, [0, 0], out,
+    atomic=pl.AtomicType.Add)` adds into it. An int enum, as in PyPTO, whose builders take its int."""
+
+    None_ = 0
+    Add = 1
+
+
+register_symbol_enum("AtomicType", AtomicType)
+
+_KEYWORD_ENUMS: dict[str, type[enum.IntEnum]] = {"atomic": AtomicType}
+"""Keywords whose value is a member of an int enum. Given as an int (what PyPTO's builders store),
+the value is kept as the member's `pl` constant, so `atomic=1` prints `atomic=pl.AtomicType.Add`
+and reads back as the same call."""
+
+
+def keyword_value(name: str, value: object) -> Expr:
+    """The IR value of keyword `name` given as a Python value (`_literal`), an int standing for
+    the member of its enum where the keyword takes one (`_KEYWORD_ENUMS`)."""
+    enum_cls = _KEYWORD_ENUMS.get(name)
+    if enum_cls is not None and type(value) is int and value in enum_cls._value2member_map_:
+        value = enum_cls(value)
+    return _literal(value)
 
 
 E = TypeVar("E", bound=enum.Enum)

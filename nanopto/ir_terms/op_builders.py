@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from nanopto.ir_terms.nodes import Call, Expr, Keyword, OpName, Span, _literal
+from nanopto.ir_terms.nodes import Call, Expr, Keyword, OpName, Span, _literal, keyword_value
 from nanopto.ir_terms.ops import OPS
 
 _POSITIONAL: dict[str, tuple[str, ...]] = {
@@ -48,7 +48,7 @@ def create_op_call(
     return Call(
         OpName(OPS.ir_name(name)),
         tuple(_literal(a) for a in positional),
-        tuple(Keyword(k, _literal(v)) for k, v in keywords.items()),
+        tuple(Keyword(k, keyword_value(k, v)) for k, v in keywords.items()),
         span=span,
     )
 

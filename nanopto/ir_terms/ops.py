@@ -262,7 +262,10 @@ def _copy(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
 def _store(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     tile, offsets, target = np.asarray(args[0]), [int(o) for o in args[1]], args[2]
     window = _window(target, offsets, _extents_for(tile, target.ndim))
-    target[window] = tile.reshape(target[window].shape)
+    if kw.get("atomic") == "AtomicType.Add":  # `atomic=pl.AtomicType.Add` adds into the window
+        target[window] += tile.reshape(target[window].shape)
+    else:
+        target[window] = tile.reshape(target[window].shape)
     return target
 
 

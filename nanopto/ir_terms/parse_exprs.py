@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue
 from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.names import validate_base_name
 from nanopto.ir_terms.nodes import (
@@ -54,9 +54,13 @@ from nanopto.ir_terms.parse_error import (
 from nanopto.ir_terms.parse_static import NotStatic, StaticSizes, static_eval
 from nanopto.ir_terms.types import (
     ArrayType,
+    CompactMode,
+    MemRef,
     ScalarType,
     TensorType,
+    TileLayout,
     TileType,
+    TileView,
     TupleType,
     Type,
     UnknownType,
@@ -116,6 +120,15 @@ def _canonical_symbol(path: str) -> str:
     if prefix == "Level" and name in Level.__members__:
         return f"{prefix}.{Level[name].name}"
     return path
+
+
+_VIEW_ENUMS: dict[str, type[TileLayout | PadValue | CompactMode]] = {
+    "blayout": TileLayout,
+    "slayout": TileLayout,
+    "pad": PadValue,
+    "compact": CompactMode,
+}
+"""The `pl.TileView` fields that take an enum member, and its enum."""
 
 
 def dotted_name(node: ast.expr) -> str | None:
@@ -908,6 +921,107 @@ class ExprParser:
                 return MemorySpace[path[len(prefix) :]]
         return None
 
+    def _tile_type(self, node: ast.expr, shape: tuple[Expr, ...], dtype: DataType, extras: list[ast.expr]) -> TileType:
+        """The rest of `pl.Tile[shape, dtype, ...]`: a `pl.MemRef(...)`, a `pl.Mem.<space>` and a
+        `pl.TileView(...)`, each at most once, in any order. A bare `pl.TileView()` is the view the
+        memory space implies, the same as leaving it out."""
+        memory: MemorySpace | None = None
+        memref: ast.Call | None = None
+        view: TileView | None = None
+        seen: set[str] = set()
+        for extra in extras:
+            head = dotted_name(extra.func) if isinstance(extra, ast.Call) else None
+            space = self._memory_space(extra)
+            what = head if head in ("pl.MemRef", "pl.TileView") else "pl.Mem" if space is not None else None
+            if what is None or what in seen:
+                raise self.error(
+                    extra,
+                    "a tile annotation takes shape, dtype and optionally a pl.MemRef(...), a pl.Mem.<space> "
+                    "and a pl.TileView(...), each once"
+                    if what is None
+                    else f"{what} is given twice in one tile annotation",
+                    kind=ParserTypeError,
+                )
+            seen.add(what)
+            if what == "pl.Mem":
+                memory = space
+            elif what == "pl.MemRef":
+                assert isinstance(extra, ast.Call)
+                memref = extra
+            else:
+                assert isinstance(extra, ast.Call)
+                view = self._tile_view(extra)
+        if memref is not None and memory is None:
+            raise self.error(
+                memref,
+                "a tile annotation with a pl.MemRef also names its memory space",
+                hint="add pl.Mem.<space> after the pl.MemRef(...)",
+                kind=ParserTypeError,
+            )
+        return TileType(shape, dtype, None if memref is None else self._memref(memref, memory), view, memory)
+
+    def _tile_view(self, node: ast.Call) -> TileView | None:
+        """`pl.TileView(name=value, ...)` (None for a bare `pl.TileView()`, the implicit view)."""
+        if node.args:
+            raise self.error(node.args[0], "pl.TileView takes keywords only: pl.TileView(blayout=...)", kind=ParserTypeError)
+        fields: dict[str, object] = {}
+        for keyword in node.keywords:
+            name, value = keyword.arg, keyword.value
+            enum_cls = _VIEW_ENUMS.get(name or "")
+            if name in ("valid_shape", "stride"):
+                fields[name] = self._shape(value)
+            elif name == "start_offset":
+                fields[name] = self.expr(value)
+            elif name == "fractal":
+                if not (isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0):
+                    raise self.error(value, "fractal is a size in bytes: a positive int literal", kind=ParserTypeError)
+                fields[name] = value.value
+            elif enum_cls is not None and name is not None:
+                path = dotted_name(value) or ""
+                prefix, _, member = path.rpartition(".")
+                if prefix != f"pl.{enum_cls.__name__}" or member not in enum_cls.__members__:
+                    raise self.error(
+                        value,
+                        f"{name} takes a pl.{enum_cls.__name__} member",
+                        hint=", ".join(f"pl.{enum_cls.__name__}.{m}" for m in enum_cls.__members__),
+                        kind=ParserTypeError,
+                    )
+                fields[name] = enum_cls[member]
+            else:
+                raise self.error(
+                    value if name else keyword,
+                    f"pl.TileView has no field {name!r}" if name else "pl.TileView takes its fields by name",
+                    hint="its fields: valid_shape, stride, start_offset, blayout, slayout, fractal, pad, compact",
+                    kind=ParserTypeError,
+                )
+        return TileView(**fields) if fields else None  # type: ignore[arg-type]
+
+    def _memref(self, node: ast.Call, memory: MemorySpace | None) -> MemRef:
+        """`pl.MemRef("mem_vec_0", offset, size)`, or the older `pl.MemRef(addr, size, id)` and
+        `pl.MemRef(pl.Mem.<space>, addr, size, id)`, whose allocation is named `mem_<space>_<id>`."""
+        args = node.args
+        if node.keywords:
+            raise self.error(node.keywords[0].value, "pl.MemRef takes positional arguments only", kind=ParserTypeError)
+
+        def literal(arg: ast.expr, what: str) -> int:
+            if not (isinstance(arg, ast.Constant) and type(arg.value) is int and arg.value >= 0):
+                raise self.error(arg, f"a MemRef's {what} is a non-negative int literal", kind=ParserTypeError)
+            return arg.value
+
+        if len(args) == 3 and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
+            return MemRef(args[0].value, self.expr(args[1]), literal(args[2], "size"))
+        space = self._memory_space(args[0]) if len(args) == 4 else None
+        if len(args) == 3 or space is not None:
+            rest = args[1:] if space is not None else args
+            allocation = space or memory
+            assert allocation is not None  # the caller requires a memory space with a MemRef
+            return MemRef(allocation, self.expr(rest[0]), literal(rest[1], "size"), literal(rest[2], "id"))
+        raise self.error(
+            node,
+            'pl.MemRef takes an allocation, a byte offset and a size: pl.MemRef("mem_vec_0", 0, 512)',
+            kind=ParserTypeError,
+        )
+
     def _shape(self, node: ast.expr) -> tuple[Expr, ...]:
         shape = self.expr(node)
         if not isinstance(shape, MakeTuple):
@@ -963,25 +1077,7 @@ class ExprParser:
                         kind=UnsupportedFeatureError,
                     )
                 return TensorType(shape, dtype)
-            memory: MemorySpace | None = None
-            for extra in items[2:]:
-                if isinstance(extra, ast.Call) and dotted_name(extra.func) == "pl.TileView":
-                    if extra.args or extra.keywords:  # the default view is the only one nanopto has
-                        raise self.error(
-                            extra,
-                            "only the default tile view pl.TileView() is supported",
-                            kind=UnsupportedFeatureError,
-                        )
-                    continue
-                space = self._memory_space(extra)
-                if space is None or memory is not None:
-                    raise self.error(
-                        extra,
-                        "a tile annotation takes shape, dtype and optionally a pl.Mem.<space>",
-                        kind=ParserTypeError,
-                    )
-                memory = space
-            return TileType(shape, dtype, memory)
+            return self._tile_type(node, shape, dtype, items[2:])
         if head == "pl.Array":
             if len(items) != 2:
                 raise self.error(

@@ -10,9 +10,11 @@ unpack through a `*__tmp_v*` temporary), prints yield targets from the enclosing
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from nanopto.ir_terms.dtypes import DataType
@@ -61,9 +63,11 @@ from nanopto.ir_terms.ops import source_spelling
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.types import (
     ArrayType,
+    MemRef,
     ScalarType,
     TensorType,
     TileType,
+    TileView,
     TupleType,
     Type,
     UnknownType,
@@ -105,14 +109,31 @@ _PREC: dict[BinOp, int] = {
 _COMPARISON = 4
 
 
-def python_print(node: Node | Type, prefix: str = "pl", *, concise: bool = False, format: bool = True) -> str:
+def python_print(
+    node: Node | Type | MemRef | TileView,
+    prefix: str = "pl",
+    *,
+    concise: bool = False,
+    format: bool = True,
+    explicit_layout: bool = False,
+) -> str:
     """`pl` source for a Program, Function, statement, expression or type.
 
     An assignment prints its type annotation where the source wrote one (`AssignStmt.annotated`);
-    `concise=True` leaves every assignment's annotation out (signatures keep theirs). `prefix`
-    and `format` are PyPTO's: nanopto prints one dialect (`pl`) in one layout."""
+    `concise=True` leaves every assignment's annotation out (signatures keep theirs).
+    `explicit_layout=True` prints every tile's layout in full, the one its memory space implies
+    included (see `print_type`). `prefix` and `format` are PyPTO's: nanopto prints one dialect
+    (`pl`) in one layout."""
     if prefix != "pl":
         raise ValueError("nanopto prints with the `pl` prefix only")
+    token = _EXPLICIT_LAYOUT.set(explicit_layout)
+    try:
+        return _python_print(node, concise)
+    finally:
+        _EXPLICIT_LAYOUT.reset(token)
+
+
+def _python_print(node: Node | Type | MemRef | TileView, concise: bool) -> str:
     match node:
         case Program():
             return _print_program(node, concise)
@@ -128,6 +149,10 @@ def python_print(node: Node | Type, prefix: str = "pl", *, concise: bool = False
             return _param(node)
         case ScalarType() | TensorType() | TileType() | ArrayType() | TupleType() | UnknownType():
             return print_type(node)
+        case MemRef():
+            return _memref(node)
+        case TileView():
+            return _tile_view(node, in_full=_EXPLICIT_LAYOUT.get())
         case _:
             raise TypeError(f"python_print cannot print {type(node).__name__}")
 
@@ -159,30 +184,78 @@ def _dim(dim: Expr) -> str:
 register_printer(python_print)
 
 
-def python_print_type(ty: Type, prefix: str = "pl") -> str:
+def python_print_type(ty: Type, prefix: str = "pl", *, explicit_layout: bool = False) -> str:
     """PyPTO's name for `print_type`: a type's annotation spelling."""
     if prefix != "pl":
         raise ValueError("nanopto prints with the `pl` prefix only")
-    return print_type(ty)
+    return print_type(ty, explicit_layout=explicit_layout or _EXPLICIT_LAYOUT.get())
 
 
-def print_type(ty: Type) -> str:
-    """The annotation spelling of a type (`...` for an unknown type)."""
+_EXPLICIT_LAYOUT: ContextVar[bool] = ContextVar("explicit_layout", default=False)
+"""Whether the `python_print` call under way prints tile layouts in full (`explicit_layout`)."""
+
+
+def print_type(ty: Type, *, explicit_layout: bool | None = None) -> str:
+    """The annotation spelling of a type (`...` for an unknown type).
+
+    A tile prints its memref, memory space and view after shape and dtype, each only when it has
+    one: `pl.Tile[[16, 16], pl.FP16, pl.MemRef("mem_vec_0", 0, 512), pl.Mem.Vec]`. A view is
+    canonical (None when its memory space implies it), so a printed `pl.TileView(...)` always
+    says something. With `explicit_layout` (by default, what the `python_print` call under way
+    asked for) a tile in a memory space prints its effective view with the layout in full."""
+    explicit = _EXPLICIT_LAYOUT.get() if explicit_layout is None else explicit_layout
     match ty:
         case ScalarType(dtype):
             return f"pl.Scalar[{_dtype(dtype)}]"
         case TensorType(shape, dtype):
             return f"pl.Tensor[{_shape(shape)}, {_dtype(dtype)}]"
-        case TileType(shape, dtype, memory):
-            space = "" if memory is None else f", pl.Mem.{memory.name}"
-            return f"pl.Tile[{_shape(shape)}, {_dtype(dtype)}{space}]"
+        case TileType(shape=shape, dtype=dtype, memref=memref, tile_view=view, memory_space=memory):
+            parts = [_shape(shape), _dtype(dtype)]
+            if memref is not None:
+                parts.append(_memref(memref))
+            if memory is not None:
+                parts.append(f"pl.Mem.{memory.name}")
+                if explicit:
+                    view = ty.effective_tile_view
+            if view is not None:
+                parts.append(_tile_view(view, in_full=explicit))
+            return f"pl.Tile[{', '.join(parts)}]"
         case ArrayType(size=size, dtype=dtype):
             return f"pl.Array[{print_expr(size)}, {_dtype(dtype)}]"
         case TupleType(types):
-            inner = ", ".join(print_type(t) for t in types) if types else "()"
+            inner = ", ".join(print_type(t, explicit_layout=explicit) for t in types) if types else "()"
             return f"tuple[{inner}]"
         case _:
             return "..."
+
+
+def _memref(memref: MemRef) -> str:
+    return f"pl.MemRef({json.dumps(memref.name)}, {print_expr(memref.byte_offset)}, {memref.size})"
+
+
+_LAYOUT_FIELDS = ("blayout", "slayout", "fractal")
+
+
+def _tile_view(view: TileView, in_full: bool) -> str:
+    """`pl.TileView(...)` with the fields that differ from `TileView()`'s; the layout fields all
+    `in_full`, and also when nothing else would be printed: a bare `pl.TileView()` reads back as
+    the memory space's implicit view, which this one is not (it would be None)."""
+    wanted = set(view.non_default_fields())
+    if in_full or not wanted:
+        wanted.update(_LAYOUT_FIELDS)
+    parts: list[str] = []
+    for name in (f.name for f in dataclasses.fields(view) if f.name in wanted):
+        value = getattr(view, name)
+        match value:
+            case tuple():
+                parts.append(f"{name}={_shape(value)}")
+            case Expr():
+                parts.append(f"{name}={print_expr(value)}")
+            case int():
+                parts.append(f"{name}={value}")
+            case _:
+                parts.append(f"{name}=pl.{type(value).__name__}.{value.name}")
+    return f"pl.TileView({', '.join(parts)})"
 
 
 # ---------------------------------------------------------------------------------------------

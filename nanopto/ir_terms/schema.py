@@ -116,9 +116,13 @@ def map_type(ty: t.Type, fn: Callable[[n.Expr], n.Expr]) -> t.Type:
         case t.TensorType(shape, dtype):
             new = tuple(fn(d) for d in shape)
             return ty if _same(new, shape) else t.TensorType(new, dtype)
-        case t.TileType(shape, dtype, mem):
+        case t.TileType(shape=shape, memref=memref, tile_view=view):
             new = tuple(fn(d) for d in shape)
-            return ty if _same(new, shape) else t.TileType(new, dtype, mem)
+            new_memref = None if memref is None else _map_memref(memref, fn)
+            new_view = None if view is None else _map_view(view, fn)
+            if _same(new, shape) and new_memref is memref and new_view is view:
+                return ty
+            return t.TileType(new, ty.dtype, new_memref, new_view, ty.memory_space)
         case t.ArrayType(size=size, dtype=dtype):
             new_size = fn(size)
             return ty if new_size is size else t.ArrayType(size=new_size, dtype=dtype)
@@ -129,11 +133,35 @@ def map_type(ty: t.Type, fn: Callable[[n.Expr], n.Expr]) -> t.Type:
             return ty
 
 
+def _map_memref(memref: t.MemRef, fn: Callable[[n.Expr], n.Expr]) -> t.MemRef:
+    offset = fn(memref.byte_offset)
+    return memref if offset is memref.byte_offset else t.MemRef(memref.name, offset, memref.size)
+
+
+def _map_view(view: t.TileView, fn: Callable[[n.Expr], n.Expr]) -> t.TileView:
+    """`view` with `fn` applied to its expressions (its valid shape, strides and start offset)."""
+    valid = tuple(fn(d) for d in view.valid_shape)
+    stride = tuple(fn(d) for d in view.stride)
+    start = None if view.start_offset is None else fn(view.start_offset)
+    if _same(valid, view.valid_shape) and _same(stride, view.stride) and start is view.start_offset:
+        return view
+    return dataclasses.replace(view, valid_shape=valid, stride=stride, start_offset=start)
+
+
 def type_exprs(ty: t.Type) -> Iterator[n.Expr]:
     """The shape/size expressions inside a type."""
     match ty:
-        case t.TensorType(shape, _) | t.TileType(shape, _, _):
+        case t.TensorType(shape=shape):
             yield from shape
+        case t.TileType(shape=shape, memref=memref, tile_view=view):
+            yield from shape
+            if memref is not None:
+                yield memref.byte_offset
+            if view is not None:
+                yield from view.valid_shape
+                yield from view.stride
+                if view.start_offset is not None:
+                    yield view.start_offset
         case t.ArrayType(size=size):
             yield size
         case t.TupleType(types):

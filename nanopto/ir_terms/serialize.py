@@ -10,6 +10,7 @@ auto-mapping (as PyPTO's round trip is) and never aliases a Var of the running p
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 from pathlib import Path
@@ -17,18 +18,31 @@ from typing import Any
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms import types as t
-from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue
 from nanopto.ir_terms.schema import NODE_CLASSES, fields_of
 
 FORMAT = "nanopto-ir/1"
 
 _NODES: dict[str, type[n.Node]] = {cls.__name__: cls for cls in NODE_CLASSES}
 _TYPES: dict[str, type] = {
-    cls.__name__: cls for cls in (t.ScalarType, t.TensorType, t.TileType, t.ArrayType, t.TupleType, t.UnknownType)
+    cls.__name__: cls
+    for cls in (t.ScalarType, t.TensorType, t.TileType, t.ArrayType, t.TupleType, t.UnknownType, t.TileView, t.MemRef)
 }
 _ENUMS: dict[str, type[enum.Enum]] = {
     cls.__name__: cls
-    for cls in (DataType, MemorySpace, n.BinOp, n.UnOp, n.ForKind, n.FunctionType, n.ParamDirection, n.InlineLanguage)
+    for cls in (
+        DataType,
+        MemorySpace,
+        n.BinOp,
+        n.UnOp,
+        n.ForKind,
+        n.FunctionType,
+        n.ParamDirection,
+        n.InlineLanguage,
+        t.TileLayout,
+        PadValue,
+        t.CompactMode,
+    )
 }
 
 Json = Any
@@ -72,8 +86,8 @@ class _Writer:
             return self.var(value)
         if isinstance(value, n.Node):
             return self.node(value)
-        if type(value).__name__ in _TYPES and not isinstance(value, enum.Enum):
-            fields = vars(value)
+        if type(value).__name__ in _TYPES and dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
             return {"$type": type(value).__name__, **{k: self.value(v) for k, v in fields.items()}}
         if isinstance(value, tuple):
             return [self.value(v) for v in value]

@@ -88,7 +88,7 @@ def test_default_tile_view_in_a_tile_annotation() -> None:
     )
     plain = viewed.replace(", pl.TileView()", "")
     ir.assert_structural_equal(round_trip(viewed), ir.parse_program(plain))
-    with pytest.raises(ir.UnsupportedFeatureError):
+    with pytest.raises(ir.ParserTypeError, match=r"blayout takes a pl\.TileLayout member"):
         ir.parse_program(viewed.replace("pl.TileView()", "pl.TileView(blayout=1)"))
 
 

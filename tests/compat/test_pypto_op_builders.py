@@ -51,8 +51,8 @@ def test_get_op_resolves_any_spelling_to_the_registry_name() -> None:
 
 def test_call_takes_pypto_positional_forms() -> None:
     a, b = ir.Var("a", INDEX), ir.Var("b", INDEX)
-    with_kwargs = ir.Call(ir.Op("tile.store"), [a, b], {"atomic": 1, "name": "x"}, SPAN)
-    assert [k.name for k in with_kwargs.kwargs] == ["atomic", "name"] and with_kwargs.span == SPAN
+    with_kwargs = ir.Call(ir.Op("tile.store"), [a, b], {"stage": 1, "name": "x"}, SPAN)
+    assert [k.name for k in with_kwargs.kwargs] == ["stage", "name"] and with_kwargs.span == SPAN
     assert with_kwargs.kwargs[0].value == ir.ConstInt(1)
     to_function = ir.Call(ir.GlobalVar("kernel"), [a], INDEX, SPAN)
     assert to_function.function and to_function.op.name == "kernel" and to_function.span == SPAN
