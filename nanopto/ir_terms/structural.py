@@ -391,6 +391,10 @@ class _Comparator:
         return None
 
 
+_DIMENSION_FIELDS = frozenset({"shape", "valid_shape", "stride"})
+"""The fields of a type (or a tile view) that are lists of dimensions, printed as a shape is."""
+
+
 def _type_fields(ty: object) -> list[tuple[str, object]]:
     """A type's compared fields. A constant shape dimension is its integer value: an annotation
     does not spell a dimension's dtype (`pl.Tensor[[64], pl.FP32]`), so two types that print the
@@ -401,7 +405,7 @@ def _type_fields(ty: object) -> list[tuple[str, object]]:
         if not f.compare:
             continue
         value = getattr(ty, f.name)
-        if f.name == "shape":
+        if f.name in _DIMENSION_FIELDS:
             value = tuple(d.value if type(d) is n.ConstInt else d for d in value)
         fields.append((f.name, value))
     return fields

@@ -221,3 +221,11 @@ def test_serialize_and_the_term_codec_keep_the_tile_type(annotation: str) -> Non
     ir.assert_structural_equal(ir.deserialize(ir.serialize(parsed)), parsed, enable_auto_mapping=True)
     ir.assert_structural_equal(roundtrip_program(parsed), parsed)
     assert python_print(roundtrip_program(parsed)) == python_print(parsed)
+
+
+def test_view_dimensions_compare_by_value_as_shape_dimensions_do() -> None:
+    # A view prints its dimensions as a shape prints them, without a dtype.
+    typed = ir.TileView(valid_shape=[ir.ConstInt(8, ir.DataType.INT32), ir.ConstInt(16, ir.DataType.INT64)])
+    a, b = tile([16, 16], Mem.Vec, typed), tile([16, 16], Mem.Vec, ir.TileView(valid_shape=[8, 16]))
+    assert python_print(a) == python_print(b)
+    assert ir.structural_equal(a, b) and ir.structural_hash(a) == ir.structural_hash(b)
