@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, register_symbol_enum
@@ -109,17 +109,11 @@ class TileView:
         if isinstance(self.start_offset, int):
             object.__setattr__(self, "start_offset", _dimension(self.start_offset))
 
-    @property
-    def layout(self) -> tuple[TileLayout, TileLayout, int]:
-        """The fields a memory space decides: `(blayout, slayout, fractal)`."""
-        return self.blayout, self.slayout, self.fractal
-
     def non_default_fields(self) -> tuple[str, ...]:
         """The names of the fields that differ from `TileView()`'s, in declaration order."""
-        return tuple(name for name in _VIEW_FIELDS if getattr(self, name) != getattr(_DEFAULT_VIEW, name))
+        return tuple(f.name for f in fields(self) if getattr(self, f.name) != getattr(_DEFAULT_VIEW, f.name))
 
 
-_VIEW_FIELDS = ("valid_shape", "stride", "start_offset", "blayout", "slayout", "fractal", "pad", "compact")
 _DEFAULT_VIEW = TileView()
 
 _ACC_FRACTAL = 1024

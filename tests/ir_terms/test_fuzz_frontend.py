@@ -94,6 +94,8 @@ PALETTE = (
     "1", "-1", "1.5", "1e999", "10**100", "0x10", "'s'", "b''", "f'{x}'", "return", "if", "for", "while",
     "pl.range", "pl.yield_", "pl.Out", "pl.InOut", "pl.dynamic('N')", "pl.FunctionType.Inline",
     "pl.function", "pl.program", "yield", "await x", "*args", "del x", "global x", "import os",
+    "pl.TileView(pad=pl.PadValue.zero)", "pl.TileView(fractal=-1)", "pl.TileLayout.col_major",
+    'pl.MemRef("m", 0, 8)', "pl.MemRef(0, 8)", "pl.AtomicType.Add",
 )
 
 

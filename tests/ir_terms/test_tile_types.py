@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nanopto import ir
 from nanopto.egraph import roundtrip_program
@@ -229,3 +231,49 @@ def test_view_dimensions_compare_by_value_as_shape_dimensions_do() -> None:
     a, b = tile([16, 16], Mem.Vec, typed), tile([16, 16], Mem.Vec, ir.TileView(valid_shape=[8, 16]))
     assert python_print(a) == python_print(b)
     assert ir.structural_equal(a, b) and ir.structural_hash(a) == ir.structural_hash(b)
+
+
+N = ir.Var("n", ir.ScalarType(ir.DataType.INDEX))
+"""Printed as `n`, which the parsed program reads as its parameter."""
+
+
+@st.composite
+def tile_views(draw: st.DrawFn) -> ir.TileView | None:
+    """Any view of a [16, 16] tile (None: the implied one), its dimensions constants or `n`."""
+    if draw(st.booleans()):
+        return None
+    dims = st.lists(st.sampled_from([N, 1, 8, 16]), min_size=2, max_size=2)
+    return ir.TileView(
+        valid_shape=draw(st.sampled_from([[]]) | dims),
+        stride=draw(st.sampled_from([[]]) | dims),
+        start_offset=draw(st.sampled_from([None, 0, 32])),
+        blayout=draw(st.sampled_from(list(ir.TileLayout))),
+        slayout=draw(st.sampled_from(list(ir.TileLayout))),
+        fractal=draw(st.sampled_from([32, 512, 1024])),
+        pad=draw(st.sampled_from(list(ir.PadValue))),
+        compact=draw(st.sampled_from(list(ir.CompactMode))),
+    )
+
+
+def _annotation(view: ir.TileView | None, space: ir.MemorySpace | None, memref: bool) -> str:
+    """The `pl` annotation of a [16, 16] FP32 tile with these parts."""
+    ty = ir.TileType([16, 16], FP32, ir.MemRef("mem_0", 64, 1024) if memref and space else None, None, space)
+    text = python_print(ty)
+    if view is None:
+        return text
+    return text[:-1] + ", " + python_print(view) + "]"
+
+
+@given(
+    view=tile_views(),
+    space=st.sampled_from([None, *ir.MemorySpace]),
+    memref=st.booleans(),
+    explicit=st.booleans(),
+)
+def test_any_tile_annotation_round_trips_through_print_and_the_codec(
+    view: ir.TileView | None, space: ir.MemorySpace | None, memref: bool, explicit: bool
+) -> None:
+    parsed = program(_annotation(view, space, memref))
+    text = python_print(parsed, explicit_layout=explicit)
+    ir.assert_structural_equal(parse_program(text), parsed)
+    ir.assert_structural_equal(roundtrip_program(parsed), parsed)
