@@ -24,6 +24,12 @@ def test_the_names_are_where_pypto_has_them() -> None:
     assert (int(ir.AtomicType.None_), int(ir.AtomicType.Add)) == (0, 1)
 
 
+def test_an_attribute_value_reads_as_the_layout_enum_member_it_names() -> None:
+    members = [ir.TileLayout.col_major, ir.CompactMode.normal, ir.AtomicType.Add, ir.PadValue.zero]
+    call = ir.Call(ir.Op("tile.store"), [], attr_items={f"k{i}": m for i, m in enumerate(members)})
+    assert list(call.attrs.values()) == members
+
+
 def test_pypto_builds_a_tile_type_positionally() -> None:
     dims = [ir.ConstInt(32, ir.DataType.INDEX, SPAN)] * 2
     memref = ir.MemRef("mem_left_0", 0, 2048)
