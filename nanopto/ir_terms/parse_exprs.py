@@ -921,7 +921,7 @@ class ExprParser:
                 return MemorySpace[path[len(prefix) :]]
         return None
 
-    def _tile_type(self, node: ast.expr, shape: tuple[Expr, ...], dtype: DataType, extras: list[ast.expr]) -> TileType:
+    def _tile_type(self, shape: tuple[Expr, ...], dtype: DataType, extras: list[ast.expr]) -> TileType:
         """The rest of `pl.Tile[shape, dtype, ...]`: a `pl.MemRef(...)`, a `pl.Mem.<space>` and a
         `pl.TileView(...)`, each at most once, in any order. A bare `pl.TileView()` is the view the
         memory space implies, the same as leaving it out."""
@@ -1077,7 +1077,7 @@ class ExprParser:
                         kind=UnsupportedFeatureError,
                     )
                 return TensorType(shape, dtype)
-            return self._tile_type(node, shape, dtype, items[2:])
+            return self._tile_type(shape, dtype, items[2:])
         if head == "pl.Array":
             if len(items) != 2:
                 raise self.error(

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.dtypes import DataType, symbol_of_enum
 from nanopto.ir_terms.nodes import (
     DECORATOR_ATTRS,
     AssignStmt,
@@ -254,7 +254,7 @@ def _tile_view(view: TileView, in_full: bool) -> str:
             case int():
                 parts.append(f"{name}={value}")
             case _:
-                parts.append(f"{name}=pl.{type(value).__name__}.{value.name}")
+                parts.append(f"{name}=pl.{symbol_of_enum(value)}")
     return f"pl.TileView({', '.join(parts)})"
 
 
