@@ -705,7 +705,13 @@ class ReturnStmt(_ValuesStmt):
 
 @dataclass(frozen=True, slots=True)
 class YieldStmt(_ValuesStmt):
-    """`pl.yield_(...)`: the values that flow to the enclosing if/loop `return_vars`."""
+    """`pl.yield_(...)`: the values that flow to the enclosing if/loop `return_vars`.
+
+    `annotated` prints a single result's type, `x: T = pl.yield_(v)`, as `AssignStmt.annotated`
+    does for an assignment (kept for printing, not compared): the parser records what the source
+    wrote, a yield built by hand prints the type as PyPTO's verbose printer does."""
+
+    annotated: bool = field(default=True, compare=False, kw_only=True)
 
 
 class InlineLanguage(enum.Enum):

@@ -1165,7 +1165,7 @@ class _ProgramParser(ExprParser):
             ctx.value_types = tuple(self.type_of(v) for v in values)
             ctx.annotation = annotation
             ctx.node = node
-        return [YieldStmt(values, span=self.span(node))]
+        return [YieldStmt(values, annotated=annotation is not None, span=self.span(node))]
 
     def _return_vars(self, ctx: _YieldContext, iter_args: tuple[IterArg, ...]) -> tuple[Var, ...]:
         if not ctx.names:

@@ -60,6 +60,7 @@ from nanopto.ir_terms.nodes import (
     register_printer,
 )
 from nanopto.ir_terms.ops import source_spelling
+from nanopto.ir_terms.printed_names import definitions, printed_names, renamed
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.types import (
     ArrayType,
@@ -138,9 +139,14 @@ def _python_print(node: Node | Type | MemRef | TileView, concise: bool) -> str:
         case Program():
             return _print_program(node, concise)
         case Function():
-            return "\n".join(_FunctionPrinter(node, concise=concise).function(node, "", method=False))
+            occurrences = _var_occurrences(node)
+            fn = _named_function(node, occurrences)
+            return "\n".join(_FunctionPrinter(fn, occurrences, concise=concise).function(fn, "", method=False))
         case Stmt():
-            return "\n".join(_FunctionPrinter(node, concise=concise).stmt_lines(node, "", None))
+            occurrences = _var_occurrences(node)
+            stmt = renamed(node, printed_names(occurrences, (), node, closed=False))
+            assert isinstance(stmt, Stmt)
+            return "\n".join(_FunctionPrinter(stmt, occurrences, concise=concise).stmt_lines(stmt, "", None))
         case Expr():
             return print_expr(node)
         case Keyword():
@@ -493,20 +499,15 @@ def _func_attr_prologue(fn: Function) -> list[str]:
 def _defined_vars(fn: Function) -> set[int]:
     """Ids of the Vars a function binds (parameters and every definition site)."""
     defined = {p.var.id for p in fn.params}
-    for node in walk(fn.body):
-        match node:
-            case AssignStmt(var=var):
-                defined.add(var.id)
-            case ForStmt(loop_var=loop_var, iter_args=iter_args, return_vars=return_vars):
-                defined.add(loop_var.id)
-                defined.update(v.id for v in (*iter_args, *return_vars))
-            case WhileStmt(iter_args=iter_args, return_vars=return_vars):
-                defined.update(v.id for v in (*iter_args, *return_vars))
-            case IfStmt(return_vars=return_vars):
-                defined.update(v.id for v in return_vars)
-            case ScopeStmt(var=var) if var is not None:
-                defined.add(var.id)
+    defined.update(v.id for v in definitions(fn.body))
     return defined
+
+
+def _named_function(fn: Function, occurrences: list[Var]) -> Function:
+    """`fn` with the Vars renamed that would print as another variable (`printed_names`)."""
+    named = renamed(fn, printed_names(occurrences, [p.var for p in fn.params], fn.body, closed=True))
+    assert isinstance(named, Function)
+    return named
 
 
 def _var_occurrences(root: Node) -> list[Var]:
@@ -549,6 +550,7 @@ def _print_program(program: Program, concise: bool = False) -> str:
     # each, take more than twice the memory of its text.
     texts = ["\n".join(lines)]
     for index, fn in enumerate(program.function_list):
+        fn = _named_function(fn, occurrences[index])
         printed = _FunctionPrinter(fn, occurrences[index], concise=concise).function(fn, INDENT)
         occurrences[index] = []  # done with: a large program's occurrences are megabytes
         texts.append("\n".join(["", *printed] if index else printed))
@@ -623,7 +625,7 @@ class _FunctionPrinter:
             returns = f" -> tuple[{', '.join(print_type(t) for t in fn.return_types)}]"
         header = [f"{indent}{_decorator(fn)}", f"{indent}def {fn.name}({params}){returns}:"]
         prologue = [indent + INDENT + line for line in _func_attr_prologue(fn)]
-        body = self.body(fn.body, indent + INDENT, None)
+        body = self.body(_yield_returns(fn.body), indent + INDENT, None)
         if prologue and body == [f"{indent}{INDENT}pass"]:
             body = []
         return header + prologue + body
@@ -716,8 +718,13 @@ class _FunctionPrinter:
                 if not values:
                     return [f"{indent}return"]
                 return [f"{indent}return {', '.join(print_expr(v) for v in values)}"]
-            case YieldStmt(values=values):
+            case YieldStmt(values=values, annotated=annotated):
                 call = f"pl.yield_({', '.join(print_expr(v) for v in values)})"
+                if len(yield_vars or ()) == 1 and annotated and not self.concise:
+                    assert yield_vars is not None
+                    (var,) = yield_vars
+                    if not isinstance(var.type, UnknownType):
+                        return [f"{indent}{var.name}: {print_type(var.type)} = {call}"]
                 if yield_vars:
                     return [f"{indent}{', '.join(v.name for v in yield_vars)} = {call}"]
                 return [f"{indent}{call}"]
@@ -779,6 +786,22 @@ class _FunctionPrinter:
         else:
             header = f"{indent}with {call}:"
         return [header, _Body(stmt.body, indent + INDENT, yield_vars)]
+
+
+def _yield_returns(body: Stmt) -> Stmt:
+    """A function returns and loops yield: a function body whose last statement (outside any
+    loop, if or scope) is a `YieldStmt`, as IR built by hand may have, with a `ReturnStmt` there."""
+    spine: list[SeqStmts] = []
+    last = body
+    while isinstance(last, SeqStmts) and last.stmts:
+        spine.append(last)
+        last = last.stmts[-1]
+    if not isinstance(last, YieldStmt):
+        return body
+    rebuilt: Stmt = ReturnStmt(last.values, span=last.span, comments=last.comments)
+    for seq in reversed(spine):
+        rebuilt = SeqStmts((*seq.stmts[:-1], rebuilt), span=seq.span, comments=seq.comments)
+    return rebuilt
 
 
 def _call_attrs(args: Sequence[Expr], dumps: Sequence[Var], items: Sequence[Keyword]) -> list[str]:

@@ -17,6 +17,7 @@ from nanopto.ir_terms.nodes import (
     ConstInt,
     Expr,
     Function,
+    IterArg,
     Param,
     Program,
     ReturnStmt,
@@ -25,6 +26,8 @@ from nanopto.ir_terms.nodes import (
     UnaryExpr,
     UnOp,
     Var,
+    WhileStmt,
+    YieldStmt,
 )
 from nanopto.ir_terms.parser import parse_function, parse_program
 from nanopto.ir_terms.printer import print_expr, python_print
@@ -353,3 +356,52 @@ def test_print_statement_and_function_directly() -> None:
     assert loop_text.splitlines()[0] == "for i, (s, acc) in pl.range(2, n, 2, init_values=(s_init, a)):"
     assert loop_text.splitlines()[-1] == "    s_out, acc_out = pl.yield_(s + i, acc2)"
     assert python_print(Call("add", (ConstInt(1), ConstInt(2)))) == "pl.add(1, 2)"
+
+
+def _hand_built_while(*, annotated: bool = True) -> tuple[WhileStmt, Var]:
+    """`for (x,) in pl.while_(init_values=(0,)): pl.cond(x < 10); x_final = pl.yield_(x + 1)`."""
+    x = IterArg("x", ScalarType(DataType.INDEX), ConstInt(0))
+    final = Var("x_final", ScalarType(DataType.INDEX))
+    body = SeqStmts([YieldStmt([BinaryExpr(BinOp.Add, x, ConstInt(1))], annotated=annotated)])
+    return WhileStmt(BinaryExpr(BinOp.Lt, x, ConstInt(10)), [x], body, [final], natural=False), final
+
+
+def test_a_yield_built_by_hand_prints_its_result_type_unless_concise() -> None:
+    loop, _ = _hand_built_while()
+    assert python_print(loop).splitlines()[-1] == "    x_final: pl.Scalar[pl.INDEX] = pl.yield_(x + 1)"
+    assert python_print(loop, concise=True).splitlines()[-1] == "    x_final = pl.yield_(x + 1)"
+    unannotated, _ = _hand_built_while(annotated=False)  # as a pass that builds a yield may say
+    assert python_print(unannotated).splitlines()[-1] == "    x_final = pl.yield_(x + 1)"
+
+
+def test_a_parsed_yield_prints_the_annotation_its_source_wrote() -> None:
+    source = wrap(
+        """
+        @pl.function
+        def main(self, n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+            for i, (a,) in pl.range(n, init_values=(0,)):
+                b = pl.yield_(a + i)
+            for j, (c,) in pl.range(n, init_values=(b,)):
+                d: pl.Scalar[pl.INDEX] = pl.yield_(c + j)
+            for k, (e, f) in pl.range(n, init_values=(d, d)):
+                g, h = pl.yield_(e + k, f)
+            return g + h
+        """
+    )
+    text = python_print(roundtrip(source))
+    assert "        b = pl.yield_(a + i)" in text
+    assert "        d: pl.Scalar[pl.INDEX] = pl.yield_(c + j)" in text
+    assert "        g, h = pl.yield_(e + k, f)" in text
+
+
+def test_a_function_level_yield_prints_as_return() -> None:
+    # Functions return, loops yield: a hand-built body ending in a yield outside any loop or if.
+    x = Var("x", ScalarType(DataType.INDEX))
+    body = SeqStmts([SeqStmts([AssignStmt(x, ConstInt(1), annotated=False), YieldStmt([x])])])
+    fn = Function("f", [], [ScalarType(DataType.INDEX)], body)
+    assert python_print(fn).splitlines()[-1] == "    return x"
+    assert python_print(parse_function(python_print(fn))) == python_print(fn)
+    loop, final = _hand_built_while()
+    text = python_print(Function("g", [], [ScalarType(DataType.INDEX)], SeqStmts([loop, YieldStmt([final])])))
+    assert "x_final: pl.Scalar[pl.INDEX] = pl.yield_(x + 1)" in text and text.endswith("\n    return x_final")
+    assert python_print(YieldStmt([x])) == "pl.yield_(x)"  # a statement printed alone stays itself
