@@ -12,7 +12,8 @@ use of a Var the function never binds. Per function (or per statement printed al
   count with `i`) keep the name;
 - when a name would be read back as the wrong variable, every Var of that name is renamed but
   the first (parameters, then definitions in statement order, then uses): `acc`, `acc_1`,
-  `acc_2`, ..., skipping a name another variable of the function has;
+  `acc_2`, ..., skipping a name another variable of the function has (an auto-name takes the
+  suffix on its base: `t_1__inline_arg_v0`);
 - a use in a function that no parameter or definition binds (malformed IR, a variable leaked
   from elsewhere) prints with the suffix `__FREE_VAR`, so the text is visibly not a program;
 - a program's symbolic dimensions (free scalar index Vars, printed `N = pl.dynamic("N")`) are
@@ -28,6 +29,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
 from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.names import AutoName, join_name_suffix, parse_auto_name
 from nanopto.ir_terms.nodes import (
     AssignStmt,
     Expr,
@@ -129,12 +131,21 @@ def _suffixed(
             kept.add(name)
             continue
         k = next_suffix.get(name, 1)
-        while f"{name}_{k}" in taken:
+        while _with_suffix(name, k) in taken:
             k += 1
         next_suffix[name] = k + 1
-        renames[var.id] = f"{name}_{k}"
+        renames[var.id] = _with_suffix(name, k)
         taken.add(renames[var.id])
     return renames
+
+
+def _with_suffix(name: str, k: int) -> str:
+    """`name_k`; an auto-name takes the suffix on its base (`t_1__inline_arg_v0`), so the name
+    keeps its grammar (docs/specification.md, "Alpha-renaming") and the parser reads it back."""
+    auto = parse_auto_name(name)
+    if auto is None:
+        return join_name_suffix(name, str(k))
+    return str(AutoName(join_name_suffix(auto.base, str(k)), auto.qualifiers, auto.role, auto.version))
 
 
 _Todo = Callable[[], None]

@@ -189,3 +189,11 @@ def _vars(prog: Program) -> list[Var]:
     from nanopto.ir_terms.schema import walk
 
     return [node for node in walk(prog) if isinstance(node, Var)]
+
+
+def test_an_auto_name_takes_its_suffix_on_the_base() -> None:
+    # `t__inline_arg_v0_1` would break the auto-name grammar, which the parser enforces.
+    first, second = Var("t__inline_arg_v0", I32), Var("t__inline_arg_v0", I32)
+    body = SeqStmts([AssignStmt(first, ConstInt(1)), AssignStmt(second, add(first, first)), ReturnStmt([second])])
+    text = reads_back(program(Function("f", [], [I32], body)))
+    assert "t_1__inline_arg_v0: pl.Scalar[pl.INT32] = t__inline_arg_v0 + t__inline_arg_v0" in text
