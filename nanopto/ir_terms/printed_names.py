@@ -58,19 +58,16 @@ def definitions(body: Stmt) -> list[Var]:
     A statement walk: expressions bind nothing."""
     out: list[Var] = []
     for stmt in walk_stmts(body):
-        cls = type(stmt)
-        if cls is AssignStmt:
-            out.append(stmt.var)  # type: ignore[attr-defined]
-        elif cls is ForStmt:
-            assert isinstance(stmt, ForStmt)
+        if isinstance(stmt, AssignStmt):
+            out.append(stmt.var)
+        elif isinstance(stmt, ForStmt):
             out += (stmt.loop_var, *stmt.iter_args, *stmt.return_vars)
-        elif cls is WhileStmt or cls is IfStmt:
-            assert isinstance(stmt, (WhileStmt, IfStmt))
-            out += (*stmt.iter_args, *stmt.return_vars) if isinstance(stmt, WhileStmt) else stmt.return_vars
-        elif cls is ScopeStmt:
-            assert isinstance(stmt, ScopeStmt)
-            if stmt.var is not None:
-                out.append(stmt.var)
+        elif isinstance(stmt, WhileStmt):
+            out += (*stmt.iter_args, *stmt.return_vars)
+        elif isinstance(stmt, IfStmt):
+            out += stmt.return_vars
+        elif isinstance(stmt, ScopeStmt) and stmt.var is not None:
+            out.append(stmt.var)
     return out
 
 
