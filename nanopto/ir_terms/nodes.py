@@ -709,7 +709,8 @@ class YieldStmt(_ValuesStmt):
 
     `annotated` prints a single result's type, `x: T = pl.yield_(v)`, as `AssignStmt.annotated`
     does for an assignment (kept for printing, not compared): the parser records what the source
-    wrote, a yield built by hand prints the type as PyPTO's verbose printer does."""
+    wrote, a yield built by hand prints the type as PyPTO's verbose printer does, and a pass that
+    builds one says which it wants."""
 
     annotated: bool = field(default=True, compare=False, kw_only=True)
 

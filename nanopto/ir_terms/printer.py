@@ -6,6 +6,8 @@ is structurally equal to `p`. That is why it re-sugars exactly what the parser d
 unpack through a `*__tmp_v*` temporary), prints yield targets from the enclosing statement's
 `return_vars`, declares free symbolic dimensions as `N = pl.dynamic("N")`, and never re-sugars a
 `tensor.assemble` / `array.update_element` assignment (the explicit call is what the IR holds).
+It prints `var.name`, after `printed_names` has renamed the Vars whose names the parser would
+confuse (IR built by hand only) and marked a function's free uses.
 """
 
 from __future__ import annotations
@@ -120,8 +122,9 @@ def python_print(
 ) -> str:
     """`pl` source for a Program, Function, statement, expression or type.
 
-    An assignment prints its type annotation where the source wrote one (`AssignStmt.annotated`);
-    `concise=True` leaves every assignment's annotation out (signatures keep theirs).
+    An assignment prints its type annotation where the source wrote one (`AssignStmt.annotated`,
+    and `YieldStmt.annotated` for a yield into one result); `concise=True` leaves every
+    assignment's annotation out (signatures keep theirs).
     `explicit_layout=True` prints every tile's layout in full, the one its memory space implies
     included (see `print_type`). `prefix` and `format` are PyPTO's: nanopto prints one dialect
     (`pl`) in one layout."""
@@ -720,13 +723,12 @@ class _FunctionPrinter:
                 return [f"{indent}return {', '.join(print_expr(v) for v in values)}"]
             case YieldStmt(values=values, annotated=annotated):
                 call = f"pl.yield_({', '.join(print_expr(v) for v in values)})"
-                if len(yield_vars or ()) == 1 and annotated and not self.concise:
-                    assert yield_vars is not None
-                    (var,) = yield_vars
-                    if not isinstance(var.type, UnknownType):
-                        return [f"{indent}{var.name}: {print_type(var.type)} = {call}"]
                 if yield_vars:
-                    return [f"{indent}{', '.join(v.name for v in yield_vars)} = {call}"]
+                    targets = ", ".join(v.name for v in yield_vars)
+                    single = yield_vars[0].type if len(yield_vars) == 1 else UnknownType()
+                    if annotated and not self.concise and not isinstance(single, UnknownType):
+                        targets += f": {print_type(single)}"
+                    return [f"{indent}{targets} = {call}"]
                 return [f"{indent}{call}"]
             case InlineStmt(body=body):
                 return [f"{indent}{line}" if line else "" for line in body.split("\n")]
