@@ -8,8 +8,11 @@ from __future__ import annotations
 import random
 import textwrap
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_parser import SEED_000, SEED_004_BODY
+from test_printer_roundtrip import STATEMENT_FORMS, wrap
 
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import (
@@ -29,7 +32,7 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
 )
 from nanopto.ir_terms.parser import parse_program
-from nanopto.ir_terms.printed_names import FREE_VAR_MARKER, renamed
+from nanopto.ir_terms.printed_names import FREE_VAR_MARKER, printed_names, renamed
 from nanopto.ir_terms.printer import TMP_MARKER, python_print
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.structural import assert_structural_equal, structural_equal
@@ -176,18 +179,29 @@ def test_parsed_programs_print_as_written() -> None:
                     x = i
                 for i, (acc,) in pl.range(n, init_values=(acc,)):
                     acc = pl.yield_(acc + i)
+                for (acc,) in pl.while_(init_values=(acc,)):
+                    pl.cond(acc < n)
+                    acc = pl.yield_(acc + 1)
                 if n > 2:
                     m = pl.yield_(acc)
                 else:
                     m = pl.yield_(n)
                 return m
+
+            @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
+            def g(self, a):
+                for i in pl.spmd(4, core_num=2):
+                    x = i + 1
+                for i in pl.spmd(4, core_num=2):
+                    y = i * 2
+                return a
         """
     )
     prog = parse_program(source)
     names: dict[str, set[int]] = {}
     for var in (v for v in _vars(prog)):
         names.setdefault(var.name, set()).add(var.id)
-    assert len(names["i"]) == 2 and len(names["acc"]) == 2  # distinct Vars, one name each
+    assert len(names["i"]) == 4 and len(names["acc"]) == 3  # distinct Vars, one name each
     assert python_print(prog) == source
 
 
@@ -195,11 +209,9 @@ def _vars(prog: Program) -> list[Var]:
     return [node for node in walk(prog) if isinstance(node, Var)]
 
 
-@settings(max_examples=40, deadline=None)
-@given(programs(aliasing=True), st.randoms(use_true_random=False))
-def test_variables_given_each_others_names_still_print_apart(prog: Program, rng: random.Random) -> None:
-    # A drawn program with some of its variables renamed to another variable's name, as a buggy
-    # pass might leave it: it still prints as text that reads back as itself.
+def _names_collided(prog: Program, rng: random.Random) -> Program:
+    """`prog` with some of its variables renamed to another variable's name, as a buggy pass might
+    leave it (a tuple temporary keeps its name: the printer re-sugars it by name)."""
     functions = []
     for fn in prog.function_list:
         distinct = list({v.id: v for v in _vars(Program("P", (fn,))) if TMP_MARKER not in v.name}.values())
@@ -208,7 +220,30 @@ def test_variables_given_each_others_names_still_print_apart(prog: Program, rng:
             a, b = rng.sample(distinct, 2)
             names[a.id] = b.name
         functions.append(renamed(fn, names))
-    reads_back(Program(prog.name, tuple(functions)))
+    return Program(prog.name, tuple(functions))
+
+
+@settings(max_examples=40, deadline=None)
+@given(programs(aliasing=True), st.randoms(use_true_random=False))
+def test_drawn_programs_with_collided_names_read_back_as_themselves(prog: Program, rng: random.Random) -> None:
+    reads_back(_names_collided(prog, rng))
+
+
+FORMS = {**{f"seed-000 {k}": v for k, v in SEED_000.items()}, "seed-004": wrap(SEED_004_BODY)}
+FORMS.update((f"form {k}", wrap(v)) for k, v in STATEMENT_FORMS.items())
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_statement_forms_with_collided_names_read_back_as_themselves(name: str) -> None:
+    # Every statement form (pl.while_, natural while, if with results, with ... as, for-form scopes,
+    # nested loops): the printer's scoping agrees with the parser's.
+    prog = parse_program(textwrap.dedent(FORMS[name]))
+    for fn in prog.function_list:  # as parsed, every Var keeps its name
+        occurrences = [v for v in walk(fn) if isinstance(v, Var)]
+        assert printed_names(occurrences, [p.var for p in fn.params], fn.body, closed=True) == {}
+    rng = random.Random(name)
+    for _ in range(20):
+        reads_back(_names_collided(prog, rng))
 
 
 def test_an_auto_name_takes_its_suffix_on_the_base() -> None:
