@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.names import AutoName, join_name_suffix, parse_auto_name
@@ -192,7 +193,7 @@ def _conflated(params: Sequence[Var], body: Stmt, names: set[str], dims: set[int
         for var in results:
             if var.name not in names:
                 continue
-            found = scope.get(var.name)
+            found = lookup(var.name)
             if found is None or found in header:
                 scope[var.name] = var.id
             elif found != var.id:
@@ -251,19 +252,16 @@ def _conflated(params: Sequence[Var], body: Stmt, names: set[str], dims: set[int
                 uses(item.start, item.stop, item.step, *(k.value for k in item.attrs))
                 uses(*(a.init_value for a in item.iter_args))
                 leave = enter([item.loop_var, *item.iter_args])
-                results = item.return_vars
-                todo = [item.body, leave, lambda results=results: bind_results(results)]  # type: ignore[misc]
+                todo = [item.body, leave, partial(bind_results, item.return_vars)]
             case WhileStmt():
                 uses(*(a.init_value for a in item.iter_args))
                 leave = enter(item.iter_args)
                 uses(item.cond)
-                results = item.return_vars
-                todo = [item.body, leave, lambda results=results: bind_results(results)]  # type: ignore[misc]
+                todo = [item.body, leave, partial(bind_results, item.return_vars)]
             case IfStmt():
                 uses(item.cond)
-                results = item.return_vars
                 branches = [b for b in (item.then_body, item.else_body) if b is not None]
-                todo = [*branches, lambda results=results: bind_results(results)]  # type: ignore[misc]
+                todo = [*branches, partial(bind_results, item.return_vars)]
             case ScopeStmt():
                 uses(*item.args, *(k.value for k in item.kwargs), *item.dumps)
                 if item.for_form and item.var is not None:
@@ -278,7 +276,7 @@ def _conflated(params: Sequence[Var], body: Stmt, names: set[str], dims: set[int
                     if isinstance(child, Stmt):
                         todo.append(child)
                     else:
-                        uses(child)  # type: ignore[arg-type]
+                        _uses_in(child, names, use)
         stack += reversed(todo)
     return bad
 
