@@ -66,6 +66,12 @@ def _site_error(formal: str, actual: str, args: str = "v, k") -> str:
             "pl.Tile[[4, 4], pl.FP32, pl.Mem.Acc]",
             "a tile in memory space Acc where Vec is expected",
         ),
+        (
+            "pl.Tile[[4, 4], pl.FP32, pl.Mem.Vec]",
+            "pl.Tile[[4, 4], pl.FP32, pl.Mem.Vec, pl.TileView(blayout=pl.TileLayout.col_major)]",
+            "a tile laid out blayout=col_major, slayout=none_box, fractal=512 where"
+            " blayout=row_major, slayout=none_box, fractal=512 is expected",
+        ),
         ("pl.Tensor[[4], pl.FP32]", "pl.Tensor[[4], pl.INT32]", "dtype INT32 where FP32 is expected"),
         ("pl.Array[4, pl.INT64]", "pl.Array[8, pl.INT64]", "array of size 8 where 4 is expected"),
     ],
@@ -80,6 +86,14 @@ def test_mismatched_argument_names_site_parameter_and_difference(formal: str, ac
     ("formal", "actual"),
     [
         ("pl.Tile[[4, 4], pl.FP32]", "pl.Tile[[4, 4], pl.FP32, pl.Mem.Acc]"),  # unresolved space: any
+        (  # the implicit Mat view, spelled out
+            "pl.Tile[[4, 4], pl.FP32, pl.Mem.Mat]",
+            "pl.Tile[[4, 4], pl.FP32, pl.Mem.Mat, pl.TileView(blayout=pl.TileLayout.col_major, slayout=pl.TileLayout.row_major)]",
+        ),
+        (  # a view's valid region is not its layout
+            "pl.Tile[[4, 4], pl.FP32, pl.Mem.Vec]",
+            "pl.Tile[[4, 4], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[2, 4])]",
+        ),
         ("pl.Tile[[N, 4], pl.FP32]", "pl.Tile[[8, 4], pl.FP32]"),  # symbolic dim: any extent
         ("pl.Scalar[pl.INT64]", "pl.Scalar[pl.INDEX]"),  # scalars convert implicitly
     ],

@@ -36,7 +36,16 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.printer import print_type, python_print
 from nanopto.ir_terms.schema import iter_children, nodes_of, walk, whole_value
-from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
+from nanopto.ir_terms.types import (
+    ArrayType,
+    ScalarType,
+    TensorType,
+    TileLayout,
+    TileType,
+    TupleType,
+    Type,
+    UnknownType,
+)
 from nanopto.passes.evaluation_order import (
     Timeline,
     has_call,
@@ -448,6 +457,10 @@ def type_mismatch(formal: Type, actual: Type) -> str | None:
         want_space, have_space = formal.memory_space, actual.memory_space
         if want_space is not None and have_space is not None and want_space is not have_space:
             return f"a tile in memory space {have_space.name} where {want_space.name} is expected"
+        if want_space is not None and have_space is not None:
+            want_layout, have_layout = _layout(formal), _layout(actual)
+            if want_layout != have_layout:
+                return f"a tile laid out {_show_layout(have_layout)} where {_show_layout(want_layout)} is expected"
     if isinstance(formal, ArrayType):
         assert isinstance(actual, ArrayType)
         if formal.dtype is not actual.dtype:
@@ -455,6 +468,17 @@ def type_mismatch(formal: Type, actual: Type) -> str | None:
         if isinstance(formal.size, ConstInt) and isinstance(actual.size, ConstInt) and formal.size.value != actual.size.value:
             return f"array of size {actual.size.value} where {formal.size.value} is expected"
     return None
+
+
+def _layout(tile: TileType) -> tuple[TileLayout, TileLayout, int]:
+    """A tile's box layouts and box size: its own view's, or its memory space's implicit ones."""
+    view = tile.effective_tile_view
+    return view.blayout, view.slayout, view.fractal
+
+
+def _show_layout(layout: tuple[TileLayout, TileLayout, int]) -> str:
+    blayout, slayout, fractal = layout
+    return f"blayout={blayout.name}, slayout={slayout.name}, fractal={fractal}"
 
 
 def _kind(ty: Type) -> str:
