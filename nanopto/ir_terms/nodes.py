@@ -425,9 +425,10 @@ class Call(_InferredType, Expr):
             object.__setattr__(self, "attr_items", attr_keywords(self.attr_items))
 
     def _pypto_arguments(self) -> None:
-        """PyPTO's `Call(op, args, span)`, `Call(op, args, kwargs, span)` and `Call(gvar, args, type,
-        span)`: the args a list, the keywords a dict, the span (or a result type, which nanopto
-        infers rather than stores) where the keywords go."""
+        """PyPTO's `Call(op, args, span)`, `Call(op, args, kwargs, span)`, `Call(gvar, args, type,
+        span)` and `Call(op, args, kwargs, attrs, type, span)`: the args a list, the keywords and
+        the attributes dicts, the span (and a result type, which nanopto infers rather than stores)
+        after them."""
         object.__setattr__(self, "args", tuple(self.args))
         kwargs: object = self.kwargs
         if isinstance(kwargs, (Span, Type)):
@@ -441,8 +442,38 @@ class Call(_InferredType, Expr):
             if isinstance(self.function, Span):
                 object.__setattr__(self, "span", self.function)
                 object.__setattr__(self, "function", False)
+            elif isinstance(self.function, Mapping):
+                self._pypto_attrs(self.function)
+                kwargs = self.kwargs
+            assert isinstance(kwargs, Mapping)
             kwargs = tuple(Keyword(k, keyword_value(k, v)) for k, v in kwargs.items())
         object.__setattr__(self, "kwargs", tuple(kwargs))  # type: ignore[arg-type]
+
+    def _pypto_attrs(self, attrs: Mapping[str, object]) -> None:
+        """`Call(op, args, kwargs, attrs, type, span)`: `dump_vars` is the dump selection of a call
+        of a program function; a dummy task's `dummy_task` and `manual_dep_edges` are what
+        `attrs` shows of the op and its `deps=` (given back, as when a call is rebuilt from its
+        `attrs`, they must agree with them); any other key is an attribute."""
+        span, items = self.attr_items, dict(attrs)  # the span came where `attr_items` is
+        object.__setattr__(self, "span", span if isinstance(span, Span) else None)
+        object.__setattr__(self, "function", isinstance(self.op, GlobalVar))
+        object.__setattr__(self, "dumps", tuple(items.pop("dump_vars", ())))  # type: ignore[arg-type]
+        if self.dumps and not self.function:
+            raise ValueError(f"'dump_vars' on the op '{self.op}': a dump selection belongs to a call of a program function")
+        dependency = {key: items.pop(key) for key in _DEPENDENCY_ATTRS if key in items}
+        if dependency and (self.op != "system.task_dummy" or dependency.get("dummy_task", True) is not True):
+            raise ValueError(
+                f"attribute {sorted(dependency)} on '{self.op}': a dependency edge exists only on a dummy task, "
+                "pl.system.task_dummy(deps=[...])"
+            )
+        edges = dependency.get("manual_dep_edges")
+        if edges is not None:
+            kwargs: dict[str, object] = dict(self.kwargs)  # type: ignore[arg-type]  # still the dict given
+            given = kwargs.setdefault("deps", edges)
+            if _elements(given) != _elements(edges):
+                raise ValueError("'manual_dep_edges' disagrees with deps=: give the dependency edges once")
+            object.__setattr__(self, "kwargs", kwargs)
+        object.__setattr__(self, "attr_items", items)
 
     @property
     def attrs(self) -> dict[str, object]:
@@ -490,6 +521,17 @@ def _literal(value: object) -> Expr:
     if isinstance(value, (list, tuple)):
         return MakeTuple(tuple(_literal(v) for v in value), is_list=True)
     raise TypeError(f"cannot use {value!r} as an IR attribute value")
+
+
+def _elements(value: object) -> list[object]:
+    """The items of a list given as a Python list or tuple, or as a `MakeTuple`."""
+    if isinstance(value, MakeTuple):
+        return list(value.elements)
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+_DEPENDENCY_ATTRS = ("dummy_task", "manual_dep_edges")
+"""PyPTO's attributes of a dummy task, which nanopto spells as the op and its `deps=`."""
 
 
 def attr_keywords(items: Iterable[Keyword] | Mapping[str, object]) -> tuple[Keyword, ...]:

@@ -176,3 +176,63 @@ def test_a_symbol_value_reads_as_the_enum_member_it_names_and_enums_build_symbol
     built = Call("exp", (p,), attr_items={"layout": ir.TensorLayout.NZ, "dirs": [pl.adir.input], "d": ir.DataType.FP16})
     assert str(built) == 'pl.exp(p, attrs={"layout": pl.TensorLayout.NZ, "dirs": [pl.adir.input], "d": pl.FP16})'
     assert built.attrs == {"layout": ir.TensorLayout.NZ, "dirs": [ir.ArgDirection.Input], "d": ir.DataType.FP16}
+
+
+def _rebuilt(call: Call) -> Call:
+    """A call built again in PyPTO's six-argument form from what it shows: `Call(op, args,
+    kwargs, attrs, type, span)`, the idiom of a PyPTO mutator that changes one attribute."""
+    kwargs = {k.name: k.value for k in call.kwargs}
+    return Call(call.op, list(call.args), kwargs, dict(call.attrs), call.type, call.span)
+
+
+def test_a_call_rebuilt_from_its_attrs_in_pyptos_six_argument_form_is_the_same_call() -> None:
+    prog = program(
+        's = pl.exp(p, attrs={"sync_with": [q], "layout": pl.TensorLayout.NZ})',
+        'r = self.kernel(p, r, attrs={"dump_vars": [p], "arg_direction_overrides": [1]})',
+    )
+    for call in calls(prog):
+        assert isinstance(call, Call)
+        again = _rebuilt(call)
+        ir.assert_structural_equal(again, call, enable_auto_mapping=False)
+        assert again.span == call.span and again.dumps == call.dumps and again.function == call.function
+        assert str(again) == str(call)
+
+
+def test_a_dummy_task_rebuilt_from_its_attrs_keeps_its_deps_once() -> None:
+    source = """import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self) -> pl.Scalar[pl.TASK_ID]:
+        first = pl.system.task_invalid()
+        barrier = pl.system.task_dummy(deps=[first], attrs={"marker": 7})
+        return barrier
+"""
+    main = ir.parse_program(source).get_function("main")
+    assert main is not None
+    dummy = main.body.stmts[1].value
+    again = _rebuilt(dummy)
+    ir.assert_structural_equal(again, dummy, enable_auto_mapping=False)
+    assert str(again) == 'pl.system.task_dummy(deps=[first], attrs={"marker": 7})'
+    without_deps = Call(dummy.op, [], {}, dict(dummy.attrs), dummy.type, dummy.span)  # the edges from the attrs
+    assert str(without_deps) == str(again)
+    other = Var("other", ir.ScalarType(ir.DataType.TASK_ID))
+    with pytest.raises(ValueError, match="disagrees with deps="):
+        Call(dummy.op, [], {"deps": [other]}, dict(dummy.attrs), dummy.type, dummy.span)
+
+
+X = Var("x", ir.TensorType([4], ir.DataType.FP32))
+
+
+@pytest.mark.parametrize(
+    ("attrs", "message"),
+    [
+        ({"dump_vars": [X]}, "a dump selection belongs to a call of a program function"),
+        ({"manual_dep_edges": [X]}, "a dependency edge exists only on a dummy task"),
+        ({"dummy_task": True}, "a dependency edge exists only on a dummy task"),
+    ],
+)
+def test_pyptos_attrs_that_nanopto_spells_otherwise_are_refused_on_an_op(attrs: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Call(ir.Op("exp"), [X], {}, attrs, X.type, ir.Span.unknown())
