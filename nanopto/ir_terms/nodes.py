@@ -460,7 +460,7 @@ class Call(_InferredType, Expr):
         object.__setattr__(self, "dumps", tuple(items.pop("dump_vars", ())))  # type: ignore[arg-type]
         if self.dumps and not self.function:
             raise ValueError(f"'dump_vars' on the op '{self.op}': a dump selection belongs to a call of a program function")
-        dependency = {key: items.pop(key) for key in _DEPENDENCY_ATTRS if key in items}
+        dependency = {key: items.pop(key) for key in DEPENDENCY_ATTRS if key in items}
         if dependency and (self.op != "system.task_dummy" or dependency.get("dummy_task", True) is not True):
             raise ValueError(
                 f"attribute {sorted(dependency)} on '{self.op}': a dependency edge exists only on a dummy task, "
@@ -530,8 +530,9 @@ def _elements(value: object) -> list[object]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-_DEPENDENCY_ATTRS = ("dummy_task", "manual_dep_edges")
-"""PyPTO's attributes of a dummy task, which nanopto spells as the op and its `deps=`."""
+DEPENDENCY_ATTRS = ("dummy_task", "manual_dep_edges")
+"""PyPTO's attributes of a dummy task, which nanopto spells as the op and its `deps=`: an
+attribute of no other call, nor written in `attrs={...}`."""
 
 
 def attr_keywords(items: Iterable[Keyword] | Mapping[str, object]) -> tuple[Keyword, ...]:

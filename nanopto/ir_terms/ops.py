@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from nanopto.ir_terms.dtypes import DataType, MemorySpace
+from nanopto.ir_terms.dtypes import DataType, MemorySpace, enum_of_symbol
 from nanopto.ir_terms.nodes import BinOp, ConstInt, Expr, MakeTuple, SliceExpr, Symbol
 from nanopto.ir_terms.types import (
     ArrayType,
@@ -124,11 +124,8 @@ def _list_elements(expr: Expr | None) -> tuple[Expr, ...] | None:
 def _target_memory(kw: dict[str, Expr]) -> MemorySpace:
     """The memory space a `target_memory=pl.Mem.<space>` keyword names; `Vec` without one."""
     target = kw.get("target_memory")
-    if isinstance(target, Symbol):
-        prefix, _, name = target.path.rpartition(".")
-        if prefix in ("Mem", "MemorySpace") and name in MemorySpace.__members__:
-            return MemorySpace[name]
-    return MemorySpace.Vec
+    space = enum_of_symbol(target.path) if isinstance(target, Symbol) else None
+    return space if isinstance(space, MemorySpace) else MemorySpace.Vec
 
 
 def _load_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:

@@ -17,10 +17,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue
+from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, enum_of_symbol
 from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.names import validate_base_name
 from nanopto.ir_terms.nodes import (
+    DEPENDENCY_ATTRS,
     BinaryExpr,
     BinOp,
     Call,
@@ -162,8 +163,6 @@ _DISPATCH_KEYWORDS = {
     "sync_start": _SPMD_HINT,
 }
 """Keywords of a task launch that a plain `self.kernel(...)` call rejects, with what to write instead."""
-_DEPENDENCY_ATTRS = frozenset({"manual_dep_edges", "dummy_task"})
-"""Attribute keys PyPTO keeps for `pl.system.task_dummy`, whose `deps=[...]` writes them."""
 _SUBMIT_KEYWORDS = frozenset({"deps", "dumps", "allow_early_resolve", "predicate", "attrs"})
 _SPMD_SUBMIT_KEYWORDS = _SUBMIT_KEYWORDS | {"core_num", "sync_start"}
 
@@ -620,7 +619,7 @@ class ExprParser:
                 if name in seen:
                     raise self.error(key, f"{form}: attrs= key '{name}' is given twice", hint="give each key once")
                 seen.add(name)
-                if name in _DEPENDENCY_ATTRS:
+                if name in DEPENDENCY_ATTRS:
                     raise self.error(
                         key,
                         f"{form}: attrs= key '{name}' is reserved: a dependency edge exists only on a dummy task",
@@ -913,13 +912,10 @@ class ExprParser:
         return DataType[member]
 
     def _memory_space(self, node: ast.expr) -> MemorySpace | None:
+        """The memory space `pl.Mem.<space>` (or `pl.MemorySpace.<space>`) names, else None."""
         path = dotted_name(node)
-        if path is None:
-            return None
-        for prefix in ("pl.Mem.", "pl.MemorySpace."):
-            if path.startswith(prefix) and path[len(prefix) :] in MemorySpace.__members__:
-                return MemorySpace[path[len(prefix) :]]
-        return None
+        member = enum_of_symbol(path[3:]) if path is not None and path.startswith("pl.") else None
+        return member if isinstance(member, MemorySpace) else None
 
     def _tile_type(self, shape: tuple[Expr, ...], dtype: DataType, extras: list[ast.expr]) -> TileType:
         """The rest of `pl.Tile[shape, dtype, ...]`: a `pl.MemRef(...)`, a `pl.Mem.<space>` and a
