@@ -47,7 +47,7 @@ from nanopto.ir_terms.nodes import (
 from nanopto.ir_terms.schema import Mutator, children_of, type_exprs, walk_stmts
 from nanopto.ir_terms.types import ScalarType
 
-__all__ = ["FREE_VAR_MARKER", "definitions", "printed_names", "renamed"]
+__all__ = ["FREE_VAR_MARKER", "definitions", "is_dimension", "printed_names", "renamed"]
 
 FREE_VAR_MARKER = "__FREE_VAR"
 """The suffix of a variable a function uses but never binds."""
@@ -72,7 +72,9 @@ def definitions(body: Stmt) -> list[Var]:
     return out
 
 
-def _is_dimension(var: Var) -> bool:
+def is_dimension(var: Var) -> bool:
+    """Whether `var`, if a function does not bind it, is a program's symbolic dimension (a scalar
+    index, printed `N = pl.dynamic("N")`) rather than a free use."""
     return isinstance(var.type, ScalarType) and var.type.dtype is DataType.INDEX
 
 
@@ -94,7 +96,7 @@ def printed_names(
     if closed:
         bound = {v.id for v in params}
         bound.update(v.id for v in defs)
-        dims = {i for i, v in distinct.items() if i not in bound and _is_dimension(v)}
+        dims = {i for i, v in distinct.items() if i not in bound and is_dimension(v)}
         free = [v for i, v in distinct.items() if i not in bound and i not in dims]
     else:
         dims, free = set(), []

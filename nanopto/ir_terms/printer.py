@@ -62,7 +62,7 @@ from nanopto.ir_terms.nodes import (
     register_printer,
 )
 from nanopto.ir_terms.ops import source_spelling
-from nanopto.ir_terms.printed_names import definitions, printed_names, renamed
+from nanopto.ir_terms.printed_names import definitions, is_dimension, printed_names, renamed
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.types import (
     ArrayType,
@@ -526,7 +526,7 @@ def _dynamic_dims(program: Program, occurrences: Sequence[list[Var]]) -> list[st
     for fn, vars_ in zip(program.function_list, occurrences, strict=True):
         defined: set[int] | None = None
         for node in vars_:
-            if isinstance(node.type, ScalarType) and node.type.dtype is DataType.INDEX and node.name not in names:
+            if is_dimension(node) and node.name not in names:
                 if defined is None:
                     defined = _defined_vars(fn)
                 if node.id not in defined:

@@ -24,10 +24,7 @@ from nanopto.ir_terms.schema import NODE_CLASSES, fields_of
 FORMAT = "nanopto-ir/1"
 
 _NODES: dict[str, type[n.Node]] = {cls.__name__: cls for cls in NODE_CLASSES}
-_TYPES: dict[str, type] = {
-    cls.__name__: cls
-    for cls in (t.ScalarType, t.TensorType, t.TileType, t.ArrayType, t.TupleType, t.UnknownType, t.TileView, t.MemRef)
-}
+_TYPES: dict[str, type] = {cls.__name__: cls for cls in t.TYPE_DATACLASSES}
 _ENUMS: dict[str, type[enum.Enum]] = {
     cls.__name__: cls
     for cls in (

@@ -48,7 +48,7 @@ Comparable = n.Node | t.Type
 """What the functions of this module accept: any IR node (Program, Function, Stmt, Expr, ...)
 or a Type."""
 
-_TYPE_CLASSES = (t.ScalarType, t.TensorType, t.TileType, t.ArrayType, t.TupleType, t.UnknownType, t.TileView, t.MemRef)
+_TYPE_CLASSES = t.TYPE_DATACLASSES
 """Types, and the parts of a tile type that hold expressions: compared field by field, their
 expressions under the same Var bijection as the rest."""
 

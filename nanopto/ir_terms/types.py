@@ -260,3 +260,7 @@ class UnknownType:
 
 
 Type = ScalarType | TensorType | TileType | ArrayType | TupleType | UnknownType
+
+TYPE_DATACLASSES = (ScalarType, TensorType, TileType, ArrayType, TupleType, UnknownType, TileView, MemRef)
+"""Every dataclass a type is made of: the types, and the parts of a tile type that hold
+expressions. Structural equality and serialization read them field by field."""
