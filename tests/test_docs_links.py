@@ -199,3 +199,111 @@ def test_anchors_match_python_markdown(page: Path) -> None:
     markdown = pytest.importorskip("markdown")
     html = markdown.markdown(page.read_text(encoding="utf-8"), extensions=["toc", "tables", "fenced_code"])
     assert re.findall(r'<h[1-6] id="([^"]+)"', html) == anchors(page)
+
+
+# --- Citations of the book from the code --------------------------------------------------------
+
+CODE = ROOT / "nanopto"
+_CODE_CITATION = re.compile(r"docs/(?P<page>[A-Za-z0-9_-]+\.md)(?:#(?P<anchor>[A-Za-z0-9_-]+))?")
+_CONTINUATION = re.compile(r"\"\s*\n\s*[rbfu]?\"|\n\s*#\s*|\n\s*")
+_TITLES = re.compile(r'^(?:,\s*|\s*\()(?P<titles>"[^"\n]+"(?:\s*,\s*"[^"\n]+")*)')
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One `docs/<page>.md`, `docs/<page>.md#anchor` or `docs/<page>.md, "Section title"` written
+    in nanopto's code (a docstring, a comment or a message)."""
+
+    source: Path
+    line: int
+    page: str
+    anchor: str | None
+    titles: tuple[str, ...]
+
+    @property
+    def where(self) -> str:
+        return f"{self.source.relative_to(ROOT)}:{self.line}"
+
+
+def code_citations(source: Path) -> list[Citation]:
+    """Every citation of a docs page in one Python file. A section named by its title may run on
+    to the next line, in a docstring, a comment or an implicitly joined string literal."""
+    text = source.read_text(encoding="utf-8")
+    out: list[Citation] = []
+    for match in _CODE_CITATION.finditer(text):
+        tail = _CONTINUATION.sub(" ", text[match.end() : match.end() + 240])
+        titles = _TITLES.match(tail)
+        found = tuple(re.findall(r'"([^"]+)"', titles.group("titles"))) if titles else ()
+        line = text.count("\n", 0, match.start()) + 1
+        out.append(Citation(source, line, match.group("page"), match.group("anchor"), found))
+    return out
+
+
+def _heading_texts(page: Path) -> list[str]:
+    return [
+        _heading_text(match.group("text")).strip()
+        for _, line in _prose_lines(page)
+        if (match := _HEADING.match(line))
+    ]
+
+
+def citation_problem(citation: Citation) -> str | None:
+    """Why a citation from the code does not lead to a section of the book, or None."""
+    page = DOCS / citation.page
+    if not page.is_file():
+        return f"there is no page docs/{citation.page}"
+    if citation.anchor is not None and citation.anchor not in anchors(page):
+        return f"docs/{citation.page} has no heading with the anchor #{citation.anchor}"
+    headings = [" ".join(h.lower().split()) for h in _heading_texts(page)]
+    for title in citation.titles:
+        wanted = " ".join(title.lower().split()).rstrip(".")
+        # A section may be cited by its full title or by the start of it, cut at a word boundary.
+        if not any(h == wanted or h.startswith(wanted + " ") or h.startswith(wanted + ",") for h in headings):
+            return f'docs/{citation.page} has no section titled "{title}"'
+    return None
+
+
+CODE_CITATIONS = [c for source in sorted(CODE.rglob("*.py")) for c in code_citations(source)]
+
+
+@pytest.mark.parametrize("citation", CODE_CITATIONS, ids=lambda c: f"{c.where}:{c.page}")
+def test_every_citation_of_the_docs_from_the_code_resolves(citation: Citation) -> None:
+    problem = citation_problem(citation)
+    assert problem is None, f"{citation.where}: cites docs/{citation.page} {citation.titles or ''}: {problem}"
+
+
+def test_the_code_citation_collector_reads_each_form(tmp_path: Path) -> None:
+    """Guards the collector: each written form is read, and a wrong section is reported."""
+    source = tmp_path / "cites.py"
+    source.write_text(
+        '"""See docs/specification.md#purpose and docs/specification.md, "Meaning\n'
+        '    under aliasing"."""\n'
+        '# (docs/specification.md ("Steps at one call site", "Call-site forms"))\n'
+        'MESSAGE = "see docs/specification.md, \\"No such section\\"" + "docs/nowhere.md"\n'
+        'OTHER = ("(docs/errors.md, "\n    "Unknown heading)")\n'
+        'X = "docs/specification.md#not-an-anchor"\n',
+        encoding="utf-8",
+    )
+    found = code_citations(source)
+    assert [(c.line, c.page, c.anchor, c.titles) for c in found] == [
+        (1, "specification.md", "purpose", ()),
+        (1, "specification.md", None, ("Meaning under aliasing",)),
+        (3, "specification.md", None, ("Steps at one call site", "Call-site forms")),
+        (4, "specification.md", None, ()),
+        (4, "nowhere.md", None, ()),
+        (5, "errors.md", None, ()),
+        (7, "specification.md", "not-an-anchor", ()),
+    ]
+    problems = [citation_problem(c) for c in found]
+    assert problems[:4] == [None, None, None, None]
+    assert problems[4] == "there is no page docs/nowhere.md"
+    assert problems[6] == "docs/specification.md has no heading with the anchor #not-an-anchor"
+    assert citation_problem(Citation(source, 1, "specification.md", None, ("No such section",))) == (
+        'docs/specification.md has no section titled "No such section"'
+    )
+
+
+def test_the_code_cites_the_book() -> None:
+    """If the collector stopped finding citations, the test above would pass vacuously."""
+    assert sum(bool(c.titles) for c in CODE_CITATIONS) >= 20
+    assert {c.page for c in CODE_CITATIONS} >= {"specification.md", "errors.md"}

@@ -398,7 +398,7 @@ _DIMENSION_FIELDS = frozenset({"shape", "valid_shape", "stride"})
 def _type_fields(ty: object) -> list[tuple[str, object]]:
     """A type's compared fields. A constant shape dimension is its integer value: an annotation
     does not spell a dimension's dtype (`pl.Tensor[[64], pl.FP32]`), so two types that print the
-    same are the same type (docs/coming-from-pypto.md, "Shape dimensions")."""
+    same are the same type (docs/coming-from-pypto.md, "Printing constants, shapes and lists")."""
     assert dataclasses.is_dataclass(ty)
     fields: list[tuple[str, object]] = []
     for f in dataclasses.fields(ty):
