@@ -40,11 +40,9 @@ import numpy as np
 
 from nanopto import __version__
 from nanopto.egraph import SaturationLimitError, SaturationLimits, schedule
-from nanopto.ir_terms.encoding import EGGLOG_VERSION
 from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.parser import ParserError, parse_program
 from nanopto.ir_terms.printer import NestingTooDeepToPrintError, python_print
-from nanopto.ir_terms.term_rows import RowsWriteError
 from nanopto.passes import (
     STRATEGY_PIPELINES,
     OptimizationStrategy,
@@ -66,6 +64,8 @@ from nanopto.passes.pass_base import Pass
 from nanopto.passes.rewrite import RewriteRules
 from nanopto.rules import INLINE_RULESETS, Ruleset
 from nanopto.rules.user_rules import UserRuleError
+from nanopto.terms.encoding import EGGLOG_VERSION
+from nanopto.terms.term_rows import RowsWriteError
 from nanopto.tools import examples
 from nanopto.tools.check import check_equivalence, default_entries, show
 from nanopto.tools.egraph_dot import EGraphOutputError, check_egraph_path

@@ -492,7 +492,7 @@ def test_input_file_is_never_executed(tmp_path: Path) -> None:
 def test_emit_egglog_writes_a_program_egglog_replays_without_nanopto(tmp_path: Path) -> None:
     import egglog.bindings as eb
 
-    from nanopto.ir_terms.term_rows import run_text
+    from nanopto.terms.term_rows import run_text
 
     target = tmp_path / "run.egg"
     proc = run(

@@ -25,9 +25,9 @@ from typing import Protocol
 import egglog.bindings as eb
 
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import Decoder
-from nanopto.ir_terms.term_rows import SPAN, TermRows, load_commands, load_rows, run_text
 from nanopto.rules.ruleset import Ruleset
+from nanopto.terms.encoding import Decoder
+from nanopto.terms.term_rows import SPAN, TermRows, load_commands, load_rows, run_text
 
 
 class SaturationError(RuntimeError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nanopto.egraph.engine import EGraphRun, StageReport
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, ir_load_declarations
+from nanopto.terms.encoding import Decoder, Encoder, ir_declarations, ir_load_declarations
 
 
 def roundtrip_program(program: n.Program) -> n.Program:

@@ -24,11 +24,11 @@ import egglog.bindings as eb
 
 from nanopto.egraph import EGraphRun, SaturationLimits, SaturationObserver, StageReport
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import Decoder, Encoder, ir_declarations, ir_load_declarations
 from nanopto.passes.context import PassContext
 from nanopto.passes.pass_base import PASS_NAME, Pass, check_limit_options
 from nanopto.rules.ruleset import Ruleset
 from nanopto.rules.user_rules import UserRuleError, check_rulesets
+from nanopto.terms.encoding import Decoder, Encoder, ir_declarations, ir_load_declarations
 
 
 @dataclass

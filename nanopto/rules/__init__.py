@@ -1,10 +1,10 @@
 """The egglog rulesets of nanopto and the schedule that runs them to saturation."""
 
-from nanopto.rules.helpers import HELPER_CONSTRUCTORS, HELPER_FACT_TABLES, INLINE_TERMS, helper_declarations
 from nanopto.rules.inlining import DISCARD, PROJECT, SPLICE, WRITEBACK
 from nanopto.rules.ruleset import Rule, Ruleset
 from nanopto.rules.subst import subst_ruleset
 from nanopto.rules.user_rules import Pattern, UserRuleError, binary, call, const, rewrite_rule, var
+from nanopto.terms.inlining import HELPER_CONSTRUCTORS, HELPER_FACT_TABLES, INLINE_TERMS, helper_declarations
 
 SUBST = subst_ruleset()
 

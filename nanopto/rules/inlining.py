@@ -12,9 +12,9 @@ and a union into it would let substitution run into caller statements without en
 
 from __future__ import annotations
 
-from nanopto.ir_terms.encoding import ir_constructors
-from nanopto.rules.helpers import INLINE_TERMS
 from nanopto.rules.ruleset import Rule, Ruleset
+from nanopto.terms.encoding import ir_constructors
+from nanopto.terms.inlining import INLINE_TERMS
 
 _CALL = "(At s tpl pre)"
 

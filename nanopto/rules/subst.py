@@ -18,9 +18,9 @@ follows the candidates, not the program.
 
 from __future__ import annotations
 
-from nanopto.ir_terms.encoding import FUSED_ASSIGN_CALL, Constructor, args_constructor, ir_constructors
-from nanopto.rules.helpers import SUBST
 from nanopto.rules.ruleset import Rule, Ruleset
+from nanopto.terms.encoding import FUSED_ASSIGN_CALL, Constructor, args_constructor, ir_constructors
+from nanopto.terms.inlining import SUBST
 
 _SPECIAL = {"Var", "IterArg", "Root"}
 

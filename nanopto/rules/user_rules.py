@@ -30,18 +30,18 @@ from typing import Any
 import egglog.bindings as eb
 
 from nanopto.ir_terms.dtypes import DataType
-from nanopto.ir_terms.encoding import (
+from nanopto.ir_terms.nodes import BinOp
+from nanopto.ir_terms.ops import OPS
+from nanopto.ir_terms.schema import fields_of
+from nanopto.rules.ruleset import Rule, Ruleset
+from nanopto.terms.encoding import (
     CLASS_BY_NAME,
     Constructor,
     carries_span,
     ir_constructors,
     ir_declarations,
 )
-from nanopto.ir_terms.nodes import BinOp
-from nanopto.ir_terms.ops import OPS
-from nanopto.ir_terms.schema import fields_of
-from nanopto.ir_terms.term_rows import CLEANUP_RULESET, LOAD_RULESET
-from nanopto.rules.ruleset import Rule, Ruleset
+from nanopto.terms.term_rows import CLEANUP_RULESET, LOAD_RULESET
 
 RESERVED_RULESETS = frozenset({LOAD_RULESET, CLEANUP_RULESET, "splice-instance"})
 """Ruleset names the engine uses itself (`term_rows.load_rows` rebuilds terms with `load` and

@@ -29,7 +29,7 @@ from nanopto.egraph import StageReport
 from nanopto.passes.inlining import InlineFunctions
 from nanopto.passes.inlining.stage import Stage
 from nanopto.passes.pass_base import Pass
-from nanopto.rules.helpers import HELPER_CONSTRUCTORS
+from nanopto.terms.inlining import HELPER_CONSTRUCTORS
 
 DEFAULT_MAX_NODES = 300
 """E-nodes drawn per stage by default: enough for every shipped example (the largest stage has

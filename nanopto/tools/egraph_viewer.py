@@ -14,7 +14,7 @@ What the viewer is given is made readable first (`fold_egraph`):
   list node are folded into their parent: a `Call` points at its arguments, a `SeqStmts` at its
   statements;
 * the helper terms the rules reason with (`SubEx`, `Arg`, `Body`, `WireAssign`, ...; see
-  `nanopto.rules.helpers`) and the fact relations (`Local`, `Projected`, ...) are hidden, together
+  `nanopto.terms.inlining`) and the fact relations (`Local`, `Projected`, ...) are hidden, together
   with the terms built on them that no rewrite has turned into IR yet; a switch on the page shows
   the e-graph unfolded, helpers included;
 * every e-class a call site's rewriting made is typed `site N`, so the viewer colours the classes
@@ -33,8 +33,8 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from nanopto.ir_terms.encoding import MAX_GROUP, args_constructor, group_constructor, ir_constructors
-from nanopto.rules.helpers import FACT_NAMES, HELPER_CONSTRUCTORS, INLINE_TERMS, SUBST
+from nanopto.terms.encoding import MAX_GROUP, args_constructor, group_constructor, ir_constructors
+from nanopto.terms.inlining import FACT_NAMES, HELPER_CONSTRUCTORS, INLINE_TERMS, SUBST
 from nanopto.tools.egraph_dot import EGraphSnapshot, SerializedEGraph
 
 HIDDEN_OPS = frozenset({c.name for c in HELPER_CONSTRUCTORS} | set(FACT_NAMES))

@@ -19,10 +19,10 @@ from test_html_page import png_pixels
 
 import nanopto.passes  # noqa: F401  (registers the passes)
 from nanopto.cli import main
-from nanopto.ir_terms.encoding import ir_constructors
 from nanopto.ir_terms.parser import parse_program
 from nanopto.passes.hoist_nested_calls import hoist_program
 from nanopto.passes.inlining import inline_program
+from nanopto.terms.encoding import ir_constructors
 from nanopto.tools import repr_hooks
 from nanopto.tools.egraph_dot import EGraphCollector, EGraphSnapshot
 from nanopto.tools.egraph_viewer import (

@@ -25,14 +25,20 @@ import egglog.bindings as eb
 
 from nanopto.egraph import EGraphRun, Iteration, SaturationLimits, StageReport, decode_roots, extract_roots
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms.encoding import DecodeError, ir_declarations, ir_load_declarations, span_value
 from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, walk, walk_stmts
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
 from nanopto.passes.inlining.dynamic_dims import dimension_bindings
-from nanopto.passes.inlining.terms import InlineDecoder, InlineEncoder
-from nanopto.rules import HELPER_CONSTRUCTORS, HELPER_FACT_TABLES, INLINE_RULESETS, INLINE_TERMS, Ruleset
-from nanopto.rules.helpers import helper_declarations
+from nanopto.rules import INLINE_RULESETS, Ruleset
+from nanopto.terms.encoding import DecodeError, ir_declarations, ir_load_declarations, span_value
+from nanopto.terms.inlining import (
+    HELPER_CONSTRUCTORS,
+    HELPER_FACT_TABLES,
+    INLINE_TERMS,
+    InlineDecoder,
+    InlineEncoder,
+    helper_declarations,
+)
 
 StageObserver = Callable[["Stage", eb.EGraph, StageReport], None]
 """Sees one stage's e-graph at saturation; it must only read the e-graph (extraction follows)."""

@@ -1,4 +1,4 @@
-"""Terms loaded as rows (`nanopto.ir_terms.term_rows`) come back exactly as they went in."""
+"""Terms loaded as rows (`nanopto.terms.term_rows`) come back exactly as they went in."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from nanopto.cli import main
 from nanopto.egraph import extract_roots
 from nanopto.egraph.engine import ExtractedRoot, extract_all_roots
-from nanopto.ir_terms.encoding import Constructor, Encoder, ir_declarations, ir_load_declarations
 from nanopto.ir_terms.parser import parse_program
-from nanopto.ir_terms.term_rows import (
+from nanopto.terms.encoding import Constructor, Encoder, ir_declarations, ir_load_declarations
+from nanopto.terms.term_rows import (
     RowsWriteError,
     TermRows,
     escape,

@@ -21,8 +21,8 @@ sites and renamed copies, `nanopto.passes.inlining.terms`) by extending `Encoder
 Terms go into egglog through `term_rows` (bulk rows read by egglog's `input`) and come out
 here, read from the extracted term DAG. Those two modules hold what depends on the shape of egglog's
 low-level `bindings` API; the engine and the tools only run commands and read reports through it.
-`tests/ir_terms/test_encoding.py` pins the egglog version they were written against, and
-`tests/ir_terms/test_term_rows.py` checks the `input` behaviour the loader relies on.
+`tests/terms/test_encoding.py` pins the egglog version they were written against, and
+`tests/terms/test_term_rows.py` checks the `input` behaviour the loader relies on.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms import types as t
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue
 from nanopto.ir_terms.schema import NODE_CLASSES, FieldKind, FieldSpec, fields_of
-from nanopto.ir_terms.term_rows import (
+from nanopto.terms.term_rows import (
     FactTable,
     TermRows,
     load_declarations,

@@ -9,10 +9,10 @@ import pytest
 
 from nanopto import ir
 from nanopto.egraph import roundtrip_program
-from nanopto.ir_terms.encoding import EGGLOG_VERSION, ir_constructors
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.schema import NODE_CLASSES
 from nanopto.rules import INLINE_RULESETS, SUBST
+from nanopto.terms.encoding import EGGLOG_VERSION, ir_constructors
 
 EXAMPLES = sorted(p.name for p in files("nanopto.examples").iterdir() if p.name.endswith(".py") and p.name != "__init__.py")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import inspect
 
-from nanopto.ir_terms import encoding
-from nanopto.ir_terms.encoding import Decoder, ir_constructors
+from nanopto.terms import encoding
+from nanopto.terms.encoding import Decoder, ir_constructors
 
 
 def test_the_ir_encoding_has_no_inlining_terms() -> None:
