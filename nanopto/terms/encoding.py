@@ -15,7 +15,7 @@ make extraction superlinear in the number of statements.
 
 Variables are `(Var name type id)`: their identity is the integer id, so two variables that
 print alike never merge. A pass may add constructors of its own (InlineFunctions adds its call
-sites and renamed copies, `nanopto.passes.inlining.terms`) by extending `Encoder` and
+sites and renamed copies, `nanopto.terms.inlining`) by extending `Encoder` and
 `Decoder`; this module knows only the IR.
 
 Terms go into egglog through `term_rows` (bulk rows read by egglog's `input`) and come out

@@ -46,7 +46,7 @@ INLINE_TERMS: tuple[Constructor, ...] = (
     Constructor("RIterArg", ("String", "Ty", "i64", "i64", "Ex"), "Ex", doc="callee iter_arg renamed for `site`"),
 )
 """The extractable terms inlining adds to the IR: a call site still to splice, and the renamed
-copies of callee variables (decoded into fresh Vars by `nanopto.passes.inlining.terms`)."""
+copies of callee variables (decoded into fresh Vars by `InlineDecoder` below)."""
 
 HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
     *(Constructor(SUBST[s], (s, "i64"), s, unextractable=True, doc=f"substitute into a {s}") for s in SORTS),
