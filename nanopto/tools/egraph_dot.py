@@ -103,6 +103,8 @@ class EGraphSnapshot:
     egraph: SerializedEGraph
     pass_name: str = "inline-functions"
     """The pass whose saturation this is (the views group the pictures by pass)."""
+    new_nodes: frozenset[str] = frozenset()
+    """E-nodes drawn as new (green), such as those one iteration added (the book's figures)."""
 
 
 @dataclass
@@ -228,7 +230,9 @@ def node_label(egraph: SerializedEGraph, node: ENode) -> str:
     return f"{node.op}({', '.join(args)})"
 
 
-def _node_style(node: ENode) -> str:
+def _node_style(node: ENode, new: bool = False) -> str:
+    if new:
+        return 'style="rounded,filled,bold", fillcolor="#dff5e1", color="#2e7d32", tooltip="new in this iteration"'
     if node.subsumed:
         return 'style="rounded,filled,dotted", fillcolor="#e8e8e8", fontcolor="#8a8a8a", tooltip="subsumed"'
     if node.op == "Root":  # helper too, but it names the function being rewritten
@@ -267,7 +271,7 @@ def _snapshot_lines(index: int, snapshot: EGraphSnapshot, max_nodes: int) -> tup
         )
         for node_id in egraph.classes[eclass]:
             node = egraph.nodes[node_id]
-            lines.append(f"      {_quote(prefix + node_id)} [label={_quote(node_label(egraph, node))}, {_node_style(node)}];")
+            lines.append(f"      {_quote(prefix + node_id)} [label={_quote(node_label(egraph, node))}, {_node_style(node, node_id in snapshot.new_nodes)}];")
             for position, child in enumerate(node.children):
                 target = egraph.nodes[child].eclass
                 if egraph.is_primitive(target):
@@ -306,8 +310,11 @@ def cut_notes(snapshots: Sequence[EGraphSnapshot], max_nodes: int) -> list[str]:
     return notes
 
 
-def egraph_dot(snapshots: Sequence[EGraphSnapshot], max_nodes: int = DEFAULT_MAX_NODES) -> str:
-    """The DOT text of every stage's e-graph, each cut to `max_nodes` e-nodes with a visible note."""
+def egraph_dot(
+    snapshots: Sequence[EGraphSnapshot], max_nodes: int = DEFAULT_MAX_NODES, heading: str | None = None
+) -> str:
+    """The DOT text of every stage's e-graph, each cut to `max_nodes` e-nodes with a visible note;
+    `heading` replaces the picture's default title."""
     if max_nodes < 1:
         raise ValueError(f"--egraph-max-nodes must be at least 1, got {max_nodes}")
     body: list[str] = []
@@ -317,7 +324,9 @@ def egraph_dot(snapshots: Sequence[EGraphSnapshot], max_nodes: int = DEFAULT_MAX
     if not snapshots:
         heading = "no Inline call sites: nothing was saturated"
     else:
-        heading = "e-graph at saturation (one box per e-node, one cluster per e-class; dashed: helper terms, grey: subsumed)"
+        heading = heading or (
+            "e-graph at saturation (one box per e-node, one cluster per e-class; dashed: helper terms, grey: subsumed)"
+        )
     header = [
         "digraph egraph {",
         "  compound=true; rankdir=TB; newrank=true;",
