@@ -699,7 +699,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     try:
         serve(args.port, open_browser=args.open, out=say)
     except OSError as exc:
-        raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc} (try another --port)") from None
+        raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}; `nanopto serve --port 0` picks a free port") from None
     return EXIT_OK
 
 

@@ -21,18 +21,30 @@ refused. Each run is bounded (`PlaygroundLimits`): input size, saturation time, 
 e-graph rows, the number of steps.
 
 Runs happen one at a time in a child process (`serve_worker`), never in the server: a rules file
-with an endless loop, or a run that overruns `request_timeout`, is killed and reported in the page
-while the server keeps serving; the child's memory is capped too. One child at a time also suits
-egglog (its e-graphs may not move between threads) and the process-wide pass registry.
+with an endless loop, or a run that overruns `request_timeout`, is killed (with everything it
+started) and reported in the page while the server keeps serving; the child's memory is capped too.
+One child at a time also suits egglog (its e-graphs may not move between threads) and the
+process-wide pass registry.
+
+The server itself holds up against a local user without the token: a body that is not a JSON
+object of strings (a nesting bomb, a chunked body, `{"pipeline": [1]}`) is answered 400 with the
+reason; every connection has a read timeout; at most `max_connections` are open at once, and when
+that many are, the oldest one that has not yet shown the token is closed to make room, so idle
+connections cannot starve the user's own requests; a dropped connection prints nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
 import secrets
+import signal
+import socket
+import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from html import escape
@@ -97,6 +109,8 @@ class PlaygroundLimits:
     """Seconds a whole run may take in the worker process before it is killed (`serve_worker`)."""
     max_memory_bytes: int | None = 4 * 2**30
     """The worker process's address-space cap (None: no cap)."""
+    max_egraph_nodes: int = 600
+    """E-nodes per e-graph picture; a larger e-graph is shown cut, and says so."""
 
 
 class InternalError(Exception):
@@ -122,10 +136,25 @@ class RequestError(Exception):
 # ---------------------------------------------------------------------------------------------
 
 
+PAYLOAD_KEYS = ("program", "rules", "pipeline")
+
+
+def check_payload(payload: object) -> dict[str, str]:
+    """The body of a POST: a JSON object whose `program`, `rules` and `pipeline` are strings (each
+    optional); anything else is refused with the reason. Only those keys go on to the worker."""
+    if not isinstance(payload, dict):
+        raise RequestError("http", "the body must be a JSON object: {\"program\": ..., \"rules\": ..., \"pipeline\": ...}")
+    for key in PAYLOAD_KEYS:
+        value = payload.get(key)
+        if value is not None and not isinstance(value, str):
+            raise RequestError("http", f"'{key}' must be a string, not {type(value).__name__}")
+    return {key: payload[key] for key in PAYLOAD_KEYS if payload.get(key) is not None}
+
+
 def _text(payload: dict[str, Any], key: str, limits: PlaygroundLimits) -> str:
     value = payload.get(key) or ""
     if not isinstance(value, str):
-        raise RequestError(key, f"'{key}' must be a string")
+        raise RequestError(key, f"'{key}' must be a string, not {type(value).__name__}")
     if len(value) > limits.max_source_chars:
         raise RequestError(key, f"the {key} is {len(value)} characters; the playground takes at most {limits.max_source_chars}")
     return value
@@ -192,7 +221,7 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
     rules_text = _text(payload, "rules", limits)
     before = parse(source)
     user_passes = load_rules(rules_text)
-    pipeline = (payload.get("pipeline") or "").strip() or ",".join([DEFAULT_PIPELINE, *(p.name for p in user_passes)])
+    pipeline = _text(payload, "pipeline", limits).strip() or ",".join([DEFAULT_PIPELINE, *(p.name for p in user_passes)])
     try:
         manager = _bounded(PassManager.from_pipeline(pipeline), limits)
     except Exception as exc:  # a malformed spec, an unknown pass or option: the user's to fix
@@ -373,10 +402,19 @@ class PlaygroundServer(ThreadingHTTPServer):
     """The playground's HTTP server: 127.0.0.1 only, a token on every request."""
 
     daemon_threads = True
+    request_queue_size = 128  # the listen backlog: a burst of parallel runs waits, not reset
+    max_connections = 64
+    """Connections open at once (module doc: the oldest one without the token makes room)."""
+    read_timeout = 10.0
+    """Seconds a connection may keep the server waiting for the next bytes of its request."""
 
     def __init__(self, port: int = 0, token: str | None = None, limits: PlaygroundLimits | None = None) -> None:
         self.token = token or secrets.token_urlsafe(24)
         self.limits = limits or PlaygroundLimits()
+        self.worker: RunWorker | None = None  # a failed bind closes the server before it has one
+        self._connections: dict[socket.socket, bool] = {}
+        """Open connections, oldest first -> whether the request showed the token."""
+        self._connections_lock = threading.Lock()
         super().__init__(("127.0.0.1", port), PlaygroundHandler)
         self.worker = RunWorker(WORKER_TARGET, self.limits.request_timeout, self.limits.max_memory_bytes)
         """Every run, in one child process at a time (see the module doc)."""
@@ -384,7 +422,47 @@ class PlaygroundServer(ThreadingHTTPServer):
 
     def server_close(self) -> None:
         super().server_close()
-        self.worker.close()
+        if self.worker is not None:
+            self.worker.close()
+
+    # -- connections: a cap, the oldest unauthenticated one making room ------------------------
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            if len(self._connections) >= self.max_connections:
+                idle = next((c for c, shown in self._connections.items() if not shown), None)
+                if idle is None:  # every one is a request with the token: refuse the newcomer
+                    self.shutdown_request(request)
+                    return
+                del self._connections[idle]
+                with contextlib.suppress(OSError):
+                    idle.shutdown(socket.SHUT_RDWR)  # its handler reads the end and finishes
+            self._connections[request] = False
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.pop(request, None)
+        super().shutdown_request(request)
+
+    def authenticated(self, request: socket.socket) -> None:
+        """The request on this connection showed the token: it is never closed to make room."""
+        with self._connections_lock:
+            if request in self._connections:
+                self._connections[request] = True
+
+    @property
+    def open_connections(self) -> int:
+        with self._connections_lock:
+            return len(self._connections)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that broke, timed out or was closed to make room ends quietly; anything
+        else is one line on standard error, never a traceback per connection."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError | ValueError):
+            return
+        print(f"nanopto playground: a request failed: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     @property
     def port(self) -> int:
@@ -404,6 +482,10 @@ class PlaygroundServer(ThreadingHTTPServer):
 class PlaygroundHandler(BaseHTTPRequestHandler):
     server: PlaygroundServer
     server_version = "nanopto-playground"
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.read_timeout)  # a read that waits longer ends the connection
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: the terminal shows the URL and errors only
@@ -446,7 +528,12 @@ class PlaygroundHandler(BaseHTTPRequestHandler):
         if not secrets.compare_digest(token.encode(), self.server.token.encode()):
             self._json(HTTPStatus.FORBIDDEN, {"ok": False, "error": {"where": "http", "message": "missing or wrong token: open the URL nanopto serve printed"}})
             return False
+        self.server.authenticated(self.connection)
         return True
+
+    def _bad_request(self, message: str) -> None:
+        self.close_connection = True
+        self._json(HTTPStatus.BAD_REQUEST, {"ok": False, "error": {"where": "http", "message": message}})
 
     def do_GET(self) -> None:
         if not self._allowed():
@@ -480,25 +567,40 @@ class PlaygroundHandler(BaseHTTPRequestHandler):
         if kind is None:
             self._json(HTTPStatus.NOT_FOUND, {"ok": False, "error": {"where": "http", "message": "not found"}})
             return
+        if self.headers.get("Transfer-Encoding"):
+            self._bad_request("a chunked (Transfer-Encoding) body is not accepted: send the JSON with a Content-Length")
+            return
+        if self.headers.get("Content-Length") is None:
+            self._bad_request("the request has no Content-Length: send the JSON body with its length")
+            return
         try:
-            length = int(self.headers.get("Content-Length") or 0)
+            length = int(self.headers["Content-Length"])
         except ValueError:
-            length = -1
+            self._bad_request("the Content-Length is not a number")
+            return
         if not 0 <= length <= self.server.limits.max_body_bytes:
             self._drain(length)
             self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"ok": False, "error": {"where": "http", "message": f"the request must be at most {self.server.limits.max_body_bytes} bytes"}})
             return
-        try:
-            payload = json.loads(self.rfile.read(length) or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            self._json(HTTPStatus.BAD_REQUEST, {"ok": False, "error": {"where": "http", "message": "the body must be JSON"}})
+        body = self.rfile.read(length)
+        if len(body) < length:
+            self._bad_request(f"the body ended after {len(body)} of its {length} bytes")
             return
-        if not isinstance(payload, dict):
-            self._json(HTTPStatus.BAD_REQUEST, {"ok": False, "error": {"where": "http", "message": "the body must be a JSON object"}})
+        try:
+            payload = check_payload(json.loads(body or b"{}"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            self._bad_request(f"the body must be JSON: {exc}")
+            return
+        except RecursionError:
+            self._bad_request("the body's JSON is nested too deeply")
+            return
+        except RequestError as exc:
+            self._bad_request(exc.message)
             return
         self._answer(lambda: self._in_worker(kind, payload))
 
     def _in_worker(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        assert self.server.worker is not None
         try:
             answer = self.server.worker.call(kind, payload, self.server.limits)
         except WorkerError as exc:
@@ -520,17 +622,25 @@ class PlaygroundHandler(BaseHTTPRequestHandler):
 
 
 def serve(port: int = 8765, open_browser: bool = False, out: Callable[[str], None] = print) -> None:
-    """Run the playground until interrupted; prints the URL with its token."""
-    server = PlaygroundServer(port)
-    out(f"nanopto playground: {server.url}")
-    out("(listening on 127.0.0.1 only; the token in the URL is required; Ctrl-C stops)")
-    if open_browser:
-        import webbrowser
+    """Run the playground until interrupted (Ctrl-C, SIGINT or SIGTERM); prints the URL with its
+    token. The worker process goes with the server, however it is stopped."""
+    server = PlaygroundServer(port)  # a port in use is an OSError the command line reports
 
-        webbrowser.open(server.url)
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt  # unwinds serve_forever in the main thread, into the finally below
+
+    previous = signal.signal(signal.SIGTERM, stop) if threading.current_thread() is threading.main_thread() else None
     try:
+        out(f"nanopto playground: {server.url}")
+        out("(listening on 127.0.0.1 only; the token in the URL is required; Ctrl-C stops)")
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(server.url)
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

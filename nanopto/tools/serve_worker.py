@@ -11,17 +11,29 @@ error instead of taking the machine's memory.
 
 The protocol is one JSON line each way over the child's standard input and a private duplicate of
 its standard output (the child's own standard output goes to its standard error, so a `print` in a
-rules file cannot garble an answer). The child first says `{"ready": true}` once it has imported
-nanopto, so the time limit counts the run, not Python's start-up.
+rules file cannot garble an answer). Every request carries an id and every answer repeats it, each
+answer on a line of its own: a line the rules file wrote itself (or a half line) is skipped, so it
+can never be taken for the answer to this request or shift the later ones. The child first says
+`{"ready": true}` once it has imported nanopto, so the time limit counts the run, not Python's
+start-up.
+
+Containment holds against the rules file itself. The memory cap is both the soft and the hard
+limit, set before any user code runs (and the child gives up the capability that would let root
+raise a hard limit), so the rules file cannot lift it. The child starts a session of its own and
+makes itself the reaper of its orphans, so a process the rules file forks, even one that detaches
+with `os.setsid()`, stays its descendant; killing the child freezes it and kills its process group
+and every descendant first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -49,6 +61,7 @@ class RunWorker:
         self._child: subprocess.Popen[bytes] | None = None
         self._ready = False
         self._buffer = b""
+        self._next_id = 0
         self.restarts = 0
         """Children killed or lost so far (the tests read it)."""
 
@@ -61,7 +74,9 @@ class RunWorker:
         command = [sys.executable, "-m", "nanopto.tools.serve_worker", self.target]
         if self.max_memory_bytes is not None:
             command.append(str(self.max_memory_bytes))
-        self._child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self._child = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, start_new_session=True
+        )
         self._ready = False
         self._buffer = b""
 
@@ -70,7 +85,7 @@ class RunWorker:
         if child is None:
             return
         if child.poll() is None:
-            child.kill()
+            kill_tree(child.pid)
         child.wait()
         for pipe in (child.stdin, child.stdout):
             if pipe is not None:
@@ -86,25 +101,36 @@ class RunWorker:
 
     # -- one request -----------------------------------------------------------------------------
 
-    def _read_line(self, deadline: float) -> dict[str, Any] | None:
-        """The child's next answer, or None when the deadline passed; WorkerError if it died."""
+    def _read_line(self, deadline: float, request_id: int | None) -> dict[str, Any] | None:
+        """The child's answer to `request_id` (None: its ready line), or None when the deadline
+        passed; WorkerError if it died. Lines that are not that answer are skipped (module doc)."""
         assert self._child is not None and self._child.stdout is not None
         fd = self._child.stdout.fileno()
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            readable, _, _ = select.select([fd], [], [], remaining)
-            if not readable:
+        while True:
+            while b"\n" not in self._buffer:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                readable, _, _ = select.select([fd], [], [], remaining)
+                if not readable:
+                    continue
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    code = self._child.wait()
+                    raise WorkerError(_death(code, self.max_memory_bytes))
+                self._buffer += chunk
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            try:
+                message = json.loads(line)
+            except ValueError:  # a stray or half line: not an answer
                 continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                code = self._child.wait()
-                raise WorkerError(_death(code, self.max_memory_bytes))
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        answer: dict[str, Any] = json.loads(line)
-        return answer
+            if not isinstance(message, dict):
+                continue
+            if request_id is None and message == READY:
+                return message
+            if request_id is not None and message.get("id") == request_id and isinstance(message.get("answer"), dict):
+                answer: dict[str, Any] = message["answer"]
+                return answer
 
     def call(self, kind: str, payload: dict[str, Any], limits: Any) -> dict[str, Any]:
         """Run `kind` ("run" or "steps") in the child: its answer (`{"ok": ...}`), or WorkerError."""
@@ -120,16 +146,17 @@ class RunWorker:
     def _call(self, kind: str, payload: dict[str, Any], limits: Any) -> dict[str, Any]:
         self.start()
         if not self._ready:
-            if self._read_line(time.monotonic() + STARTUP_TIMEOUT) is None:
+            if self._read_line(time.monotonic() + STARTUP_TIMEOUT, None) is None:
                 raise WorkerError(f"the playground's worker did not start within {STARTUP_TIMEOUT:g} s")
             self._ready = True
         assert self._child is not None and self._child.stdin is not None
-        request = {"kind": kind, "payload": payload, "limits": dataclasses.asdict(limits)}
+        self._next_id += 1
+        request = {"id": self._next_id, "kind": kind, "payload": payload, "limits": dataclasses.asdict(limits)}
         try:
             self._child.stdin.write(json.dumps(request).encode() + b"\n")
         except BrokenPipeError:
             raise WorkerError(_death(self._child.wait(), self.max_memory_bytes)) from None
-        answer = self._read_line(time.monotonic() + self.timeout)
+        answer = self._read_line(time.monotonic() + self.timeout, self._next_id)
         if answer is None:
             raise WorkerError(
                 f"the run did not finish within {self.timeout:g} s and was stopped: is there an endless loop "
@@ -137,6 +164,54 @@ class RunWorker:
                 "fix the rules and run again"
             )
         return answer
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid` (Linux's /proc; elsewhere none are found)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:  # it ended meanwhile
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _signal(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signum)
+
+
+def kill_tree(pid: int) -> None:
+    """Kill the worker `pid`, its process group and every descendant, even one that started a
+    session of its own: each is stopped before it is killed, so none forks out of reach."""
+    _signal(pid, signal.SIGSTOP)
+    for _ in range(20):
+        found = descendants(pid)
+        if not found:
+            break
+        for child in found:
+            _signal(child, signal.SIGSTOP)
+        for child in found:
+            _signal(child, signal.SIGKILL)
+        time.sleep(0.01)  # let the killed ones go, so their own children show up under the worker
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    _signal(pid, signal.SIGKILL)
 
 
 def _death(code: int, max_memory_bytes: int | None) -> str:
@@ -149,14 +224,60 @@ def _death(code: int, max_memory_bytes: int | None) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+CAP_SYS_RESOURCE = 24
+"""The Linux capability that lets a process raise its hard resource limits (root has it)."""
+
+
+def _drop_resource_capability() -> None:
+    """Give up CAP_SYS_RESOURCE (effective, permitted, inheritable), so even a child running as
+    root cannot raise the hard memory limit again. Best effort: only on Linux with libc."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if not sys.platform.startswith("linux") or name is None:
+        return
+    libc = ctypes.CDLL(name, use_errno=True)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    header = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words
+    data = (Data * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        return
+    keep = ~(1 << CAP_SYS_RESOURCE) & 0xFFFFFFFF
+    data[0].effective &= keep
+    data[0].permitted &= keep
+    data[0].inheritable &= keep
+    libc.capset(ctypes.byref(header), data)
+    libc.prctl(24, CAP_SYS_RESOURCE, 0, 0, 0)  # PR_CAPBSET_DROP: not for its children either
+
+
 def _cap_memory(max_bytes: int) -> None:
+    """The address-space cap as both soft and hard limit: the rules file cannot lift it."""
     try:
         import resource
     except ImportError:  # not on this platform: the time limit still holds
         return
+    _drop_resource_capability()
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     limit = max_bytes if hard == resource.RLIM_INFINITY else min(max_bytes, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _reap_orphans() -> None:
+    """Become the reaper of orphaned descendants (Linux), so a process the rules file forks and
+    detaches stays below this child, where `kill_tree` finds it."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if sys.platform.startswith("linux") and name is not None:
+        ctypes.CDLL(name).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -168,13 +289,16 @@ def main(argv: list[str] | None = None) -> None:
     sys.stdout = sys.stderr
     module, _, function = args[0].partition(":")
     handler = getattr(importlib.import_module(module), function)  # imports nanopto before "ready"
+    _reap_orphans()
     if len(args) > 1:
         _cap_memory(int(args[1]))
     answers.write(json.dumps(READY).encode() + b"\n")
     answers.flush()
     for line in sys.stdin.buffer:
-        answer = handler(json.loads(line))
-        answers.write(json.dumps(answer).encode() + b"\n")
+        request = json.loads(line)
+        answer = handler(request)
+        # A leading newline ends any half line the rules file left on this pipe (module doc).
+        answers.write(b"\n" + json.dumps({"id": request.get("id"), "answer": answer}).encode() + b"\n")
         answers.flush()
 
 
