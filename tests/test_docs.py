@@ -270,8 +270,9 @@ def test_docs_block(block: Block, monkeypatch: pytest.MonkeyPatch) -> None:
 
 # --- The book's shape -------------------------------------------------------------------------
 
-CHAPTERS = (*sorted(p.name for p in DOCS.glob("[0-9][0-9]-*.md")), "lab.md")
-"""Every numbered chapter (a new one is covered without editing this list) and the lab sheet."""
+CHAPTERS = (*sorted(p.name for p in DOCS.glob("[0-9][0-9]-*.md")), "lab.md", "course.md")
+"""Every numbered chapter (a new one is covered without editing this list), the lab sheet and the
+course."""
 
 GUIDES = ("playground.md", "checking-a-pipeline.md")
 """Guide pages outside the chapters that are held to the chapters' standard:
@@ -339,6 +340,24 @@ def test_every_chapter_has_two_answered_exercises_one_of_them_find_the_bug(chapt
     assert any("find the bug" in title.lower() for _, title, _ in found), (
         f"docs/{chapter}: no exercise titled `find the bug`"
     )
+
+
+QUIZ = "misconceptions.md"
+"""The quiz: every belief is a question whose answer is folded, and nothing it prints is shown before
+the reader has predicted it."""
+
+
+def test_the_quiz_asks_before_it_reveals() -> None:
+    found = exercises(DOCS / QUIZ)
+    assert len(found) >= 8, f"docs/{QUIZ} has {len(found)} questions (`### Exercise M.n: ...`)"
+    unanswered = [f"line {line}: {title}" for line, title, answered in found if not answered]
+    assert not unanswered, f"docs/{QUIZ}: questions without a folded answer: {unanswered}"
+    depth = 0
+    for number, line in enumerate((DOCS / QUIZ).read_text(encoding="utf-8").splitlines(), start=1):
+        depth += line.strip() == ANSWER_OPEN
+        depth -= line.strip() == "</details>"
+        if line.strip() == OUTPUT_MARKER:
+            assert depth > 0, f"docs/{QUIZ}:{number}: a checked output outside an answer reveals it before the question"
 
 
 def test_the_exercise_collector_sees_answers_and_their_absence(tmp_path: Path) -> None:
