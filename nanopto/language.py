@@ -30,6 +30,7 @@ from nanopto.ir_terms.parse_error import (
 from nanopto.ir_terms.parser import DynamicDim, ParserError, parse_function, parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.scope_classes import SplitMode
+from nanopto.ir_terms.source_lookup import get_class_source_lines
 from nanopto.ir_terms.templates import InlineFunction
 from nanopto.ir_terms.types import CompactMode, MemRef, TileLayout, TileView
 
@@ -267,7 +268,7 @@ def _source_of(obj: Any, frame: FrameType | None) -> tuple[str, str, int, dict[s
     """The dedented source of a decorated class or function, its file, first line, and the names
     it may use without defining them: the defining module's and the decorating frame's caller's."""
     try:
-        lines, start = inspect.getsourcelines(obj)
+        lines, start = get_class_source_lines(obj) if isinstance(obj, type) else inspect.getsourcelines(obj)
         filename = inspect.getsourcefile(obj) or "<unknown>"
     except (OSError, TypeError) as exc:
         raise ParserError(f"cannot read the source of {obj.__name__!r}: {exc}") from None

@@ -140,13 +140,19 @@ def register_symbol_enum(prefix: str, cls: type[enum.Enum]) -> None:
     _SYMBOL_ENUMS[prefix] = cls
 
 
+NAME_TO_DIRECTION: dict[str, ArgDirection] = {direction.value: direction for direction in ArgDirection}
+"""`pl.adir.<name>` -> the direction it names (PyPTO's table name)."""
+DIRECTION_TO_NAME: dict[ArgDirection, str] = {direction: name for name, direction in NAME_TO_DIRECTION.items()}
+"""A direction -> its `pl.adir` name, as the printer writes it."""
+
+
 def enum_of_symbol(path: str) -> enum.Enum | None:
     """The enum member a `pl` symbol path names (`Mem.Vec`, `FP16`, `adir.input`), or None."""
     prefix, _, name = path.rpartition(".")
     if not prefix:
         return DataType.__members__.get(name)
     if prefix == "adir":
-        return next((d for d in ArgDirection if d.value == name), None)
+        return NAME_TO_DIRECTION.get(name)
     cls = _SYMBOL_ENUMS.get(prefix)
     return None if cls is None else cls.__members__.get(name)
 

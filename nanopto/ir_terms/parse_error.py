@@ -11,6 +11,9 @@ Its subclasses are PyPTO's, so a test that expects `ParserSyntaxError` or
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 
 class ParserError(ValueError):
     """A `pl` source the parser rejects; `line` is 1-based, `col` 0-based (as Python's `ast`)."""
@@ -32,6 +35,19 @@ class ParserError(ValueError):
         self.col = col
         self.hint = hint
         self.source_line = source_line
+
+    @property
+    def span(self) -> dict[str, Any]:
+        """The location under PyPTO's keys; `column` and `begin_column` are 1-based there, so
+        they are `col + 1` (docs/coming-from-pypto.md#what-differs-and-why)."""
+        return {
+            "filename": self.file,
+            "file": self.file,
+            "line": self.line,
+            "column": self.col + 1,
+            "begin_line": self.line,
+            "begin_column": self.col + 1,
+        }
 
     def __str__(self) -> str:
         message = self.message if len(self.message) <= _MESSAGE_LIMIT else self.message[:_MESSAGE_LIMIT] + " [...]"
@@ -80,6 +96,10 @@ class UnsupportedFeatureError(ParserError):
     """Python that is valid but outside what `pl` supports (`for ... else`, `*args`, `x += 1`)."""
 
 
+class SSAViolationError(ParserError):
+    """A name assigned a second time in one scope of a `@pl.function(strict_ssa=True)`."""
+
+
 class InvalidOperationError(ParserError):
     """An operation that does not exist or is not allowed where it is written: an unknown
     `pl.<op>`, or `break` / `continue` outside a sequential loop."""
@@ -96,3 +116,40 @@ class InternalParserError(RuntimeError):
         self.file = file
         self.line = line
         self.col = col
+
+
+class ErrorRenderer:
+    """PyPTO's renderer, by name: a nanopto error renders itself (`str(error)`: location, line,
+    caret, hint), so this only hands that text over. nanopto prints no colour."""
+
+    def __init__(self, use_color: bool = False) -> None:
+        self.use_color = use_color
+
+    def render(self, error: BaseException) -> str:
+        return str(error)
+
+
+_CHECK_TAIL = "Check failed:"
+_BACKEND_NOISE = ("\n\nC++ Traceback", "\n\nNo stack trace available")
+_TRAILING_LOCATION = re.compile(r"\s*\[[^\[\]]*:\d+:-?\d+\]\s*$")
+_UNSPECIFIED_CHECK = "a check failed without a message"
+
+
+def concise_error_message(exc: BaseException, strip_trailing_span: bool = False) -> str:
+    """What a user should read of an exception raised by a PyPTO-style backend: its message
+    without a C++ traceback block, without the `Check failed: ...` line a failed check appends
+    and, with `strip_trailing_span`, without the `[file:line:col]` such a check leaves at the end
+    of the message (only when that line was there). A nanopto error has none of these, so its
+    message comes back unchanged."""
+    message = str(exc)
+    for marker in _BACKEND_NOISE:
+        message = message.split(marker, 1)[0]
+    stripped = message.startswith(_CHECK_TAIL)
+    if stripped:
+        message = ""
+    elif (at := message.rfind("\n" + _CHECK_TAIL)) != -1:
+        message, stripped = message[:at], True
+    if strip_trailing_span and stripped:
+        message = _TRAILING_LOCATION.sub("", message)
+    message = message.strip()
+    return _UNSPECIFIED_CHECK if stripped and not message else message

@@ -139,6 +139,23 @@ class _FunctionState:
     makes a new value, so the assignment removes it (docs/specification.md, "Dump tags")."""
 
 
+def extract_line_comments(source: str) -> dict[int, list[tuple[int, str]]]:
+    """Every `#` comment of `source` by line: (column, text after the `#` and one space), in
+    source order (PyPTO's name). Best effort: a source `tokenize` cannot finish keeps the comments
+    read so far."""
+    comments: dict[int, list[tuple[int, str]]] = {}
+    if "#" not in source:
+        return comments  # tokenizing costs a third of parsing a 10k-line source
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                text = tok.string[1:]
+                comments.setdefault(tok.start[0], []).append((tok.start[1], (text[1:] if text[:1] == " " else text).rstrip()))
+    except (tokenize.TokenError, SyntaxError):
+        pass  # `ast.parse` accepted the source; a comment table is best effort
+    return comments
+
+
 def parse_program(
     source: str,
     filename: str = "<string>",
@@ -720,16 +737,9 @@ class _ProgramParser(ExprParser):
     def _comment_table(self) -> list[tuple[int, int, str]]:
         """Every `#` comment of the source as (line, column, text after `# `), in source order."""
         if self._comments is None:
-            self._comments = []
-            if "#" not in self.source:
-                return self._comments  # tokenizing costs a third of parsing a 10k-line source
-            try:
-                for tok in tokenize.generate_tokens(io.StringIO(self.source).readline):
-                    if tok.type == tokenize.COMMENT:
-                        text = tok.string[1:]
-                        self._comments.append((tok.start[0], tok.start[1], (text[1:] if text[:1] == " " else text).rstrip()))
-            except (tokenize.TokenError, SyntaxError):
-                pass  # `ast.parse` accepted the source; a comment table is best effort
+            self._comments = [
+                (line, col, text) for line, found in extract_line_comments(self.source).items() for col, text in found
+            ]
         return self._comments
 
     def _docstring_comments(self, node: ast.stmt) -> tuple[str, ...]:
@@ -1672,3 +1682,7 @@ def _decorator_target(node: ast.expr) -> ast.expr:
 
 def _tuple_elements(node: ast.expr) -> list[ast.expr]:
     return list(node.elts) if isinstance(node, ast.Tuple) else [node]
+
+
+ASTParser = _ProgramParser
+"""PyPTO's name for its parser class (nanopto's is the one `ast` walk above)."""

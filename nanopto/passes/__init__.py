@@ -8,6 +8,7 @@ from nanopto.passes.context import (
     PassContext,
     PassInstrument,
     VerificationLevel,
+    make_roundtrip_instrument,
 )
 from nanopto.passes.hoist_nested_calls import HoistNestedCalls
 from nanopto.passes.inlining import InlineFunctions, inline_functions
@@ -60,6 +61,7 @@ __all__ = [
     "get_pass",
     "inline_functions",
     "list_passes",
+    "make_roundtrip_instrument",
     "parse_pipeline",
     "register_pass",
     "rewrite",

@@ -56,6 +56,20 @@ class CallbackInstrument:
             self._after(pass_, program)
 
 
+def make_roundtrip_instrument() -> CallbackInstrument:
+    """An instrument that prints the program after every pass, parses the text back and asserts
+    the two are structurally equal: a pass whose output cannot be written as `pl` source, or reads
+    back as another program, fails there. PyPTO's name."""
+    from nanopto.ir_terms.parser import parse_program
+    from nanopto.ir_terms.printer import python_print
+    from nanopto.ir_terms.structural import assert_structural_equal
+
+    def check(pass_: Pass, program: Program) -> None:
+        assert_structural_equal(parse_program(python_print(program), f"<after {pass_.name}>"), program)
+
+    return CallbackInstrument(after=check)
+
+
 _STACK: ContextVar[tuple[PassContext, ...]] = ContextVar("nanopto_pass_context_stack", default=())
 
 

@@ -26,12 +26,19 @@ MODULES: dict[str, str] = {
     "pypto.ir.op": "nanopto.ir_terms.op_builders",
     "pypto.ir.printer": "nanopto.ir_terms.printer",
     "pypto.ir.pass_manager": "nanopto.passes.pass_manager",
+    "pypto.ir.instruments": "nanopto.passes.context",
     "pypto.passes": "nanopto.passes",
     "pypto.language": "nanopto.language",
-    "pypto.language.parser": "nanopto.ir_terms.parser",
+    "pypto.language.typing": "nanopto.language",
+    "pypto.language.arg_direction": "nanopto.ir_terms.dtypes",
+    "pypto.language.parser": "nanopto.ir_terms",
+    "pypto.language.parser.ast_parser": "nanopto.ir_terms.parser",
+    "pypto.language.parser.comment_extractor": "nanopto.ir_terms.parser",
+    "pypto.language.parser.source_lookup": "nanopto.ir_terms.source_lookup",
     "pypto.language.parser.text_parser": "nanopto.language",
     "pypto.language.parser.diagnostics": "nanopto.ir_terms.parse_error",
     "pypto.language.parser.diagnostics.exceptions": "nanopto.ir_terms.parse_error",
+    "pypto.language.parser.diagnostics.renderer": "nanopto.ir_terms.parse_error",
 }
 """PyPTO module name -> the nanopto module that answers to it."""
 

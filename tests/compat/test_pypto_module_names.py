@@ -1,0 +1,160 @@
+"""The names PyPTO's modules offer beyond `ir`, `passes` and `pl`, where nanopto has them:
+comment extraction, the parser error's span and renderer, the concise message, the `pl.adir`
+tables, the round-trip instrument, and a class's source lines with one parse per file."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+import pytest
+
+import nanopto.language as pl
+from nanopto import ir, passes
+from nanopto.ir_terms import dtypes, parse_error, source_lookup
+from nanopto.ir_terms.parser import extract_line_comments
+
+BAD = """
+import nanopto.language as pl
+
+@pl.function
+def f(x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+    y = pl.no_such_op(x)
+    return y
+"""
+
+
+def test_line_comments_by_line_with_their_columns() -> None:
+    source = "x = 1  # note\nfor i in r:\n    # indented\n    y = 2\n## heading\n#compact\n"
+    assert extract_line_comments(source) == {
+        1: [(7, "note")],
+        3: [(4, "indented")],
+        5: [(0, "# heading")],
+        6: [(0, "compact")],
+    }
+    assert extract_line_comments("") == {}
+    assert extract_line_comments("x = 1\n") == {}
+
+
+def test_a_parse_error_span_is_pyptos_one_based_dict() -> None:
+    with pytest.raises(parse_error.InvalidOperationError) as caught:
+        pl.parse(BAD)
+    error = caught.value
+    assert error.span["begin_line"] == error.line == 6
+    assert error.span["begin_column"] == error.col + 1 == 9
+    assert error.span["filename"] == error.file
+
+
+def test_the_renderer_renders_what_the_error_renders() -> None:
+    with pytest.raises(parse_error.ParserError) as caught:
+        pl.parse(BAD)
+    rendered = parse_error.ErrorRenderer(use_color=False).render(caught.value)
+    assert rendered == str(caught.value)
+    rows = rendered.split("\n")
+    caret = next(i for i, row in enumerate(rows) if row.strip() == "^")
+    assert "pl.no_such_op(x)" in rows[caret - 1]
+
+
+@pytest.mark.parametrize(
+    ("message", "strip", "expected"),
+    [
+        ("plain", False, "plain"),
+        ("user message\n\nC++ Traceback (most recent call last):\n  File a.cpp", False, "user message"),
+        ("user message\n\nNo stack trace available.\n(tip)", False, "user message"),
+        ("positive dim\nCheck failed: dim > 0 at foo.cpp:42", False, "positive dim"),
+        ("needs 2D [k.py:9:3]\nCheck failed: x at f.cpp:1", False, "needs 2D [k.py:9:3]"),
+        ("needs 2D [k.py:9:3]\nCheck failed: x at f.cpp:1", True, "needs 2D"),
+        ("bad [k.py:9:-1]\nCheck failed: x at f.cpp:1", True, "bad"),
+        ("step must divide, got a[0:64:3]", True, "step must divide, got a[0:64:3]"),
+    ],
+)
+def test_concise_message(message: str, strip: bool, expected: str) -> None:
+    assert parse_error.concise_error_message(ValueError(message), strip_trailing_span=strip) == expected
+
+
+def test_a_check_without_a_message_is_not_an_empty_message() -> None:
+    concise = parse_error.concise_error_message(ValueError("\nCheck failed: a && b at x.cpp:202"))
+    assert concise and "Check failed" not in concise and ".cpp" not in concise
+    assert parse_error.concise_error_message(ValueError("")) == ""
+
+
+def test_direction_tables_are_the_adir_names() -> None:
+    assert set(dtypes.DIRECTION_TO_NAME) == set(ir.ArgDirection)
+    for name, direction in dtypes.NAME_TO_DIRECTION.items():
+        assert getattr(pl.adir, name) is direction
+        assert dtypes.DIRECTION_TO_NAME[direction] == name
+        assert dtypes.symbol_of_enum(direction) == f"adir.{name}"
+
+
+def test_ir_offers_the_pass_manager_by_pyptos_names() -> None:
+    assert ir.PassManager is passes.PassManager
+    assert ir.OptimizationStrategy is passes.OptimizationStrategy
+    with pytest.raises(AttributeError):
+        ir.NoSuchName  # noqa: B018
+
+
+@pl.program
+class _Nested:
+    @pl.function(type=pl.FunctionType.Inline)
+    def half(self, n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        return n // 2
+
+    @pl.function
+    def main(self, n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        k: pl.Scalar[pl.INDEX] = self.half(n)
+        return k + 1
+
+
+def test_roundtrip_instrument_passes_a_pipeline_that_prints_and_reads_back() -> None:
+    seen: list[str] = []
+    check = passes.make_roundtrip_instrument()
+    record = passes.CallbackInstrument(after=lambda p, _: seen.append(p.name))
+    with passes.PassContext([check, record]):
+        passes.PassManager.default().run(_Nested)
+    assert "inline-functions" in seen
+
+
+class _Plain:
+    class Inner:
+        pass
+
+
+def _decorate(cls: type) -> type:
+    return cls
+
+
+@_decorate
+class _Decorated:
+    pass
+
+
+def _local() -> type:
+    class Local:
+        pass
+
+    return Local
+
+
+def test_class_source_lines_are_inspects() -> None:
+    for cls in (_Plain, _Plain.Inner, _Decorated, _local()):
+        assert source_lookup.get_class_source_lines(cls) == inspect.getsourcelines(cls)
+    assert source_lookup.get_class_source_lines(_Decorated)[0][0].startswith("@_decorate")
+
+
+def test_one_parse_per_file_and_first_definition_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    source_lookup._CLASS_LINE_INDEX_CACHE.clear()
+    parses: list[object] = []
+    real = ast.parse
+
+    def counting(*args: object, **kwargs: object) -> ast.Module:
+        parses.append(args[0])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ast, "parse", counting)
+    for cls in (_Plain, _Plain.Inner, _Decorated, _local()):
+        assert source_lookup.get_class_source_lines(cls)
+    if not source_lookup._records_own_first_line(_Plain):
+        assert len(parses) == 1
+    indexer = source_lookup._ClassLineIndexer()
+    indexer.visit(real("class Dup:\n    pass\n\n\nclass Dup:\n    pass\n"))
+    assert indexer.index["Dup"] == 1
