@@ -61,6 +61,8 @@ class SerializedEGraph:
     nodes: dict[str, ENode]
     classes: dict[str, list[str]]
     class_types: dict[str, str]
+    _primitive: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    """`is_primitive`'s answers so far: the views ask once per edge."""
 
     @staticmethod
     def from_json(text: str) -> SerializedEGraph:
@@ -92,7 +94,11 @@ class SerializedEGraph:
 
     def is_primitive(self, eclass: str) -> bool:
         """A class of literal values (egglog names their e-nodes `primitive-...`): drawn inline."""
-        return all(self.nodes[i].id.startswith("primitive-") and not self.nodes[i].children for i in self.classes[eclass])
+        known = self._primitive.get(eclass)
+        if known is None:
+            known = all(self.nodes[i].id.startswith("primitive-") and not self.nodes[i].children for i in self.classes[eclass])
+            self._primitive[eclass] = known
+        return known
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,9 @@ class EGraphSnapshot:
     """The pass whose saturation this is (the views group the pictures by pass)."""
     new_nodes: frozenset[str] = frozenset()
     """E-nodes drawn as new (green), such as those one iteration added (the book's figures)."""
+    rows: int | None = None
+    """Set when the e-graph was too large to serialize whole: its rows; egglog then kept a few
+    e-nodes per constructor and stood `[...]` for the rest (`EGraphCollector.max_rows`)."""
 
 
 @dataclass
@@ -114,20 +123,28 @@ class EGraphCollector:
     user's (shown as `(pass, egraph, report)`), in the order the pipeline ran them."""
 
     snapshots: list[EGraphSnapshot] = field(default_factory=list)
+    max_rows: int | None = None
+    """An e-graph of more rows is serialized cut, `calls_when_cut` e-nodes per constructor: its
+    whole serialization would take longer than the run (seconds per 100,000 rows), and a picture
+    shows a few hundred e-nodes anyway. None: always whole."""
+    calls_when_cut: int = 60
 
     def __call__(self, source: Stage | Pass, egraph: eb.EGraph, report: StageReport) -> None:
-        serialized = SerializedEGraph.from_json(egraph.serialize([]).to_json())
+        cut = self.max_rows is not None and report.egraph_rows > self.max_rows
+        calls = self.calls_when_cut if cut else None
+        serialized = SerializedEGraph.from_json(egraph.serialize([], max_calls_per_function=calls).to_json())
+        rows = report.egraph_rows if cut else None
         if isinstance(source, Stage):
             functions = ", ".join(fn.name for fn in source.functions)
             numbers = [site.number for site in source.sites]
             sites = f"site {numbers[0]}" if len(numbers) == 1 else f"sites {numbers[0]}-{numbers[-1]}"
             number = 1 + sum(s.pass_name == InlineFunctions.name for s in self.snapshots)
             title = f"stage {number}: {functions} ({sites}, {report.iterations} iterations)"
-            self.snapshots.append(EGraphSnapshot(title, serialized))
+            self.snapshots.append(EGraphSnapshot(title, serialized, rows=rows))
             return
         matches = sum(report.matches.values())
         title = f"pass {source.name}: every function ({matches} matches, {report.iterations} iterations)"
-        self.snapshots.append(EGraphSnapshot(title, serialized, source.name))
+        self.snapshots.append(EGraphSnapshot(title, serialized, source.name, rows=rows))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,7 +188,8 @@ def select_classes(egraph: SerializedEGraph, max_nodes: int) -> Selection:
     drawn = [c for c in egraph.classes if not egraph.is_primitive(c)]
     pointed = {child for c in drawn for child in _class_children(egraph, c) if child != c}
     roots = [c for c in drawn if any(egraph.nodes[i].op == "Root" for i in egraph.classes[c])]
-    order = roots + [c for c in drawn if c not in pointed and c not in roots] + drawn
+    is_root = set(roots)
+    order = roots + [c for c in drawn if c not in pointed and c not in is_root] + drawn
     seen: set[str] = set()
     queue: deque[str] = deque()
     chosen: list[str] = []

@@ -27,7 +27,7 @@ rewrite pass of the user's is one picture of every function), chosen from a menu
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import cache
 from html import escape
 from importlib import resources
@@ -35,7 +35,7 @@ from typing import Any
 
 from nanopto.terms.encoding import MAX_GROUP, args_constructor, group_constructor, ir_constructors
 from nanopto.terms.inlining import FACT_NAMES, HELPER_CONSTRUCTORS, INLINE_TERMS, SUBST
-from nanopto.tools.egraph_dot import EGraphSnapshot, SerializedEGraph
+from nanopto.tools.egraph_dot import EGraphSnapshot, Selection, SerializedEGraph, select_classes
 
 HIDDEN_OPS = frozenset({c.name for c in HELPER_CONSTRUCTORS} | set(FACT_NAMES))
 """Hidden by default: the `:unextractable` helper terms and the fact relations."""
@@ -125,48 +125,75 @@ def _type_text(egraph: SerializedEGraph, eclass: str) -> str:
     return f"{kind}[{', '.join(names)}]" if names else kind
 
 
-def full_egraph(egraph: SerializedEGraph) -> dict[str, Any]:
-    """The e-graph as egglog serialized it (primitives kept as classes), typed by call site."""
+def full_egraph(egraph: SerializedEGraph, shown: Collection[str] | None = None) -> dict[str, Any]:
+    """The e-graph as egglog serialized it (primitives kept as classes), typed by call site;
+    `shown`: only these non-primitive classes (and the literals they use), edges out of them cut."""
     sites = class_sites(egraph)
+    keep = None if shown is None else set(shown)
+
+    def kept(eclass: str) -> bool:
+        return keep is None or eclass in keep or egraph.is_primitive(eclass)
+
     nodes = {
-        i: {"op": nd.op, "children": list(nd.children), "eclass": nd.eclass, "subsumed": nd.subsumed}
+        i: {"op": nd.op, "children": [c for c in nd.children if kept(egraph.nodes[c].eclass)], "eclass": nd.eclass, "subsumed": nd.subsumed}
         for i, nd in egraph.nodes.items()
+        if kept(nd.eclass)
     }
-    return {"nodes": nodes, "class_data": {c: {"type": _sort(egraph, c, sites)} for c in egraph.classes}}
+    classes = {nd["eclass"] for nd in nodes.values()}
+    return {"nodes": nodes, "class_data": {c: {"type": _sort(egraph, c, sites)} for c in egraph.classes if c in classes}}
 
 
-def fold_egraph(egraph: SerializedEGraph) -> dict[str, Any]:
-    """The readable picture: literals in labels, lists folded, helper terms hidden (module doc)."""
+def fold_egraph(egraph: SerializedEGraph, shown: Collection[str] | None = None) -> dict[str, Any]:
+    """The readable picture: literals in labels, lists folded, helper terms hidden (module doc).
+
+    `shown` limits the picture to those non-primitive e-classes (a cut picture, `viewer_stages`):
+    an argument in a class left out is written `…` and gets no edge. Linear in the e-graph.
+    """
     sites = class_sites(egraph)
+    keep = None if shown is None else set(shown)
+    inline_type = {c for c, t in egraph.class_types.items() if t in ("Ty", "TyL")}  # written into their users' labels
+
+    def cut(eclass: str) -> bool:
+        return keep is not None and eclass not in keep and not egraph.is_primitive(eclass)
+
     kept = {
         i
         for i, nd in egraph.nodes.items()
         if nd.op not in HIDDEN_OPS
         and not egraph.is_primitive(nd.eclass)
-        and egraph.class_types.get(nd.eclass) not in ("Ty", "TyL")  # written into their users' labels
+        and nd.eclass not in inline_type
+        and not cut(nd.eclass)
     }
     # A term built on a hidden class is a rewrite still pending (or one that a rule replaced): it
-    # goes too, until every kept node's children are in classes that keep a node.
-    changed = True
-    while changed:
-        live = {egraph.nodes[i].eclass for i in kept}
-        drop = {
-            i
-            for i in kept
-            if any(
-                not egraph.is_primitive(egraph.nodes[c].eclass)
-                and egraph.class_types.get(egraph.nodes[c].eclass) not in ("Ty", "TyL")
-                and egraph.nodes[c].eclass not in live
-                for c in egraph.nodes[i].children
-            )
-        }
-        kept -= drop
-        changed = bool(drop)
-    by_class: dict[str, list[str]] = {}
+    # goes too, until every kept node's children are in classes that keep a node. A worklist over
+    # the reverse edges makes this one pass over the e-graph.
+    live_count: dict[str, int] = {}
     for i in kept:
-        by_class.setdefault(egraph.nodes[i].eclass, []).append(i)
-    for members in by_class.values():
-        members.sort(key=list(egraph.nodes).index)
+        eclass = egraph.nodes[i].eclass
+        live_count[eclass] = live_count.get(eclass, 0) + 1
+    users: dict[str, list[str]] = {}
+
+    def needs(child_class: str) -> bool:
+        return not egraph.is_primitive(child_class) and child_class not in inline_type and not cut(child_class)
+
+    for i in kept:
+        for c in egraph.nodes[i].children:
+            child_class = egraph.nodes[c].eclass
+            if needs(child_class):
+                users.setdefault(child_class, []).append(i)
+    dead = [c for c in users if live_count.get(c, 0) == 0]
+    while dead:
+        for user in users.get(dead.pop(), ()):
+            if user in kept:
+                kept.discard(user)
+                eclass = egraph.nodes[user].eclass
+                live_count[eclass] -= 1
+                if live_count[eclass] == 0:
+                    dead.append(eclass)
+    by_class: dict[str, list[str]] = {}
+    for i in egraph.nodes:  # in e-graph order, so each class's first member is its oldest
+        if i in kept:
+            by_class.setdefault(egraph.nodes[i].eclass, []).append(i)
 
     def foldable(eclass: str) -> bool:
         members = by_class.get(eclass, [])
@@ -180,8 +207,10 @@ def fold_egraph(egraph: SerializedEGraph) -> dict[str, Any]:
             eclass = egraph.nodes[child].eclass
             if egraph.is_primitive(eclass):
                 labels.append(_literal(egraph.nodes[child].op))
-            elif egraph.class_types.get(eclass) in ("Ty", "TyL"):
+            elif eclass in inline_type:
                 labels.append(_type_text(egraph, eclass))
+            elif eclass not in by_class:  # cut from the picture
+                labels.append("…")
             elif foldable(eclass) and eclass not in seen:
                 more, _ = flat_children(by_class[eclass][0], seen | {eclass})
                 targets += more
@@ -209,20 +238,38 @@ def fold_egraph(egraph: SerializedEGraph) -> dict[str, Any]:
     return {"nodes": nodes, "class_data": class_data}
 
 
-def viewer_stages(snapshots: Sequence[EGraphSnapshot]) -> list[dict[str, Any]]:
-    """Per saturation: its title and pass, the folded and the full e-graph (JSON text), and the ops shown."""
+def cut_note(snapshot: EGraphSnapshot, selection: Selection | None) -> str:
+    """What a cut picture leaves out, said in the page (empty when it shows everything)."""
+    if snapshot.rows is not None:
+        return (
+            f"cut: the e-graph has {snapshot.rows} rows; shown are e-nodes of the first few per "
+            "constructor ([...] and … stand for the rest)"
+        )
+    if selection is not None and selection.cut:
+        return f"cut: showing {selection.shown_nodes} of {selection.total_nodes} e-nodes, breadth-first from the functions"
+    return ""
+
+
+def viewer_stages(snapshots: Sequence[EGraphSnapshot], max_nodes: int | None = None) -> list[dict[str, Any]]:
+    """Per saturation: its title and pass, the folded and the full e-graph (JSON text), the ops
+    shown, and, when `max_nodes` (e-nodes per picture) cut it, a note saying so."""
     stages = []
     for snapshot in snapshots:
-        folded = fold_egraph(snapshot.egraph)
-        full = full_egraph(snapshot.egraph)
+        egraph = snapshot.egraph
+        selection = select_classes(egraph, max_nodes) if max_nodes is not None else None
+        shown = selection.classes if selection is not None and selection.cut else None
+        folded = fold_egraph(egraph, shown)
+        full = full_egraph(egraph, shown)
+        note = cut_note(snapshot, selection)
         stages.append(
             {
                 "title": snapshot.title,
                 "pass": snapshot.pass_name,
                 "folded": json.dumps(folded),
                 "full": json.dumps(full),
-                "ops": sorted({nd.op for nd in snapshot.egraph.nodes.values() if not nd.id.startswith("primitive-")}),
+                "ops": sorted({nd.op for nd in egraph.nodes.values() if not nd.id.startswith("primitive-")}),
                 "counts": [len(folded["nodes"]), len(full["nodes"])],
+                "note": note,
             }
         )
     return stages
@@ -280,7 +327,7 @@ _LOADER = """
       if (!stage) { status.textContent = 'nothing was saturated'; return; }
       mounted.render([helpers.checked ? stage.full : stage.folded]);
       var n = helpers.checked ? stage.counts[1] : stage.counts[0];
-      status.textContent = n + ' e-nodes shown (' + stage.counts[1] + ' in the e-graph)';
+      status.textContent = n + ' e-nodes shown (' + stage.counts[1] + ' unfolded)' + (stage.note ? '; ' + stage.note : '');
       root.dataset.rendered = String(Number(root.dataset.rendered || 0) + 1);
     };
     select.addEventListener('change', show);
@@ -314,13 +361,24 @@ def _legend(ops: Iterable[str]) -> str:
     )
 
 
-def viewer_fragment(snapshots: Sequence[EGraphSnapshot], element_id: str = "np-egraph", *, with_module: bool = True) -> str:
+VIEWER_MAX_NODES = 500
+"""E-nodes per picture in the viewer: the browser lays out a few hundred in about a second; a
+larger e-graph is cut breadth-first from the functions, and the picture says so."""
+
+
+def viewer_fragment(
+    snapshots: Sequence[EGraphSnapshot],
+    element_id: str = "np-egraph",
+    *,
+    with_module: bool = True,
+    max_nodes: int | None = VIEWER_MAX_NODES,
+) -> str:
     """The viewer as an HTML fragment: stage menu, helper switch, the picture and its legend.
 
     `with_module=False` leaves out the 3.7 MB module text, for a page that includes it once
     (`viewer_module_tag`) or loads it another way.
     """
-    stages = viewer_stages(snapshots)
+    stages = viewer_stages(snapshots, max_nodes)
     options = _stage_options(stages)
     ops = {op for s in stages for op in s["ops"]}
     data = json.dumps(stages).replace("</", "<\\/").replace("<!--", "<\\u0021--")  # still JSON

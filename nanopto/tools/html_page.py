@@ -279,8 +279,8 @@ def _after_pane(page: InlinePage, after_text: str) -> str:
     return "\n".join(out)
 
 
-def _panes(page: InlinePage) -> str:
-    after_text = python_print(page.after)
+def _panes(page: InlinePage, after_text: str | None = None) -> str:
+    after_text = python_print(page.after) if after_text is None else after_text
     return (
         '<section class="panes">'
         f'<div class="pane" id="{page.prefix}before"><h3>before<small>{escape(page.title)}</small></h3>'
@@ -572,15 +572,48 @@ def program_html(program: n.Program) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+def _plain_panes(page: InlinePage, after_text: str, limit: int) -> str:
+    """Before and after as plain numbered lines: what a program too long for the detailed panes
+    gets (no highlighting, no line origins), so that it still shows at once."""
+
+    def lines(text: str, side: str) -> str:
+        return "\n".join(
+            f'<div class="line" id="{page.prefix}{side}-L{row}"><span class="no">{row}</span><code>{escape(line)}</code></div>'
+            for row, line in enumerate(text.splitlines(), start=1)
+        )
+
+    return (
+        f'<p class="muted">The program after the pipeline has {after_text.count(chr(10))} lines: highlighting and '
+        f"line origins are shown for programs of up to {limit} lines.</p>"
+        '<section class="panes">'
+        f'<div class="pane" id="{page.prefix}before"><h3>before<small>{escape(page.title)}</small></h3>'
+        f'<div class="code">{lines(page.before_text, "b")}</div></div>'
+        f'<div class="pane" id="{page.prefix}after"><h3>after<small>{escape(page.after_label)}</small></h3>'
+        f'<div class="code">{lines(after_text, "a")}</div></div>'
+        "</section>"
+    )
+
+
 def inline_sections(
-    path: str, source: str, before: n.Program, after: n.Program, after_label: str, result: InlineResult | None
+    path: str,
+    source: str,
+    before: n.Program,
+    after: n.Program,
+    after_label: str,
+    result: InlineResult | None,
+    *,
+    after_text: str | None = None,
+    max_detail_lines: int | None = None,
 ) -> dict[str, str]:
     """The page's parts as fragments, for the playground: site chips, before/after panes, sites
-    table, the InlineFunctions rule trace, the summary line, and the CSS they need."""
+    table, the InlineFunctions rule trace, the summary line, and the CSS they need. An `after`
+    printed to more than `max_detail_lines` lines gets plain panes (`_plain_panes`)."""
     page = InlinePage(path, source, before, after, after_label, result, source, None, None)
+    after_text = python_print(after) if after_text is None else after_text
+    detailed = max_detail_lines is None or after_text.count("\n") <= max_detail_lines
     return {
         "chips": "".join(_chip(page, s) for s in _outer_sites(page)),
-        "panes": _panes(page),
+        "panes": _panes(page, after_text) if detailed else _plain_panes(page, after_text, max_detail_lines or 0),
         "sites": _sites_table(page),
         "inline_rules": _rules_tables(result),
         "summary": _summary(result),

@@ -4,6 +4,7 @@ page all read the same records."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, TextIO
 
 from nanopto.ir_terms.nodes import Var
@@ -26,6 +27,12 @@ def _site_line(site: CallSite) -> str:
     return f"line {span.line}" if span is not None else "line ?"
 
 
+@lru_cache(maxsize=4)
+def _source_lines(source: str) -> tuple[str, ...]:
+    """The lines of a source, split once for all its call sites (a program may have thousands)."""
+    return tuple(source.splitlines())
+
+
 def site_record(result: InlineResult, site: CallSite, source: str | None = None) -> dict[str, Any]:
     """One call site as plain data (the `--json` trace and the text explanation both use it).
 
@@ -34,7 +41,7 @@ def site_record(result: InlineResult, site: CallSite, source: str | None = None)
     """
     span = site.span
     statement = python_print(site.stmt).strip()
-    lines = source.splitlines() if source is not None else []
+    lines = _source_lines(source) if source is not None else ()
     if span is not None and 0 < span.line <= len(lines):
         statement = lines[span.line - 1].strip()
     bindings = []

@@ -79,7 +79,8 @@ def statement_lines(program: n.Program, text: str) -> dict[int, n.Stmt]:
         while end < len(lines) and not lines[end].lstrip().startswith(("def ", "@pl.function")):
             end += 1
         for stmt in _statements(fn.body):
-            key = python_print(stmt).strip().splitlines()[0] if python_print(stmt).strip() else ""
+            printed = python_print(stmt).strip()
+            key = printed.splitlines()[0] if printed else ""
             for row in range(cursor + 1, end):
                 if row + 1 not in found and _matches(lines[row], stmt, key):
                     found[row + 1] = stmt

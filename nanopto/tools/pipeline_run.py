@@ -156,20 +156,27 @@ def _rulesets_of(pass_: Pass, trace: object | None) -> tuple[Ruleset, ...]:
     return ()
 
 
+EGRAPH_MAX_ROWS = 20_000
+"""E-graph rows up to which a run keeps each e-graph whole: a larger one would take longer to
+serialize than the run took, for a picture that shows a few hundred e-nodes of it."""
+
+
 def record_run(
     manager: PassManager,
     before: Program,
     *,
     egraphs: bool = False,
+    egraph_max_rows: int | None = EGRAPH_MAX_ROWS,
     transcript: bool = False,
     source: str | None = None,
     file: str = "<program>",
 ) -> PipelineRun:
     """Run `manager` once on `before` and record every pass (the passes record their own traces:
     configure them with `trace=True`, e.g. by `traced`). `egraphs` keeps each saturation's
-    e-graph, `transcript` each e-graph run as an egglog program."""
+    e-graph (one of more than `egraph_max_rows` rows only in part, `EGraphCollector.max_rows`),
+    `transcript` each e-graph run as an egglog program."""
     runs: list[PassRun] = []
-    collector = EGraphCollector() if egraphs else None
+    collector = EGraphCollector(max_rows=egraph_max_rows) if egraphs else None
     state: dict[str, Any] = {}
 
     def before_pass(pass_: Pass, program: Program) -> None:

@@ -109,8 +109,11 @@ class PlaygroundLimits:
     """Seconds a whole run may take in the worker process before it is killed (`serve_worker`)."""
     max_memory_bytes: int | None = 4 * 2**30
     """The worker process's address-space cap (None: no cap)."""
-    max_egraph_nodes: int = 600
+    max_egraph_nodes: int = 500
     """E-nodes per e-graph picture; a larger e-graph is shown cut, and says so."""
+    max_detail_lines: int = 5_000
+    """Lines of the program after the pipeline up to which before/after are highlighted and each
+    line's origin shown; a longer one is shown plain, so that it still shows within seconds."""
 
 
 class InternalError(Exception):
@@ -235,7 +238,11 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
         message = " ".join(str(exc).split())
         raise RequestError("run", message, _line_of(message)) from None
     after = run.after
-    sections = inline_sections(PROGRAM_FILE, source, before, after, f"after {pipeline}", run.shown_inline())
+    after_text = python_print(after)
+    sections = inline_sections(
+        PROGRAM_FILE, source, before, after, f"after {pipeline}", run.shown_inline(),
+        after_text=after_text, max_detail_lines=limits.max_detail_lines,
+    )
     passes = []
     for pass_, done in zip(manager.passes, run.passes, strict=True):
         rules = _pass_rules(pass_, done)
@@ -251,13 +258,13 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
     return {
         "ok": True,
         "pipeline": manager.pass_names,
-        "after": python_print(after),
+        "after": after_text,
         "seconds": run.seconds,
         "sites": [site_record(r, s, source) for r in run.inline_results for s in r.sites],
         "passes": passes,
         "warnings": run.warnings(),
         "html": sections,
-        "egraphs": viewer_stages(run.snapshots),
+        "egraphs": viewer_stages(run.snapshots, limits.max_egraph_nodes),
         "legend": {op: list(note) for op, note in constructor_notes().items()},
     }
 

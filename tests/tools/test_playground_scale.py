@@ -1,0 +1,93 @@
+"""Large programs in the playground: the e-graph fold is linear, every picture is cut to its node
+budget and says so, a huge e-graph is serialized in part, a long program gets plain panes.
+
+How long a 10,000-site program takes is measured by `bench/playground_bench.py`, not here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import nanopto.passes  # noqa: F401  (registers the passes)
+from nanopto.ir_terms.parser import parse_program
+from nanopto.passes.hoist_nested_calls import hoist_program
+from nanopto.passes.inlining import inline_program
+from nanopto.tools.egraph_dot import EGraphCollector, ENode, SerializedEGraph
+from nanopto.tools.egraph_viewer import HIDDEN_OPS, fold_egraph, viewer_stages
+from nanopto.tools.examples import example_source
+from nanopto.tools.serve import PlaygroundLimits, run_request
+
+
+def _chain(n: int) -> SerializedEGraph:
+    """`n` classes, each node pointing at the one below; the bottom one is a hidden helper term,
+    so every node above it is a pending rewrite the fold drops, one after the other."""
+    hidden = sorted(HIDDEN_OPS)[0]
+    nodes = {"n0": ENode("n0", hidden, (), "c0", False)}
+    for i in range(1, n):
+        nodes[f"n{i}"] = ENode(f"n{i}", "Call", (f"n{i - 1}",), f"c{i}", False)
+    nodes[f"n{n}"] = ENode(f"n{n}", "Root", (), f"c{n}", False)
+    classes = {node.eclass: [node.id] for node in nodes.values()}
+    return SerializedEGraph(nodes, classes, {c: "Ex" for c in classes})
+
+
+def test_the_fold_is_linear_in_the_egraph(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chain of pending rewrites used to take one sweep of the whole e-graph per link."""
+    calls = 0
+    real = SerializedEGraph.is_primitive
+
+    def counted(self: SerializedEGraph, eclass: str) -> bool:
+        nonlocal calls
+        calls += 1
+        return real(self, eclass)
+
+    monkeypatch.setattr(SerializedEGraph, "is_primitive", counted)
+    n = 3000
+    folded = fold_egraph(_chain(n))
+    assert list(folded["nodes"]) == [f"n{n}"]  # the whole pending chain is dropped, the root stays
+    assert calls <= 10 * n, f"{calls} is_primitive calls for {n} e-nodes"
+
+
+def _assert_drawable(picture: dict[str, Any]) -> None:
+    for node in picture["nodes"].values():  # egglog's viewer needs every child present
+        assert all(child in picture["nodes"] for child in node["children"])
+        assert node["eclass"] in picture["class_data"]
+
+
+def test_each_picture_is_cut_to_its_node_budget_and_says_so() -> None:
+    got = run_request({"program": example_source("nested")}, PlaygroundLimits(max_egraph_nodes=40))
+    assert got["ok"] and got["egraphs"]
+    for stage in got["egraphs"]:
+        folded, full = json.loads(stage["folded"]), json.loads(stage["full"])
+        _assert_drawable(folded)
+        _assert_drawable(full)
+        assert stage["counts"][0] <= 40 and stage["counts"][1] <= 40 + sum(
+            1 for n in full["nodes"] if n.startswith("primitive-")
+        )
+        assert stage["note"].startswith("cut: showing") and "of" in stage["note"]
+    assert "…" in "".join(n["op"] for s in got["egraphs"] for n in json.loads(s["folded"])["nodes"].values())
+    whole = run_request({"program": example_source("nested")})
+    assert [s["note"] for s in whole["egraphs"]] == ["", ""]  # the shipped examples fit the budget
+
+
+def test_a_huge_egraph_is_serialized_in_part() -> None:
+    program = hoist_program(parse_program(example_source("nested")))
+    collector = EGraphCollector(max_rows=50, calls_when_cut=2)
+    inline_program(program, observer=collector)
+    last = collector.snapshots[-1]
+    assert last.rows is not None and last.rows > 50
+    assert "[...]" in {node.op for node in last.egraph.nodes.values()}
+    [stage] = viewer_stages([last], max_nodes=500)
+    assert stage["note"].startswith(f"cut: the e-graph has {last.rows} rows")
+    _assert_drawable(json.loads(stage["folded"]))
+
+
+def test_a_long_program_gets_plain_panes_at_once() -> None:
+    source = example_source("twice").replace("return w", "return w  # <b>")
+    got = run_request({"program": source}, PlaygroundLimits(max_detail_lines=10))
+    panes = got["html"]["panes"]
+    assert "highlighting and line origins are shown for programs of up to 10 lines" in panes
+    assert "tok-" not in panes and "data-from" not in panes and "&lt;b&gt;" in panes
+    assert got["after"].count("\n") > 10 and "t_inline0" in got["after"]
