@@ -452,7 +452,16 @@ def pipeline_figure() -> Figure:
         _language_node("L1"),
         _language_node("L2"),
         f'  L0 -> L1 [label="{HoistNestedCalls.name}\\n{_declared(HoistNestedCalls)}"];',
-        f'  L1 -> L2 [label="{InlineFunctions.name}: splice every call site\\n{_declared(InlineFunctions)}"];',
+        *(
+            [
+                # A pass composed of passes: it runs the hoist itself, then splices.
+                '  L1 -> L2 [label="splice every call site\\n(the second step of inline-functions)"];',
+                f'  L0 -> L2 [label="{InlineFunctions.name}:\\n{HoistNestedCalls.name}, then splice\\n'
+                f'{_declared(InlineFunctions)}", style=bold, color="#1565c0", fontcolor="#1565c0"];',
+            ]
+            if not InlineFunctions.required
+            else [f'  L1 -> L2 [label="{InlineFunctions.name}: splice every call site\\n{_declared(InlineFunctions)}"];']
+        ),
         '  later [label="later passes (PyPTO: UnrollLoops, OutlineIncoreScopes, ...)\\nnever see an Inline '
         'function", shape=box, style="rounded,dashed"];',
         "  L2 -> later;",
