@@ -16,7 +16,7 @@ import enum
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields, is_dataclass, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from nanopto.ir_terms.dtypes import DataType, enum_of_symbol, register_symbol_enum, symbol_of_enum
 from nanopto.ir_terms.types import Type, UnknownType, register_dimension
@@ -1197,6 +1197,52 @@ class Function(Node):
         """`func_type` (PyPTO's spelling)."""
         return self.func_type
 
+    def __repr__(self) -> str:
+        return pl_repr(self)
+
+    def _repr_html_(self) -> str:
+        return html_repr(self)
+
+
+REPR_LINES = 60
+"""Lines of `pl` text a Program's or Function's repr shows before it says how many more there are."""
+
+HTML_VIEWS: dict[type, Callable[[Any], str]] = {}
+"""Richer notebook views by class, registered from above (`nanopto.tools.repr_hooks`): the IR
+knows no HTML beyond its own `pl` text in a `<pre>`."""
+
+
+def _pl_text(node: Program | Function) -> str | None:
+    """The node as `pl` (the registered printer), or None when it cannot be printed."""
+    try:
+        return node.as_python()
+    except Exception:  # no printer loaded, or a node it refuses: still a repr
+        return None
+
+
+def pl_repr(node: Program | Function) -> str:
+    """A short repr that reads as `pl`: the printed source (cut after REPR_LINES lines), so a
+    failing assertion or property shows the program, not a dump of its dataclasses."""
+    text = _pl_text(node)
+    if text is None:
+        return f"<{type(node).__name__} {node.name}>"
+    lines = text.rstrip("\n").splitlines()
+    while lines and (lines[0].startswith("import ") or not lines[0].strip()):
+        lines.pop(0)  # `import nanopto.language as pl` and the blank lines after it
+    if len(lines) > REPR_LINES:
+        lines = [*lines[:REPR_LINES], f"... ({len(lines) - REPR_LINES} more lines)"]
+    return f"<{type(node).__name__} {node.name}:\n" + "\n".join("    " + line for line in lines) + "\n>"
+
+
+def html_repr(node: Program | Function) -> str:
+    """`_repr_html_`: the view registered for the class, else the `pl` text in a `<pre>`."""
+    view = HTML_VIEWS.get(type(node))
+    if view is not None:
+        return view(node)
+    from html import escape
+
+    return f'<pre class="nanopto-code">{escape(_pl_text(node) or pl_repr(node))}</pre>'
+
 
 class FunctionMap(Mapping[str, Function]):
     """The read-only, ordered name -> Function mapping of a program."""
@@ -1241,6 +1287,12 @@ class Program(Node):
             name, functions = functions, name  # type: ignore[assignment]
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "function_list", tuple(functions))
+
+    def __repr__(self) -> str:
+        return pl_repr(self)
+
+    def _repr_html_(self) -> str:
+        return html_repr(self)
 
     @property
     def functions(self) -> FunctionMap:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nanopto.ir_terms.nodes import Program, Var
+from nanopto.ir_terms.nodes import HTML_VIEWS, Program, Var, pl_repr
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.structural import structural_equal
 from nanopto.passes import CallbackInstrument, PassContext, PassManager
@@ -86,6 +86,25 @@ class PipelineRun:
     source: str | None = None
     """The input as the user wrote it (line numbers in every view are its lines)."""
     file: str = "<program>"
+
+    def __repr__(self) -> str:
+        """Short: the pipeline, what changed, and the program after it as `pl` (not the 70 KB
+        dump of every pass's record)."""
+        changed = [p.name for p in self.passes if p.changed]
+        shown = pl_repr(self.after)
+        after = shown.split("\n", 1)[1] if "\n" in shown else shown
+        return (
+            f"<PipelineRun {' -> '.join(self.pipeline) or '(no passes)'} on {self.before.name} "
+            f"({', '.join(changed) or 'nothing'} changed it, {self.seconds * 1000:.0f} ms); after:\n{after}"
+        )
+
+    def _repr_html_(self) -> str:
+        view = HTML_VIEWS.get(PipelineRun)  # `nanopto.tools.repr_hooks` registers the page's view
+        if view is not None:
+            return view(self)
+        from html import escape
+
+        return f"<pre>{escape(repr(self))}</pre>"
 
     @property
     def pipeline(self) -> list[str]:

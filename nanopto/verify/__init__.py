@@ -3,6 +3,7 @@ interpreter, the oracles a pass is checked against. This package imports only th
 
 from nanopto.verify.check_rebinding import RebindingCheckError, check_rebinding
 from nanopto.verify.diagnostics import Diagnostic, DiagnosticSeverity, Severity
+from nanopto.verify.equivalence import NotEquivalentError, assert_equivalent
 from nanopto.verify.interpreter import InterpreterError, interpret, values_equal
 from nanopto.verify.properties import (
     IRProperty,
@@ -23,11 +24,13 @@ __all__ = [
     "IRProperty",
     "IRPropertySet",
     "InterpreterError",
+    "NotEquivalentError",
     "PropertyVerifier",
     "PropertyVerifierRegistry",
     "RebindingCheckError",
     "Severity",
     "VerifyContext",
+    "assert_equivalent",
     "check_rebinding",
     "get_verifier",
     "has_verifier",
