@@ -8,6 +8,8 @@ that readers use a named, tested hook instead of patching internals themselves.
 - `planted_binding_policy(policy)`: while active, InlineFunctions asks `policy` instead of
   `call_sites.bind_argument` whether to bind each argument first. The whole pass still runs, so its
   rebinding checker sees the result (and, for a wrong policy, refuses it).
+- `inline_with_policy(program, policy)`: that whole pass (nested calls hoisted first) as one call,
+  returning the program, or raising the checker's RebindingCheckError for a wrong policy.
 - `splice_unchecked(program, policy)`: the spliced program such a pass would emit, read straight
   from the e-graph without the checker or the produced-property verifier, so the interpreter can
   run it. Only for programs whose helpers call no other helper (one stage).
@@ -20,8 +22,10 @@ from contextlib import contextmanager
 from unittest import mock
 
 from nanopto.ir_terms.nodes import Expr, Function, FunctionType, Program, Var
+from nanopto.passes.hoist_nested_calls import hoist_program
 from nanopto.passes.inlining import call_sites
 from nanopto.passes.inlining.call_graph import calls_in, inline_functions_of
+from nanopto.passes.inlining.driver import inline_program
 from nanopto.passes.inlining.rebinding import RebindingRow
 from nanopto.passes.inlining.stage import Stage
 
@@ -40,6 +44,13 @@ def planted_binding_policy(policy: BindingPolicy) -> Iterator[None]:
     it replaces the module-level decision for the whole process while active)."""
     with mock.patch.object(call_sites, "bind_argument", policy):
         yield
+
+
+def inline_with_policy(program: Program, policy: BindingPolicy) -> Program:
+    """InlineFunctions (nested calls hoisted first) deciding argument binding with `policy`; its
+    rebinding checker still runs and refuses what breaks the table."""
+    with planted_binding_policy(policy):
+        return inline_program(hoist_program(program)).program
 
 
 def splice_unchecked(program: Program, policy: BindingPolicy = never_bind) -> Program:

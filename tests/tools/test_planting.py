@@ -68,3 +68,13 @@ def test_splice_unchecked_refuses_helpers_calling_helpers() -> None:
     )
     with pytest.raises(ValueError, match="calls the helper 'bump2'"):
         splice_unchecked(ir.parse_program(nested))
+
+
+def test_inline_with_policy_runs_the_whole_pass_with_the_policy() -> None:
+    from nanopto.passes.inlining.call_sites import bind_argument
+    from nanopto.tools.planting import inline_with_policy
+
+    program = ir.parse_program(BUMP)
+    ir.assert_structural_equal(inline_with_policy(program, bind_argument), passes.inline_functions()(program))
+    with pytest.raises(RebindingCheckError, match="caller's Var 'k'"):
+        inline_with_policy(program, never_bind)
