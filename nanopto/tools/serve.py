@@ -314,7 +314,7 @@ def steps_request(payload: dict[str, Any], limits: PlaygroundLimits | None = Non
     except (ValueError, RuntimeError) as exc:
         message = " ".join(str(exc).split())
         raise RequestError("run", message, _line_of(message)) from None
-    return {"ok": True, "steps": steps, "truncated": truncated}
+    return {"ok": True, "before": python_print(program), "steps": steps, "truncated": truncated}
 
 
 def _user_pass_steps(
@@ -486,6 +486,15 @@ class PlaygroundServer(ThreadingHTTPServer):
         return origin is None or origin in {f"http://127.0.0.1:{self.port}", f"http://localhost:{self.port}"}
 
 
+NO_TOKEN_PAGE = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>nanopto playground</title></head>
+<body style="font: 15px/1.5 system-ui, sans-serif; margin: 40px; max-width: 46em">
+<h1>This playground needs its token</h1>
+<p>Open the address <code>nanopto serve</code> printed (it ends in <code>?token=...</code>): the server answers
+only requests that carry it. To open a shared permalink, append the part of this address from <code>#</code>
+on to that address.</p></body></html>
+"""
+
+
 class PlaygroundHandler(BaseHTTPRequestHandler):
     server: PlaygroundServer
     server_version = "nanopto-playground"
@@ -533,7 +542,10 @@ class PlaygroundHandler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.FORBIDDEN, {"ok": False, "error": {"where": "http", "message": "cross-origin request refused"}})
             return False
         if not secrets.compare_digest(token.encode(), self.server.token.encode()):
-            self._json(HTTPStatus.FORBIDDEN, {"ok": False, "error": {"where": "http", "message": "missing or wrong token: open the URL nanopto serve printed"}})
+            if self.command == "GET" and urlsplit(self.path).path == "/":
+                self._send(HTTPStatus.FORBIDDEN, NO_TOKEN_PAGE.encode(), "text/html; charset=utf-8")
+            else:
+                self._json(HTTPStatus.FORBIDDEN, {"ok": False, "error": {"where": "http", "message": "missing or wrong token: open the URL nanopto serve printed"}})
             return False
         self.server.authenticated(self.connection)
         return True

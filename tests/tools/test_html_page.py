@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import chromium_path
 
 import nanopto.passes  # noqa: F401  (registers the passes; breaks the engine import cycle)
 from nanopto.ir_terms.parser import parse_program
@@ -27,9 +28,9 @@ from nanopto.tools.highlight import highlight_lines
 from nanopto.tools.html_page import site_colours
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "nanopto" / "examples"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = chromium_path()  # NANOPTO_CHROMIUM, else the system's chromium (tests/conftest.py)
 DOT = shutil.which("dot")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it; or set NANOPTO_CHROMIUM)")
 needs_dot = pytest.mark.skipif(DOT is None, reason="Graphviz 'dot' is not installed (.ci/run installs it)")
 
 

@@ -15,57 +15,90 @@ async function api(path, body) {
   return response.json();
 }
 
-// ---- editors: line numbers, an error marked at its line -------------------------------------
-function gutter(name, errorLine) {
-  const area = $(name);
-  const lines = area.value.split('\n').length;
-  let html = '';
-  for (let i = 1; i <= lines; i++) html += `<span${i === errorLine ? ' class="err"' : ''}>${i}</span>`;
-  const g = document.querySelector(`#${name}-editor .gutter`);
-  g.innerHTML = html;
-  g.scrollTop = area.scrollTop;
+// ---- editors: CodeMirror (editor.js, bundled in the wheel), an error marked at its line ---------
+const {createEditor} = await import(`/static/editor.js?token=${encodeURIComponent(token)}`);
+let loading = false;  // true while a menu or a permalink fills an editor (the menu keeps its name)
+const editors = {
+  program: createEditor($('program-editor'), {onRun: () => run(), onChange: () => edited('program')}),
+  rules: createEditor($('rules-editor'), {
+    placeholder: '# a rules file: build Rulesets, end with PASSES = [passes.rewrite(...)]',
+    onRun: () => run(), onChange: () => edited('rules'),
+  }),
+};
+window.nanoptoEditors = editors;  // for tests and the browser console
+function edited(name) {
+  if (loading) return;
+  // The text is no longer the example the menu names: the menu says so.
+  if (name === 'program') $('example').value = '';
+  else $('rules-example').value = '';
 }
-function selectLine(name, line) {
-  const area = $(name);
-  const lines = area.value.split('\n');
-  let start = 0;
-  for (let i = 0; i < line - 1 && i < lines.length; i++) start += lines[i].length + 1;
-  area.focus();
-  area.setSelectionRange(start, start + (lines[line - 1] || '').length);
-  const lineHeight = parseFloat(getComputedStyle(area).lineHeight) || 19;
-  area.scrollTop = Math.max(0, (line - 5) * lineHeight);
+function setText(name, text) {
+  loading = true;
+  try { editors[name].text = text; } finally { loading = false; }
 }
-const marked = {program: null, rules: null};
 function showError(error) {
-  for (const name of ['program', 'rules', 'run']) { $(`${name}-error`).hidden = true; }
-  marked.program = marked.rules = null;
-  if (error) {
-    const where = error.where === 'rules' ? 'rules' : (error.where === 'program' || error.line ? 'program' : 'run');
+  for (const name of ['program', 'rules']) { $(`${name}-error`).hidden = true; editors[name].markError(null); }
+  const banner = $('run-error');
+  banner.hidden = !error;
+  $('results').classList.toggle('stale', Boolean(error && last));
+  $('stale').hidden = !(error && last);
+  if (!error) return;
+  const where = error.where === 'rules' ? 'rules' : (error.where === 'program' || error.line ? 'program' : 'run');
+  const at = error.line ? `line ${error.line}${error.col ? ', column ' + error.col : ''}: ` : '';
+  const file = where === 'rules' ? 'rules.py' : (where === 'program' ? 'program.py' : error.where);
+  banner.textContent = `Error in ${file}: ${at}${error.message}`;
+  banner.dataset.where = where;
+  banner.dataset.line = error.line || '';
+  if (where !== 'run') {
     const box = $(`${where}-error`);
-    const at = error.line ? `line ${error.line}${error.col ? ', column ' + error.col : ''}: ` : '';
-    box.textContent = (where === 'run' ? `${error.where}: ` : '') + at + error.message;
+    box.textContent = at + error.message;
     box.hidden = false;
     box.dataset.line = error.line || '';
-    if (where !== 'run' && error.line) { marked[where] = error.line; }
+    if (error.line) editors[where].markError(error.line, error.col, error.message);
   }
-  gutter('program', marked.program);
-  gutter('rules', marked.rules);
 }
 for (const name of ['program', 'rules']) {
-  const area = $(name);
-  area.addEventListener('input', () => gutter(name, marked[name]));
-  area.addEventListener('scroll', () => { document.querySelector(`#${name}-editor .gutter`).scrollTop = area.scrollTop; });
-  area.addEventListener('keydown', (event) => {
-    if (event.key === 'Tab') {  // indent with spaces, as pl source wants
-      event.preventDefault();
-      area.setRangeText('    ', area.selectionStart, area.selectionEnd, 'end');
-      gutter(name, marked[name]);
-    }
-  });
-  $(`${name}-error`).addEventListener('click', () => { const l = Number($(`${name}-error`).dataset.line); if (l) selectLine(name, l); });
+  $(`${name}-error`).addEventListener('click', () => { const l = Number($(`${name}-error`).dataset.line); if (l) editors[name].selectLine(l); });
 }
-document.addEventListener('keydown', (event) => {
-  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) { event.preventDefault(); run(); }
+$('run-error').addEventListener('click', () => {
+  const banner = $('run-error');
+  if (banner.dataset.line && banner.dataset.where !== 'run') editors[banner.dataset.where].selectLine(Number(banner.dataset.line));
+});
+
+// ---- a permalink: program, rules and pipeline in the fragment (never sent to any server) -------
+const b64 = {
+  encode: (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''),
+  decode: (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)),
+};
+async function squeeze(bytes, how) {
+  const stream = new Blob([bytes]).stream().pipeThrough(how === 'in' ? new CompressionStream('deflate-raw') : new DecompressionStream('deflate-raw'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+async function permalinkFragment() {
+  const state = JSON.stringify({program: editors.program.text, rules: editors.rules.text, pipeline: $('pipeline').value});
+  const bytes = new TextEncoder().encode(state);
+  if (typeof CompressionStream === 'function') return `#z=${b64.encode(await squeeze(bytes, 'in'))}`;
+  return `#p=${b64.encode(bytes)}`;
+}
+async function readPermalink() {
+  const found = location.hash.match(/^#([zp])=([A-Za-z0-9_-]*)$/);
+  if (!found) return false;
+  let bytes = b64.decode(found[2]);
+  if (found[1] === 'z') bytes = await squeeze(bytes, 'out');
+  const state = JSON.parse(new TextDecoder().decode(bytes));
+  setText('program', String(state.program || ''));
+  setText('rules', String(state.rules || ''));
+  $('pipeline').value = String(state.pipeline || '');
+  return true;
+}
+$('permalink').addEventListener('click', async () => {
+  const fragment = await permalinkFragment();
+  history.replaceState(null, '', fragment);  // the address bar holds it; the token stays in the query
+  const url = `${location.origin}/${fragment}`;  // to share: no token in it
+  $('share').hidden = false;
+  $('share-url').value = url;
+  $('share-url').select();
+  try { await navigator.clipboard.writeText(url); $('status').textContent = 'permalink copied'; } catch { $('status').textContent = 'permalink ready to copy'; }
 });
 
 // ---- tabs ---------------------------------------------------------------------------------
@@ -73,7 +106,10 @@ for (const button of document.querySelectorAll('#tabs button')) {
   button.addEventListener('click', () => {
     for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('on', b === button);
     for (const t of document.querySelectorAll('.tab')) t.classList.toggle('on', t.id === button.dataset.tab);
-    if (button.dataset.tab === 'egraph') drawEgraph();
+    if (button.dataset.tab === 'egraph') {
+      $('tabs').scrollIntoView({block: 'start'});  // the picture is drawn where the user looks
+      drawEgraph();
+    }
   });
 }
 
@@ -87,12 +123,12 @@ async function loadExamples() {
 $('example').addEventListener('change', async () => {
   if (!$('example').value) return;
   const got = await api(`/api/example?name=${encodeURIComponent($('example').value)}`);
-  if (got.source !== undefined) { $('program').value = got.source; showError(null); run(); }
+  if (got.source !== undefined) { setText('program', got.source); showError(null); run(); }
 });
 $('rules-example').addEventListener('change', async () => {
-  if (!$('rules-example').value) { $('rules').value = ''; showError(null); return; }
+  if (!$('rules-example').value) { setText('rules', ''); showError(null); return; }
   const got = await api(`/api/example?name=${encodeURIComponent($('rules-example').value)}`);
-  if (got.source !== undefined) { $('rules').value = got.source; showError(null); }
+  if (got.source !== undefined) { setText('rules', got.source); showError(null); }
 });
 
 // ---- a run ------------------------------------------------------------------------------------
@@ -102,15 +138,15 @@ async function run() {
   $('status').textContent = 'running…';
   const started = performance.now();
   try {
-    const got = await api('/api/run', {program: $('program').value, rules: $('rules').value, pipeline: $('pipeline').value});
+    const got = await api('/api/run', {program: editors.program.text, rules: editors.rules.text, pipeline: $('pipeline').value});
     if (!got.ok) {
       showError(got.error);
       $('status').textContent = 'error';
       document.body.dataset.state = 'error';
       return;
     }
-    showError(null);
     last = got;
+    showError(null);
     render(got);
     $('status').textContent = `${got.pipeline.join(' → ')} · ${(got.seconds * 1000).toFixed(0)} ms in the passes, ${(performance.now() - started).toFixed(0)} ms in all`;
     document.body.dataset.state = 'done';
@@ -118,6 +154,7 @@ async function run() {
   } catch (err) {
     showError({where: 'run', message: String(err)});
     $('status').textContent = 'error';
+    document.body.dataset.state = 'error';
   } finally {
     $('run').disabled = false;
   }
@@ -147,6 +184,7 @@ function render(got) {
   }).join('') + '</table>';
   $('eg-status').textContent = got.egraphs.length ? '' : 'nothing was saturated (no Inline call sites, no rewrite pass)';
   egraphDrawn = null;
+  loadViewer();  // fetched now, so the tab draws at once when opened
   if (document.querySelector('#egraph.on')) drawEgraph();
 }
 
@@ -174,21 +212,29 @@ function linkLines(root) {  // hover an output line to light up the input line i
 
 // ---- the e-graph: egglog's viewer, loaded from the server (it ships in egglog's wheel) --------
 let viewer = null;
+let viewerModule = null;
 let egraphDrawn = null;
+function loadViewer() {
+  if (!viewerModule) viewerModule = import(`/static/viewer.js?token=${encodeURIComponent(token)}`);
+  return viewerModule;
+}
 async function drawEgraph() {
   if (!last || !last.egraphs.length) return;
   const stage = last.egraphs[Number($('eg-stage').value)];
   const key = `${$('eg-stage').value}/${$('eg-helpers').checked}/${document.body.dataset.runs}`;
   if (egraphDrawn === key) return;
   egraphDrawn = key;
+  $('eg-wait').hidden = false;
   try {
-    if (!viewer) viewer = (await import(`/static/viewer.js?token=${encodeURIComponent(token)}`)).mount($('eg-view'));
+    if (!viewer) viewer = (await loadViewer()).mount($('eg-view'));
     viewer.render([$('eg-helpers').checked ? stage.full : stage.folded]);
     const n = $('eg-helpers').checked ? stage.counts[1] : stage.counts[0];
-    $('eg-status').textContent = `${n} e-nodes shown (${stage.counts[1]} in the e-graph)`;
+    $('eg-status').textContent = `${n} e-nodes shown` + (stage.note ? ` (${stage.note})` : ` (${stage.counts[1]} in the e-graph)`);
     $('egraph').dataset.rendered = String(Number($('egraph').dataset.rendered || 0) + 1);
   } catch (err) {
     $('eg-status').textContent = `the e-graph viewer could not start: ${err}`;
+  } finally {
+    $('eg-wait').hidden = true;
   }
 }
 $('eg-stage').addEventListener('change', drawEgraph);
@@ -196,14 +242,16 @@ $('eg-helpers').addEventListener('change', drawEgraph);
 
 // ---- stepping through saturation -------------------------------------------------------------
 let steps = [];
+let stepsBefore = '';
 let current = 0;
 $('steps-run').addEventListener('click', async () => {
   $('steps-run').disabled = true;
   $('step-label').textContent = 'running…';
   try {
-    const got = await api('/api/steps', {program: $('program').value, rules: $('rules').value});
+    const got = await api('/api/steps', {program: editors.program.text, rules: editors.rules.text});
     if (!got.ok) { showError(got.error); return; }
     steps = got.steps;
+    stepsBefore = got.before || '';
     document.querySelector('.steps-ui').hidden = false;
     $('step-list').innerHTML = steps.map((s, i) => `<div data-i="${i}">${s.number}. ${esc(s.description)}</div>`).join('') +
       (got.truncated ? '<div class="muted">(cut: the playground returns at most a few hundred steps)</div>' : '') +
@@ -226,10 +274,37 @@ function showStep(i) {
     ? `<div class="warn">${s.never_fired.map((r) => `<code>${esc(r)}</code>`).join(', ')} never fired</div>` : '';
   $('step-detail').innerHTML = `<h4>${esc(s.description)}</h4><p>rules: ${matches}</p>${unfired}` +
     (iterations ? `<details><summary>${s.iterations.length} egglog iterations</summary><table><tr><th>#</th><th>ruleset</th><th>matches</th><th>e-graph changed</th><th>as extraction sees it</th></tr>${iterations}</table></details>` : '') +
-    `<p class="muted">the program after this step</p><pre>${esc(s.program)}</pre>`;
+    `<p class="muted">the program after this step (changed lines marked)</p><pre>${changedLines(current > 0 ? steps[current - 1].program : stepsBefore, s.program)}</pre>`;
+}
+
+// The lines of `after` that are not in `before` (a longest common subsequence of lines), marked.
+function changedLines(before, after) {
+  const a = before.split('\n');
+  const b = after.split('\n');
+  const keep = new Set();
+  if (a.length * b.length <= 4_000_000) {
+    const rows = a.length + 1;
+    const cols = b.length + 1;
+    const table = new Uint32Array(rows * cols);
+    for (let i = a.length - 1; i >= 0; i--) {
+      for (let j = b.length - 1; j >= 0; j--) {
+        table[i * cols + j] = a[i] === b[j] ? table[(i + 1) * cols + j + 1] + 1 : Math.max(table[(i + 1) * cols + j], table[i * cols + j + 1]);
+      }
+    }
+    for (let i = 0, j = 0; i < a.length && j < b.length;) {
+      if (a[i] === b[j]) { keep.add(j); i++; j++; } else if (table[(i + 1) * cols + j] >= table[i * cols + j + 1]) i++; else j++;
+    }
+  } else {  // too long to compare line by line: a line is unchanged when it occurs before at all
+    const seen = new Set(a);
+    b.forEach((line, j) => { if (seen.has(line)) keep.add(j); });
+  }
+  return b.map((line, j) => (keep.has(j) ? esc(line) : `<span class="chg">${esc(line)}</span>`)).join('\n');
 }
 $('step-prev').addEventListener('click', () => showStep(current - 1));
 $('step-next').addEventListener('click', () => showStep(current + 1));
 
 showError(null);
-loadExamples().then(() => { document.body.dataset.ready = 'yes'; });
+loadExamples().then(async () => {
+  if (await readPermalink()) run();  // a shared case opens and runs
+  document.body.dataset.ready = 'yes';
+});

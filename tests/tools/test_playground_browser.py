@@ -1,0 +1,210 @@
+"""The playground as a person uses it, in a real headless Chromium (Playwright, the system's
+browser: set NANOPTO_CHROMIUM to use another binary; the tests skip, saying why, without one):
+the code editor, the error and the stale banner, the permalink, the e-graph drawn where the user
+looks, the changed lines of the step-through, and `nanopto serve` on a busy port then on --port 0.
+
+Screenshots are written to the test's tmp_path and looked at: pixels of the colours the page
+uses, not just the DOM.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_html_page import png_pixels
+from test_playground import set_editor
+
+import nanopto.passes  # noqa: F401  (registers the passes)
+from nanopto.tools.examples import example_source, rules_example_source
+from nanopto.tools.serve import PlaygroundServer
+
+TWICE = example_source("twice")
+FOLD = rules_example_source("fold_mul_one")
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PlaygroundServer]:
+    running = PlaygroundServer(0)
+    threading.Thread(target=running.serve_forever, daemon=True).start()
+    yield running
+    running.shutdown()
+    running.server_close()
+
+
+def open_page(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("body[data-ready]", timeout=60_000)
+
+
+def run_example(page: Any, name: str) -> None:
+    runs = int(page.evaluate("document.body.dataset.runs || '0'"))
+    page.select_option("#example", name)
+    page.wait_for_function(f"Number(document.body.dataset.runs || 0) > {runs}", timeout=90_000)
+
+
+def near(pixel: tuple[int, int, int], colour: tuple[int, int, int], tolerance: int = 40) -> bool:
+    return all(abs(a - b) <= tolerance for a, b in zip(pixel, colour, strict=True))
+
+
+def pixels(png: bytes) -> list[tuple[int, int, int]]:
+    return png_pixels(png)[2]
+
+
+def count_colour(png: bytes, colour: tuple[int, int, int], tolerance: int = 40) -> int:
+    return sum(1 for pixel in pixels(png) if near(pixel, colour, tolerance))
+
+
+def test_the_editor_highlights_pl_and_the_menu_follows_the_text(page: Any, server: PlaygroundServer, tmp_path: Path) -> None:
+    open_page(page, server.url)
+    run_example(page, "twice")
+    editor = page.locator("#program-editor .cm-content")
+    assert "def twice(self, t: pl.Tensor[[4], pl.FP32])" in editor.inner_text()
+    shot = page.locator("#program-editor").screenshot(path=str(tmp_path / "editor.png"))
+    # CodeMirror's highlight style: keywords purple (#708), strings red (#a11), names blue (#00f).
+    assert count_colour(shot, (0x77, 0x00, 0x88)) > 150, "no keyword is highlighted"
+    assert page.locator("#program-editor .cm-gutters .cm-lineNumbers").count() == 1
+    assert page.input_value("#example") == "twice"
+    # Typing in the editor edits the program, and the menu no longer names an example.
+    page.locator("#program-editor .cm-line").last.click()
+    page.keyboard.press("End")
+    page.keyboard.type("  # edited")
+    assert page.evaluate("window.nanoptoEditors.program.text").rstrip().endswith("# edited")
+    assert page.input_value("#example") == ""
+    assert not page.errors
+
+
+def test_an_error_is_prominent_and_the_old_results_are_greyed(page: Any, server: PlaygroundServer, tmp_path: Path) -> None:
+    open_page(page, server.url)
+    run_example(page, "twice")
+    assert page.locator("#stale").is_hidden() and page.locator("#run-error").is_hidden()
+    set_editor(page, "program", TWICE.replace("return w", "return w +"))
+    page.click("#run")
+    page.wait_for_selector("body[data-state=error]", timeout=60_000)
+    banner = page.locator("#run-error")
+    assert banner.is_visible() and banner.inner_text().startswith("Error in program.py: line 22")
+    box = banner.bounding_box()
+    assert box is not None and box["y"] < 200 and box["height"] > 30  # at the top, not small print
+    assert page.locator("#stale").is_visible() and "last run that worked" in page.inner_text("#stale")
+    assert float(page.evaluate("getComputedStyle(document.querySelector('#results main')).opacity")) < 0.5
+    assert page.locator("#program-editor .cm-error-line").count() == 1
+    assert page.locator("#program-editor .cm-lint-marker-error").count() == 1
+    shot = page.screenshot(path=str(tmp_path / "stale.png"))
+    assert count_colour(shot, (0xEF, 0x44, 0x44), 30) > 1000, "the error banner's red frame is not drawn"
+    assert count_colour(shot, (0xFE, 0xF3, 0xC7), 8) > 5000, "the stale banner is not drawn"
+    # Fixing the error and running again clears both.
+    set_editor(page, "program", TWICE)
+    page.click("#run")
+    page.wait_for_selector("body[data-state=done]", timeout=60_000)
+    assert page.locator("#stale").is_hidden() and page.locator("#run-error").is_hidden()
+    assert page.locator("#results.stale").count() == 0
+    assert not page.errors
+
+
+def test_a_permalink_carries_program_rules_and_pipeline_in_the_fragment(page: Any, server: PlaygroundServer, browser: Any) -> None:
+    open_page(page, server.url)
+    program = TWICE.replace("w = pl.add(a, u)", "w = pl.mul(pl.add(a, u), 1)")
+    set_editor(page, "program", program)
+    set_editor(page, "rules", FOLD)
+    page.fill("#pipeline", "hoist-nested-calls,inline-functions,fold-mul-one")
+    page.click("#permalink")
+    page.wait_for_selector("#share:not([hidden])")
+    url = page.input_value("#share-url")
+    address, _, fragment = url.partition("#")
+    assert address == f"http://127.0.0.1:{server.port}/" and server.token not in url
+    assert fragment.startswith(("z=", "p=")) and "pl.mul" not in fragment  # encoded, not sent
+    assert page.evaluate("location.hash") == "#" + fragment
+    # Opened in a fresh tab of the user's own playground, it restores the case and runs it.
+    other = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    try:
+        open_page(other, f"{server.url}#{fragment}")
+        other.wait_for_selector("body[data-state=done]", timeout=90_000)
+        assert other.evaluate("window.nanoptoEditors.program.text") == program
+        assert other.evaluate("window.nanoptoEditors.rules.text") == FOLD
+        assert other.input_value("#pipeline") == "hoist-nested-calls,inline-functions,fold-mul-one"
+        assert "pl.mul" not in other.inner_text("#result .pane#after")  # fold-mul-one ran
+    finally:
+        other.context.close()
+    assert not page.errors
+
+
+def test_the_egraph_is_drawn_where_the_user_looks(page: Any, server: PlaygroundServer, tmp_path: Path) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_page(page, server.url)
+    run_example(page, "nested")
+    page.click("button[data-tab=egraph]")
+    page.wait_for_selector("#egraph[data-rendered] .react-flow__node", timeout=60_000)
+    box = page.locator("#eg-view").bounding_box()
+    assert box is not None and 0 <= box["y"] < 300, box  # scrolled to, not below the fold
+    assert page.locator("#eg-wait").is_hidden()
+    page.wait_for_timeout(1000)
+    shot = page.screenshot(path=str(tmp_path / "egraph.png"))
+    assert sum(1 for pixel in pixels(shot) if not near(pixel, (255, 255, 255), 12)) > 20_000
+    assert not page.errors
+
+
+def test_the_step_through_marks_the_lines_each_step_changed(page: Any, server: PlaygroundServer) -> None:
+    open_page(page, server.url)
+    set_editor(page, "program", TWICE)
+    page.click("button[data-tab=steps]")
+    page.click("#steps-run")
+    page.wait_for_selector("#step-list div[data-i]", timeout=60_000)
+    changed = page.locator("#step-detail pre .chg").all_inner_texts()
+    assert any("t_inline0 = pl.add(t_inline0, t_inline0)" in line for line in changed), changed
+    assert not any("def main" in line for line in changed)  # unchanged lines are not marked
+    assert not page.errors
+
+
+def _nanopto(*args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "nanopto", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO
+    )
+
+
+def test_a_busy_port_is_reported_and_port_0_serves_the_page(page: Any, tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = _nanopto("serve", "--port", str(port))
+        _, err = busy.communicate(timeout=120)
+    assert busy.returncode == 2 and "Address already in use" in err and "--port 0" in err
+    served = _nanopto("serve", "--port", "0")
+    try:
+        assert served.stdout is not None
+        url = served.stdout.readline().split(": ", 1)[1].strip()
+        assert url.startswith("http://127.0.0.1:") and f":{port}/" not in url
+        open_page(page, url)
+        run_example(page, "bump")
+        assert "n_inline0" in page.inner_text("#result .pane#after")
+        page.screenshot(path=str(tmp_path / "port0.png"))
+        assert not page.errors
+    finally:
+        served.send_signal(signal.SIGTERM)
+        served.wait(timeout=60)
+
+
+def test_the_editor_ships_in_the_package_and_is_served(server: PlaygroundServer) -> None:
+    """CodeMirror is bundled into one module in the package (no CDN, no network): the wheel's
+    package data takes every .js of the playground folder."""
+    from importlib import resources
+
+    from nanopto.tools.serve import static_file
+
+    bundled = resources.files("nanopto.tools") / "playground" / "editor.js"
+    assert bundled.is_file() and "createEditor" in bundled.read_text(encoding="utf-8")
+    assert '"tools/playground/*.js"' in (REPO / "pyproject.toml").read_text()
+    found = static_file("editor.js")
+    assert found is not None and found[1].startswith("text/javascript")
+    page = (resources.files("nanopto.tools") / "playground" / "playground.js").read_text(encoding="utf-8")
+    assert "/static/editor.js" in page and "http" not in page.replace("http-equiv", "")
