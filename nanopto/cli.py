@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import functools
 import io
 import json
 import os
@@ -34,41 +35,10 @@ import stat
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TextIO
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TextIO
 
 from nanopto import __version__
-from nanopto.egraph import SaturationLimitError, SaturationLimits, schedule
-from nanopto.ir_terms.nodes import Program
-from nanopto.ir_terms.parser import ParserError, parse_program
-from nanopto.ir_terms.printer import NestingTooDeepToPrintError, python_print
-from nanopto.passes import (
-    STRATEGY_PIPELINES,
-    OptimizationStrategy,
-    PassManager,
-    PassOptionError,
-    PipelineSpecError,
-    PropertyRequirementError,
-    UnknownPassError,
-    VerificationError,
-    get_pass,
-    list_passes,
-)
-from nanopto.passes.hoist_nested_calls import HoistNestedCalls, HoistResult, hoist_program
-from nanopto.passes.inlining import InlineFunctions, InlineResult, inline_program
-from nanopto.passes.inlining.call_graph import InlineCycleError
-from nanopto.passes.inlining.call_sites import InlineError
-from nanopto.passes.inlining.expansion_size import ExpansionTooLargeError
-from nanopto.passes.pass_base import Pass
-from nanopto.passes.rewrite import RewriteRules
-from nanopto.rules import INLINE_RULESETS, Ruleset
-from nanopto.rules.user_rules import UserRuleError
-from nanopto.terms.encoding import EGGLOG_VERSION
-from nanopto.terms.term_rows import RowsWriteError
 from nanopto.tools import examples
-from nanopto.tools.check import check_equivalence, default_entries, show
-from nanopto.tools.egraph_dot import EGraphOutputError, check_egraph_path
 from nanopto.tools.examples import (  # noqa: F401 (EXAMPLE_ORDER, JIT_EXAMPLE_ORDER: re-exported)
     EXAMPLE_ORDER,
     JIT_EXAMPLE_ORDER,
@@ -76,18 +46,16 @@ from nanopto.tools.examples import (  # noqa: F401 (EXAMPLE_ORDER, JIT_EXAMPLE_O
     jit_example_names,
     summary,
 )
-from nanopto.tools.inline_report import (
-    explain_hoisted,
-    explain_rules,
-    explain_sites,
-    hoisted_record,
-    site_record,
-)
-from nanopto.tools.pipeline_run import PipelineRun, record_run
-from nanopto.tools.rules_file import RulesFileError, describe_user_passes, load_rules_file, load_rules_files
-from nanopto.tools.stepper import run_steps
-from nanopto.verify.inputs import UnsupportedParameter
-from nanopto.verify.interpreter import interpret, values_equal
+
+if TYPE_CHECKING:
+    from nanopto.ir_terms.nodes import Program
+    from nanopto.passes import PassManager
+    from nanopto.passes.pass_base import Pass
+    from nanopto.rules import Ruleset
+    from nanopto.tools.pipeline_run import PipelineRun
+
+# Each command imports what it uses inside its handler, so `nanopto --version` and `nanopto --help`
+# load neither egglog nor the passes, and `nanopto inline` no hypothesis (docs/architecture.md#latency).
 
 EXIT_OK = 0
 EXIT_DIFFERS = 1
@@ -97,7 +65,13 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 """Anything else reaching the top: a bug in nanopto (docs/errors.md)."""
 
-DEFAULT_PIPELINE = ",".join(STRATEGY_PIPELINES[OptimizationStrategy.Default])
+
+@functools.cache
+def default_pipeline() -> str:
+    """The Default strategy's pipeline as a spec (`hoist-nested-calls,inline-functions`)."""
+    from nanopto.passes import STRATEGY_PIPELINES, OptimizationStrategy
+
+    return ",".join(STRATEGY_PIPELINES[OptimizationStrategy.Default])
 
 
 class UserError(Exception):
@@ -110,6 +84,12 @@ class UserError(Exception):
 
 DEFAULT_DEMOS = ("twice", "bump")
 """What `nanopto demo` with no name runs in full: the two rebinding traps."""
+
+
+def _float32_array(values: list[float]) -> Any:
+    import numpy as np
+
+    return np.array(values, dtype=np.float32)
 
 
 @dataclass(frozen=True)
@@ -126,7 +106,7 @@ class Oracle:
 
 _ORACLES: dict[str, Oracle] = {
     "twice": Oracle(
-        args=lambda: (np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32),),
+        args=lambda: (_float32_array([1.0, 2.0, 3.0, 4.0]),),
         inputs="a = [1, 2, 3, 4]",
         wrong_rule="substituting the caller's `a` at the def-site splices `a = pl.add(a, a)` into main",
         wrong_source="""\
@@ -191,6 +171,13 @@ def demo_names() -> list[str]:
 DEFAULT_MAX_INPUT_BYTES = 16 * 1024 * 1024
 """The largest program file read unless --max-input-bytes says otherwise: a 5 MB program of 143
 functions parses and inlines in seconds; far larger ones take gigabytes of memory."""
+
+
+def parse_program(source: str, path: str) -> Program:
+    """`nanopto.ir_terms.parser.parse_program`, imported when a command first reads a program."""
+    from nanopto.ir_terms.parser import parse_program as parse
+
+    return parse(source, path)
 
 
 def read_program(path: str, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> tuple[str, Program]:
@@ -273,6 +260,8 @@ def _rule(out: TextIO, title: str) -> None:
 
 
 def _show_value(value: Any) -> str:
+    import numpy as np
+
     if isinstance(value, np.ndarray):
         return "[" + ", ".join(f"{x:g}" for x in value.tolist()) + "]"
     if isinstance(value, np.generic):
@@ -281,6 +270,8 @@ def _show_value(value: Any) -> str:
 
 
 def run_oracle(name: str, before: Program, after: Program, out: TextIO) -> None:
+    from nanopto.verify.interpreter import interpret, values_equal
+
     oracle = _ORACLES[name]
     wrong = parse_program(oracle.wrong_source, f"<wrong splice of {name}>")
     got_before = interpret(before, "main", *oracle.args())
@@ -300,6 +291,14 @@ def run_oracle(name: str, before: Program, after: Program, out: TextIO) -> None:
 def demo_jit(name: str, out: TextIO) -> None:
     """A `@pl.jit` example: the specialized program, what inlining made of it, each call site, and
     the call's result on the reference interpreter."""
+    import numpy as np
+
+    from nanopto.ir_terms.printer import python_print
+    from nanopto.passes.hoist_nested_calls import hoist_program
+    from nanopto.passes.inlining import inline_program
+    from nanopto.tools.inline_report import explain_sites
+    from nanopto.verify.interpreter import values_equal
+
     source = example_source(name)
     out.write(f"=== demo {name}: {summary(source)}\n")
     module = examples.load_jit_example(name)
@@ -324,6 +323,11 @@ def demo_jit(name: str, out: TextIO) -> None:
 
 
 def demo_one(name: str, out: TextIO) -> None:
+    from nanopto.ir_terms.printer import python_print
+    from nanopto.passes.hoist_nested_calls import hoist_program
+    from nanopto.passes.inlining import inline_program
+    from nanopto.tools.inline_report import explain_sites
+
     if name in jit_example_names():
         demo_jit(name, out)
         return
@@ -378,6 +382,11 @@ def _with_options(manager: PassManager, args: argparse.Namespace, trace: bool) -
     `trace=True` when a view needs the run's details (the pass records them as it runs).
 
     The pass checks the values (PassOptionError), as it does for `{max-iterations=...}` options."""
+    from nanopto.passes import PassManager
+    from nanopto.passes.hoist_nested_calls import HoistNestedCalls
+    from nanopto.passes.inlining import InlineFunctions
+    from nanopto.passes.rewrite import RewriteRules
+
     given: dict[str, Any] = {
         flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_")) for flag, _, _ in _LIMIT_FLAGS
     }
@@ -408,11 +417,25 @@ def _warn_unfired(run: PipelineRun) -> None:
 
 def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
     """`nanopto inline`; the traces and warnings go to stderr, so what it prints stays `pl`."""
+    from nanopto.ir_terms.printer import python_print
+    from nanopto.passes import PassManager
+    from nanopto.passes.hoist_nested_calls import HoistResult
+    from nanopto.passes.inlining import InlineResult
+    from nanopto.tools.inline_report import (
+        explain_hoisted,
+        explain_rules,
+        explain_sites,
+        hoisted_record,
+        site_record,
+    )
+    from nanopto.tools.pipeline_run import record_run
+    from nanopto.tools.rules_file import load_rules_files
+
     if args.changed_only and not args.print_after_all:
         raise UserError("--changed-only only applies together with --print-after-all")
     user_passes = load_rules_files(args.rules)
     if args.pipeline is None:  # the default pipeline, then the rules files' passes in their order
-        args.pipeline = ",".join([DEFAULT_PIPELINE, *(p.name for p in user_passes)])
+        args.pipeline = ",".join([default_pipeline(), *(p.name for p in user_passes)])
     views = _views(args)
     wanted = bool(args.trace or args.json or views is not None)
     manager = _with_options(PassManager.from_pipeline(args.pipeline), args, trace=wanted)
@@ -521,6 +544,7 @@ class _Views:
     """`--egraph` / `--html`: written from the recorded run."""
 
     def write(self, args: argparse.Namespace, run: PipelineRun) -> None:
+        from nanopto.tools.egraph_dot import EGraphOutputError
         from nanopto.tools.inline_views import write_inline_views  # the page: only when asked for
 
         try:
@@ -537,6 +561,8 @@ class _Views:
 
 def _views(args: argparse.Namespace) -> _Views | None:
     """Check the `--egraph`/`--html` options before anything is written, and start collecting."""
+    from nanopto.tools.egraph_dot import EGraphOutputError, check_egraph_path
+
     if args.egraph is None and args.html is None:
         return None
     if args.egraph_max_nodes < 1:
@@ -562,6 +588,8 @@ def _write_egglog(path: str, programs: Sequence[str]) -> None:
 
 
 def _diff(path: str, before: Program, after_text: str, pipeline: str) -> str:
+    from nanopto.ir_terms.printer import python_print
+
     lines = difflib.unified_diff(
         python_print(before).splitlines(keepends=True),
         after_text.splitlines(keepends=True),
@@ -588,6 +616,10 @@ def _describe_ruleset(rs: Ruleset, out: TextIO) -> None:
 
 
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
+    from nanopto.egraph import schedule
+    from nanopto.rules import INLINE_RULESETS
+    from nanopto.tools.rules_file import describe_user_passes, load_rules_file
+
     total = sum(len(rs.rules) for rs in INLINE_RULESETS)
     out.write(f"{len(INLINE_RULESETS)} rulesets, {total} rules, in schedule order\n")
     out.write(f"schedule: {schedule(INLINE_RULESETS)}\n")
@@ -604,10 +636,16 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from nanopto.passes import PassManager
+    from nanopto.tools.check import check_equivalence, default_entries, show
+    from nanopto.tools.rules_file import load_rules_files
+    from nanopto.verify.inputs import UnsupportedParameter
+    from nanopto.verify.interpreter import values_equal
+
     if args.examples < 1:
         raise UserError(f"--examples must be at least 1, got {args.examples}")
     user_passes = load_rules_files(args.rules)
-    pipeline = args.pipeline if args.pipeline is not None else ",".join([DEFAULT_PIPELINE, *(p.name for p in user_passes)])
+    pipeline = args.pipeline if args.pipeline is not None else ",".join([default_pipeline(), *(p.name for p in user_passes)])
     manager = PassManager.from_pipeline(pipeline)
     _, before = read_program(args.file, args.max_input_bytes)
     after = manager.run(before)
@@ -641,6 +679,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_passes(args: argparse.Namespace, out: TextIO) -> int:
+    from nanopto.passes import get_pass, list_passes
+    from nanopto.tools.rules_file import load_rules_files
+
     load_rules_files(args.rules)  # registers the files' passes, listed with the built-in ones
     for name in list_passes():
         pass_ = get_pass(name)
@@ -654,7 +695,7 @@ def cmd_passes(args: argparse.Namespace, out: TextIO) -> int:
         if options:
             shown = ", ".join(f"{f.name}={getattr(pass_, f.name)!r}" for f in options)
             out.write(f"    options: {shown}\n")
-    out.write(f"\ndefault pipeline: {DEFAULT_PIPELINE}\n")
+    out.write(f"\ndefault pipeline: {default_pipeline()}\n")
     return EXIT_OK
 
 
@@ -664,6 +705,9 @@ def cmd_passes(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
+    from nanopto.tools.rules_file import load_rules_files
+    from nanopto.tools.stepper import run_steps
+
     if args.pause and args.file == "-":
         raise UserError("--pause reads Enter from standard input, which - already reads the program from; pass a file")
     if args.pause and args.output is not None:
@@ -714,16 +758,60 @@ _RULES_HELP = (
 )
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser whose arguments are added only when that command is parsed or its help
+    shown: their help texts name defaults of the passes and the engine (the default pipeline, the
+    saturation limits), which `nanopto --version` and `nanopto --help` must not import."""
+
+    def __init__(self, *args: Any, arguments: Callable[[argparse.ArgumentParser], None] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._arguments = arguments
+
+    def _add_arguments(self) -> None:
+        if self._arguments is not None:
+            arguments, self._arguments = self._arguments, None
+            arguments(self)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._add_arguments()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._add_arguments()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._add_arguments()
+        return super().format_help()
+
+
+class _VersionAction(argparse.Action):
+    """`--version`: egglog's version read from its installed metadata, so egglog is not imported."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        from importlib import metadata
+
+        sys.stdout.write(f"nanopto {__version__} (egglog {metadata.version('egglog')})\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nanopto",
         description="Inlining for the pl IR by egglog rewrite rules. Program files are parsed, never run; "
         "a --rules file is your own Python and is imported.",
     )
-    parser.add_argument("--version", action="version", version=f"nanopto {__version__} (egglog {EGGLOG_VERSION})")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action=_VersionAction, help="show nanopto's and egglog's versions and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_CommandParser)
+    for name, help_text, arguments in _COMMANDS:
+        sub.add_parser(name, help=help_text, arguments=arguments)
+    return parser
 
-    demo = sub.add_parser("demo", help="run a shipped worked example (before, after, explanation)")
+
+def _demo_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument(
         "name", nargs="?", metavar="NAME", help="example to run (default: the twice and bump traps)"
     )
@@ -731,7 +819,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output(demo, "the demo")
     demo.set_defaults(handler=cmd_demo)
 
-    inline = sub.add_parser("inline", help="run a pass pipeline (default: inline-functions) on a pl file")
+
+def _inline_arguments(inline: argparse.ArgumentParser) -> None:
+    from nanopto.egraph import SaturationLimits
+
     _add_file(inline)
     _add_output(inline, "the result")
     inline.add_argument(
@@ -739,7 +830,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="SPEC",
         help="comma-separated kebab-case pass names with {key=value} options "
-        f"(default: {DEFAULT_PIPELINE}, then the passes of any --rules file)",
+        f"(default: {default_pipeline()}, then the passes of any --rules file)",
     )
     inline.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
     inline.add_argument(
@@ -779,18 +870,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_max_input_bytes(inline)
     inline.set_defaults(handler=cmd_inline)
 
-    rules = sub.add_parser("rules", help="list every ruleset and rule with its before/after shape")
+
+def _rules_arguments(rules: argparse.ArgumentParser) -> None:
     rules.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
     _add_output(rules, "the listing")
     rules.set_defaults(handler=cmd_rules)
 
-    check = sub.add_parser(
-        "check", help="run a program before and after a pipeline on drawn inputs: is it the same?"
-    )
+
+def _check_arguments(check: argparse.ArgumentParser) -> None:
     _add_file(check)
     _add_output(check, "the verdict")
     check.add_argument(
-        "--pipeline", default=None, metavar="SPEC", help=f"the pipeline to check (default: {DEFAULT_PIPELINE})"
+        "--pipeline", default=None, metavar="SPEC", help=f"the pipeline to check (default: {default_pipeline()})"
     )
     check.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
     check.add_argument("--examples", type=int, default=100, metavar="N", help="inputs per function (default: 100)")
@@ -800,12 +891,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_max_input_bytes(check)
     check.set_defaults(handler=cmd_check)
 
-    passes_cmd = sub.add_parser("passes", help="list the registered passes with their options and properties")
+
+def _passes_arguments(passes_cmd: argparse.ArgumentParser) -> None:
     passes_cmd.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
     _add_output(passes_cmd, "the listing")
     passes_cmd.set_defaults(handler=cmd_passes)
 
-    step = sub.add_parser("step", help="inline one call site at a time, printing the rules fired and the program")
+
+def _step_arguments(step: argparse.ArgumentParser) -> None:
     _add_file(step)
     _add_output(step, "the steps")
     step.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP + "; one step each")
@@ -816,13 +909,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_max_input_bytes(step)
     step.set_defaults(handler=cmd_step)
 
-    serve = sub.add_parser(
-        "serve", help="a local playground in your browser: edit a program and rules, run, see every view"
-    )
+
+def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (default: 8765; 0 picks a free one)")
     serve.add_argument("--open", action="store_true", help="open the page in your default browser")
     serve.set_defaults(handler=cmd_serve)
-    return parser
+
+
+_COMMANDS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
+    ("demo", "run a shipped worked example (before, after, explanation)", _demo_arguments),
+    ("inline", "run a pass pipeline (default: inline-functions) on a pl file", _inline_arguments),
+    ("rules", "list every ruleset and rule with its before/after shape", _rules_arguments),
+    ("check", "run a program before and after a pipeline on drawn inputs: is it the same?", _check_arguments),
+    ("passes", "list the registered passes with their options and properties", _passes_arguments),
+    ("step", "inline one call site at a time, printing the rules fired and the program", _step_arguments),
+    ("serve", "a local playground in your browser: edit a program and rules, run, see every view", _serve_arguments),
+)
+"""Every command: its name, its one-line help, and what adds its arguments (when it is used)."""
 
 
 def _add_file(parser: argparse.ArgumentParser) -> None:
@@ -876,6 +979,9 @@ def _one_line(exc: BaseException) -> str:
 
 def _error_message(exc: BaseException) -> str:
     """How a user error reads: the location first where the error carries one."""
+    from nanopto.ir_terms.parser import ParserError
+    from nanopto.passes import PipelineSpecError, VerificationError
+
     if isinstance(exc, ParserError | PipelineSpecError):
         return str(exc)  # the caret display under the offending line / spec is the point
     if isinstance(exc, VerificationError):
@@ -886,31 +992,52 @@ def _error_message(exc: BaseException) -> str:
     return _one_line(exc)
 
 
-USER_ERRORS: tuple[type[Exception], ...] = (
-    UserError,
-    ParserError,
-    PipelineSpecError,
-    UnknownPassError,
-    PassOptionError,
-    PropertyRequirementError,
-    InlineCycleError,
-    InlineError,
-    ExpansionTooLargeError,
-    VerificationError,
-    SaturationLimitError,
-    RowsWriteError,
-    RulesFileError,
-    UserRuleError,
-    EGraphOutputError,
-    NestingTooDeepToPrintError,
-)
-"""nanopto's documented errors about the user's input, files or machine (docs/errors.md): exit 2.
-Anything else, a ValueError included, is a bug in nanopto: exit 3."""
+@functools.cache
+def user_errors() -> tuple[type[Exception], ...]:
+    """nanopto's documented errors about the user's input, files or machine (docs/errors.md): exit 2.
+    Anything else, a ValueError included, is a bug in nanopto: exit 3. Imported only once an error
+    reaches the top, so a command that succeeds never loads the modules defining them."""
+    from nanopto.egraph import SaturationLimitError
+    from nanopto.ir_terms.parser import ParserError
+    from nanopto.ir_terms.printer import NestingTooDeepToPrintError
+    from nanopto.passes import (
+        PassOptionError,
+        PipelineSpecError,
+        PropertyRequirementError,
+        UnknownPassError,
+        VerificationError,
+    )
+    from nanopto.passes.inlining.call_graph import InlineCycleError
+    from nanopto.passes.inlining.call_sites import InlineError
+    from nanopto.passes.inlining.expansion_size import ExpansionTooLargeError
+    from nanopto.rules.user_rules import UserRuleError
+    from nanopto.terms.term_rows import RowsWriteError
+    from nanopto.tools.egraph_dot import EGraphOutputError
+    from nanopto.tools.rules_file import RulesFileError
+
+    return (
+        UserError,
+        ParserError,
+        PipelineSpecError,
+        UnknownPassError,
+        PassOptionError,
+        PropertyRequirementError,
+        InlineCycleError,
+        InlineError,
+        ExpansionTooLargeError,
+        VerificationError,
+        SaturationLimitError,
+        RowsWriteError,
+        RulesFileError,
+        UserRuleError,
+        EGraphOutputError,
+        NestingTooDeepToPrintError,
+    )
 
 
 def exit_code_for(error: type[BaseException]) -> int:
     """The exit code the command line gives for an error of this type reaching the top."""
-    return EXIT_USAGE if issubclass(error, USER_ERRORS) else EXIT_INTERNAL
+    return EXIT_USAGE if issubclass(error, user_errors()) else EXIT_INTERNAL
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -919,7 +1046,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _run_command(args, stdout)
-    except USER_ERRORS as exc:
+    except user_errors() as exc:  # evaluated only once an exception reaches here
         sys.stderr.write(f"nanopto: error: {_error_message(exc)}\n")
         return EXIT_USAGE
     except BrokenPipeError:  # `nanopto rules | head`

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 SCRIPT = """
 import importlib, pkgutil, sys
@@ -27,3 +28,34 @@ def test_every_module_imports_first() -> None:
     count, *failures = proc.stdout.strip().splitlines()
     assert int(count) > 50
     assert failures == []
+
+
+PROBE = """
+import sys
+from nanopto.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("\\nLOADED", " ".join(sorted(m for m in sys.modules if m.split(".")[0] in ("egglog", "hypothesis", "nanopto"))))
+"""
+
+
+def _loaded_by(*argv: str) -> set[str]:
+    """The egglog, hypothesis and nanopto modules a command of the CLI imported."""
+    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=300, check=True)
+    return set(proc.stdout.rsplit("LOADED", 1)[1].split())
+
+
+def test_version_and_help_import_neither_egglog_nor_the_passes() -> None:
+    """docs/architecture.md#latency: a command imports only what it uses."""
+    for argv in (["--version"], ["--help"]):
+        loaded = _loaded_by(*argv)
+        assert not {m for m in loaded if m.startswith(("egglog", "hypothesis", "nanopto.passes", "nanopto.egraph"))}, argv
+
+
+def test_inline_loads_egglogs_core_without_its_python_front_end_or_hypothesis() -> None:
+    loaded = _loaded_by("inline", str(Path(__file__).parent.parent / "nanopto" / "examples" / "bump.py"))
+    assert "nanopto.passes.inlining" in loaded and "egglog.bindings" in loaded
+    assert "egglog" not in loaded and "egglog.egraph" not in loaded  # nanopto.egglog_bindings
+    assert not {m for m in loaded if m.startswith("hypothesis")}

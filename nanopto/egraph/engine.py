@@ -22,8 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import egglog.bindings as eb
-
+from nanopto.egglog_bindings import bindings as eb
 from nanopto.ir_terms import nodes as n
 from nanopto.rules.ruleset import Ruleset
 from nanopto.terms.encoding import Decoder

@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
-import egglog.bindings as eb
-
+from nanopto.egglog_bindings import bindings as eb
 from nanopto.egraph import EGraphRun, SaturationLimits, SaturationObserver, StageReport
 from nanopto.ir_terms import nodes as n
 from nanopto.passes.context import PassContext

@@ -27,8 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import egglog.bindings as eb
-
+from nanopto.egglog_bindings import bindings as eb
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import BinOp
 from nanopto.ir_terms.ops import OPS

@@ -32,8 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import egglog.bindings as eb
-
+from nanopto.egglog_bindings import bindings as eb
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms import types as t
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue

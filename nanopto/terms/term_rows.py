@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-import egglog.bindings as eb
+from nanopto.egglog_bindings import bindings as eb
 
 Cell = int | str
 """A row cell: a handle or an i64 literal (int), or a String literal."""

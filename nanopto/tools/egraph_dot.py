@@ -23,8 +23,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-import egglog.bindings as eb
-
+from nanopto.egglog_bindings import bindings as eb
 from nanopto.egraph import StageReport
 from nanopto.passes.inlining import InlineFunctions
 from nanopto.passes.inlining.stage import Stage

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import egglog.bindings as eb
 import numpy as np
 
+from nanopto.egglog_bindings import bindings as eb
 from nanopto.egraph import Iteration, SaturationLimits, StageReport, saturate
 from nanopto.ir_terms.nodes import AssignStmt, BinaryExpr, Call, Expr, ForStmt, IterArg, Program, Var
 from nanopto.ir_terms.parser import parse_program

@@ -21,8 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import egglog.bindings as eb
-
+from nanopto.egglog_bindings import bindings as eb
 from nanopto.egraph import EGraphRun, Iteration, SaturationLimits, StageReport, decode_roots, extract_roots
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, walk, walk_stmts
