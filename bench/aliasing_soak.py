@@ -1,144 +1,80 @@
 """Soak inlining under aliasing: many drawn aliasing-heavy programs through the default pipeline,
-each run before and after by the reference interpreter.
+each run before and after by the reference interpreter, on every core.
 
-    python bench/aliasing_soak.py                       20,000 programs, seed 0
-    python bench/aliasing_soak.py --programs 300 --seed 5
+    python bench/aliasing_soak.py                       20,000 programs, seed 0, every core
+    python bench/aliasing_soak.py --programs 300 --seed 5 --workers 1
 
-Programs come from `verify.strategies.programs(aliasing=True)` (the shapes of
+A thin use of `nanopto soak` (nanopto.tools.soak; docs/property-testing.md#soaking-a-pipeline):
+programs come from `verify.strategies.programs(aliasing=True)` (the shapes of
 docs/08-aliasing-traps.md: one variable passed to several parameters, pl.Out scalars, in-place
 writes, nested calls after an operand, tuple results read late, never or twice, tuple temporaries,
-loop-carried values), with inputs from `inputs_for`, drawn by hypothesis from `--seed` without
-shrinking. Each program is run through `PassManager.default()` (hoist-nested-calls, then
-inline-functions, with its rebinding checker), and the interpreter compares the result and every
+loop-carried values), with inputs from `inputs_for`, drawn in chunks from `--seed`. Each program
+is run through the default pipeline (hoist-nested-calls, then inline-functions, with its rebinding
+checker), its printed result parsed again, and the interpreter compares the result and every
 argument buffer. Prints the counts: programs, equal, refused by hazard (`InlineError.hazard`),
-refused for another reason, mismatches, checker failures (`RebindingCheckError`), other errors,
-seconds; the first few findings with their program. Exits 1 on any finding (anything but equal or
-a hazard refusal).
+refused for another reason, mismatches, checker failures (`RebindingCheckError`), results that do
+not parse, other errors, seconds; then each finding's signature once with its minimised
+reproducer. Exits 1 on any finding (anything but equal or a hazard refusal). `--out DIR` keeps
+the campaign (report.json, findings/*.py) and resumes it when run again.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import os
-import signal
 import sys
-import time
-from collections import Counter
-from types import FrameType
-from typing import Any
+import tempfile
+from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
-from hypothesis import strategies as st
-
-from nanopto.ir_terms.nodes import Program
-from nanopto.ir_terms.printer import python_print
-from nanopto.passes import PassManager
-from nanopto.passes.inlining.call_sites import InlineError
-from nanopto.verify import RebindingCheckError
-from nanopto.verify.interpreter import InterpreterError, interpret, values_equal
-from nanopto.verify.strategies import ENTRY, inputs_for, programs
+from nanopto.tools.soak import ProgressBar, SoakConfig, SoakReport, pipeline_of, run_campaign, slug
+from nanopto.tools.soak_executors import LocalProcesses
 
 SHOWN = 5
-"""Findings printed in full (all are counted)."""
-
-
-def outcome(program: Program, args: tuple[Any, ...]) -> tuple[str, str]:
-    """(what happened, detail): `equal`, `refused: <hazard>`, `refused, not a hazard`, `mismatch`
-    (the inlined program computes something else, or no longer runs), `checker failure`,
-    `input does not run` or `error: <type>`."""
-    try:
-        inlined = PassManager.default().run(program)
-    except InlineError as err:
-        if err.hazard is not None:
-            return f"refused: {err.hazard.value}", ""
-        return "refused, not a hazard", str(err)
-    except RebindingCheckError as err:
-        return "checker failure", str(err)
-    except Exception as err:  # a bug: counted and shown, the soak goes on
-        return f"error: {type(err).__name__}", str(err)[:500]
-    before, after = copy.deepcopy(args), copy.deepcopy(args)
-    try:
-        expected = interpret(program, ENTRY, *before)
-    except InterpreterError as err:  # the generator's fault, not the pass's: counted, shown
-        return "input does not run", str(err)
-    try:
-        actual: Any = interpret(inlined, ENTRY, *after)
-    except InterpreterError as err:
-        actual = f"<{err}>"
-    if values_equal((expected, before), (actual, after)):
-        return "equal", ""
-    return "mismatch", f"expected {expected!r} {before!r}\n  got {actual!r} {after!r}\ninlined:\n{python_print(inlined)}"
-
-
-def soak(count: int, seed_value: int) -> tuple[Counter[str], list[tuple[str, str, str]], float]:
-    tally: Counter[str] = Counter()
-    findings: list[tuple[str, str, str]] = []
-    cases = programs(aliasing=True).flatmap(lambda p: st.tuples(st.just(p), inputs_for(p)))
-    started = time.perf_counter()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        """SIGINT / SIGTERM: the figures so far, then exit (hypothesis would go on drawing)."""
-        print(f"interrupted after {sum(tally.values()):,} programs", flush=True)
-        code = report(tally, findings, time.perf_counter() - started, seed_value)
-        sys.stdout.flush()
-        os._exit(code)
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-
-    @seed(seed_value)
-    @settings(
-        max_examples=count,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(cases)
-    def run(case: tuple[Program, tuple[Any, ...]]) -> None:
-        program, args = case
-        kind, detail = outcome(program, args)
-        tally[kind] += 1
-        if not (kind == "equal" or kind.startswith("refused: ")):
-            findings.append((kind, detail, f"{python_print(program)}\ninputs: {args!r}"))
-        total = sum(tally.values())
-        if total % 1000 == 0:
-            seconds = time.perf_counter() - started
-            counts = ", ".join(f"{kind} {n:,}" for kind, n in sorted(tally.items()))
-            print(f"  ... {total:,} programs, {seconds:.0f} s: {counts}", file=sys.stderr, flush=True)
-
-    run()
-    return tally, findings, time.perf_counter() - started
+"""Findings printed in full (all are counted and written to the output directory)."""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--programs", type=int, default=20_000, help="programs to draw (default 20,000)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: every core)")
+    parser.add_argument("--out", default=None, help="the campaign's directory (default: a fresh temporary one)")
     args = parser.parse_args(argv)
-    tally, findings, seconds = soak(args.programs, args.seed)
-    return report(tally, findings, seconds, args.seed)
+    config = SoakConfig(seed=args.seed, aliasing=True)
+    folder = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="aliasing-soak-"))
+    executor = LocalProcesses(args.workers)
+    try:
+        report = run_campaign(folder, config, pipeline_of(config, []), args.programs, executor, ProgressBar(sys.stderr))
+    finally:
+        executor.close()
+    return show(report, folder, args.seed)
 
 
-def report(tally: Counter[str], findings: list[tuple[str, str, str]], seconds: float, seed_value: int) -> int:
+def show(report: SoakReport, folder: Path, seed_value: int) -> int:
     """Print the figures; 1 when there is any finding."""
-    total = sum(tally.values())
+    total, tally = report.programs, report.counts
+    rate = report.programs_this_run / report.seconds if report.seconds else 0.0
     refused = sum(n for kind, n in tally.items() if kind.startswith("refused: "))
-    print(f"aliasing soak: {total:,} programs in {seconds:.0f} s ({total / max(seconds, 1e-9):.1f} per s), seed {seed_value}")
+    print(
+        f"aliasing soak: {total:,} programs ({report.programs_this_run:,} in {report.seconds:.0f} s, {rate:.1f} per s, "
+        f"{report.where}), seed {seed_value}"
+    )
     print(f"  {'equal':<56} {tally['equal']:>7,}")
     print(f"  {'refused by a hazard':<56} {refused:>7,}  ({100 * refused / max(total, 1):.1f} %)")
     for kind, n in sorted(tally.items()):
         if kind.startswith("refused: "):
             print(f"    {kind[len('refused: '):]:<54} {n:>7,}")
-    for kind in ("refused, not a hazard", "mismatch", "checker failure", "input does not run"):
+    for kind in ("refused, not a hazard", "mismatch", "checker failure", "reparse", "input does not run"):
         print(f"  {kind:<56} {tally[kind]:>7,}")
     for kind, n in sorted(tally.items()):
         if kind.startswith("error: "):
             print(f"  {kind:<56} {n:>7,}")
-    for kind, detail, source in findings[:SHOWN]:
-        print(f"\nFINDING ({kind}): {detail}\n{source}")
-    return 1 if findings else 0
+    print(f"  peak worker RSS {report.peak_rss_mb:,.0f} MB; report and reproducers in {folder}")
+    for signature in sorted(report.signatures.values(), key=lambda s: s.first_program)[:SHOWN]:
+        found = signature.smallest
+        print(f"\nFINDING ({signature.signature}): {signature.count:,} program(s), first program {signature.first_program}")
+        print(f"  reproducer: {folder / 'findings' / (slug(signature.signature) + '.py')}")
+        print(f"  inputs: {found.inputs}\n  {found.detail.split(chr(10) + 'result:')[0]}\n{found.minimised}")
+    return 1 if report.signatures else 0
 
 
 if __name__ == "__main__":

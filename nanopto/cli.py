@@ -727,6 +727,93 @@ def cmd_step(args: argparse.Namespace, out: TextIO) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# nanopto soak
+# ---------------------------------------------------------------------------------------------
+
+
+def _list_of(kind: Callable[[str], Any], flag: str) -> Callable[[str], tuple[Any, ...]]:
+    """An argparse type: a comma-separated list (`--ops mul,add`, `--shapes 4,2x3`)."""
+
+    def parse(text: str) -> tuple[Any, ...]:
+        try:
+            return tuple(kind(item.strip()) for item in text.split(",") if item.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag}: cannot read {text!r}") from None
+
+    return parse
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    return tuple(int(d) for d in text.split("x"))
+
+
+def cmd_soak(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from nanopto.passes import PassManager
+    from nanopto.tools import soak
+    from nanopto.tools.rules_file import load_rules_files
+    from nanopto.tools.soak_executors import DaskCluster, Executor, LocalProcesses
+    from nanopto.verify.strategies import program_descs
+
+    if args.programs < 1:
+        raise UserError(f"--programs must be at least 1, got {args.programs}")
+    if args.workers is not None and args.workers < 1:
+        raise UserError(f"--workers must be at least 1, got {args.workers}")
+    if args.chunk < 1:
+        raise UserError(f"--chunk must be at least 1, got {args.chunk}")
+    user_passes = load_rules_files(args.rules)  # a broken rules file fails here, not in every worker
+    rules = tuple(soak.RulesFile(path, Path(path).read_text(encoding="utf-8")) for path in args.rules or ())
+    config = soak.SoakConfig(
+        seed=args.seed,
+        pipeline=args.pipeline,
+        rules=rules,
+        aliasing=args.aliasing,
+        max_helpers=args.max_helpers,
+        ops=args.ops,
+        constants=args.constants,
+        shapes=args.shapes,
+        chunk=args.chunk,
+    )
+    pipeline = soak.pipeline_of(config, [p.name for p in user_passes])
+    PassManager.from_pipeline(pipeline)  # an unknown pass or option is one error, here
+    try:
+        program_descs(max_helpers=args.max_helpers, ops=args.ops, constants=args.constants, shapes=args.shapes)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    executor: Executor
+    if args.scheduler is not None:
+        try:
+            executor = DaskCluster(args.scheduler)
+        except ImportError as exc:
+            raise UserError(str(exc)) from None
+        except OSError as exc:
+            raise UserError(f"--scheduler {args.scheduler}: cannot connect: {_one_line(exc)}") from None
+    else:
+        executor = LocalProcesses(args.workers)
+    folder = Path(args.out)
+    sys.stderr.write(f"nanopto soak: {args.programs:,} programs through {pipeline} on {executor.where}; output in {folder}\n")
+    try:
+        report = soak.run_campaign(folder, config, pipeline, args.programs, executor, soak.ProgressBar(sys.stderr))
+    except soak.CampaignError as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        executor.close()
+    rate = report.programs_this_run / report.seconds if report.seconds else 0.0
+    out.write(
+        f"{report.programs:,} programs ({report.programs_this_run:,} in this run, {report.seconds:.1f} s, "
+        f"{rate:.1f} per s): {report.counts.get('equal', 0):,} equal, "
+        f"{sum(n for k, n in report.counts.items() if k.startswith('refused: ')):,} refused for a documented hazard, "
+        f"{report.findings:,} finding(s) in {len(report.signatures)} signature(s)\n"
+    )
+    for signature in sorted(report.signatures.values(), key=lambda s: s.first_program):
+        reproducer = folder / "findings" / f"{soak.slug(signature.signature)}.py"
+        out.write(f"  {signature.signature}: {signature.count:,} program(s), first program {signature.first_program}; {reproducer}\n")
+    out.write(f"report: {folder / 'report.json'}\n")
+    return EXIT_DIFFERS if report.signatures else EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
 # nanopto serve
 # ---------------------------------------------------------------------------------------------
 
@@ -910,6 +997,26 @@ def _step_arguments(step: argparse.ArgumentParser) -> None:
     step.set_defaults(handler=cmd_step)
 
 
+def _soak_arguments(soak: argparse.ArgumentParser) -> None:
+    soak.add_argument("--programs", type=int, default=10_000, metavar="N", help="programs to draw and judge (default: 10,000)")
+    soak.add_argument("--seed", type=int, default=0, metavar="S", help="the campaign's seed (default: 0)")
+    soak.add_argument(
+        "--pipeline", default=None, metavar="SPEC", help=f"the pipeline to soak (default: {default_pipeline()}, then the passes of any --rules file)"
+    )
+    soak.add_argument("--rules", action="append", metavar="RULES.py", help=_RULES_HELP)
+    soak.add_argument("--aliasing", action="store_true", help="draw the aliasing-heavy programs (docs/08-aliasing-traps.md)")
+    soak.add_argument("--max-helpers", type=int, default=3, metavar="N", help="Inline helpers per program, at most (default: 3)")
+    soak.add_argument("--ops", type=_list_of(str, "--ops"), default=None, metavar="OPS", help="tensor ops drawn, e.g. mul,add (default: add,sub,maximum,minimum)")
+    soak.add_argument("--constants", type=_list_of(int, "--constants"), default=None, metavar="INTS", help="integer constants drawn, 0..9, e.g. 1,2")
+    soak.add_argument("--shapes", type=_list_of(_shape, "--shapes"), default=None, metavar="SHAPES", help="tensor shapes drawn, e.g. 4,2x3 (default: 4)")
+    soak.add_argument("--workers", type=int, default=None, metavar="N", help="local worker processes (default: every core)")
+    soak.add_argument("--scheduler", default=None, metavar="ADDRESS", help="run on the Dask distributed scheduler at ADDRESS (pip install 'nanopto[dask]')")
+    soak.add_argument("--out", default="soak-out", metavar="DIR", help="the campaign's directory: report, reproducers; a second run resumes it (default: soak-out)")
+    soak.add_argument("--chunk", type=int, default=25, metavar="N", help="programs per task handed to a worker (default: 25)")
+    _add_output(soak, "the summary")
+    soak.set_defaults(handler=cmd_soak)
+
+
 def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (default: 8765; 0 picks a free one)")
     serve.add_argument("--open", action="store_true", help="open the page in your default browser")
@@ -923,6 +1030,7 @@ _COMMANDS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...
     ("check", "run a program before and after a pipeline on drawn inputs: is it the same?", _check_arguments),
     ("passes", "list the registered passes with their options and properties", _passes_arguments),
     ("step", "inline one call site at a time, printing the rules fired and the program", _step_arguments),
+    ("soak", "a differential campaign: drawn programs before and after a pipeline, on every core or a Dask cluster", _soak_arguments),
     ("serve", "a local playground in your browser: edit a program and rules, run, see every view", _serve_arguments),
 )
 """Every command: its name, its one-line help, and what adds its arguments (when it is used)."""
@@ -1014,6 +1122,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from nanopto.terms.term_rows import RowsWriteError
     from nanopto.tools.egraph_dot import EGraphOutputError
     from nanopto.tools.rules_file import RulesFileError
+    from nanopto.tools.soak import CampaignError
 
     return (
         UserError,
@@ -1032,6 +1141,7 @@ def user_errors() -> tuple[type[Exception], ...]:
         UserRuleError,
         EGraphOutputError,
         NestingTooDeepToPrintError,
+        CampaignError,
     )
 
 

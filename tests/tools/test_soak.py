@@ -1,0 +1,145 @@
+"""`nanopto soak` (docs/property-testing.md#soaking-a-pipeline): a planted wrong rule is found,
+listed once with a minimised reproducer; a campaign resumes from its directory; it runs on a Dask
+cluster as on local processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nanopto.ir_terms.parser import parse_program
+from nanopto.tools.minimise import minimise
+from nanopto.tools.soak import RulesFile, SoakConfig, pipeline_of, run_campaign
+from nanopto.tools.soak_executors import DaskCluster, InThisProcess
+
+SQUARE_RULES = '''\
+"""A wrong rule, planted: `x * x -> x`."""
+
+from nanopto import passes
+from nanopto.rules import Ruleset, rewrite_rule, var
+
+x = var("x")
+
+SQUARE = Ruleset("square-is-x", "x * x is x (wrong)", (rewrite_rule("square", x * x, x),))
+
+PASSES = [passes.rewrite(SQUARE, name="square-is-x")]
+'''
+
+PLANTED = SoakConfig(seed=0, rules=(RulesFile("square.py", SQUARE_RULES),), aliasing=True, ops=("mul",))
+"""Programs whose values flow to what `main` returns or writes (aliasing=True observes them) and
+that multiply (ops=mul), so a wrong `x * x` changes a result the interpreter compares."""
+
+
+def _run(folder: Path, config: SoakConfig, programs: int, executor: Any) -> Any:
+    return run_campaign(folder, config, pipeline_of(config, ["square-is-x"] if config.rules else []), programs, executor)
+
+
+def test_minimise_keeps_only_the_lines_the_failure_needs() -> None:
+    source = """\
+import nanopto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def unused(self, n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        return n
+
+    @pl.function
+    def main(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        a = k + 1
+        if k > 2:
+            b = a * a
+            c = b + 1
+        d = k * k
+        return d
+"""
+
+    def still_fails(text: str) -> bool:  # "the program still parses and returns k * k"
+        try:
+            parse_program(text)
+        except Exception:
+            return False
+        return "d = k * k" in text and "return d" in text
+
+    small = minimise(source, still_fails)
+    assert "def unused" not in small and "if k > 2" not in small and "a = k + 1" not in small and "b = " not in small
+    assert "d = k * k" in small and "return d" in small
+    parse_program(small)
+
+
+@pytest.mark.parametrize("programs", [50, pytest.param(200, marks=pytest.mark.soak)])
+def test_a_planted_x_times_x_rule_is_found_and_listed_once_with_a_minimised_reproducer(tmp_path: Path, programs: int) -> None:
+    """Within the first 200 programs (CI runs the first 50, which find it too: seed 0 draws it early)."""
+    report = _run(tmp_path, PLANTED, programs, InThisProcess())
+    planted = [s for s in report.signatures.values() if "square-is-x" in s.signature]
+    assert len(planted) == 1, list(report.signatures)
+    (found,) = planted
+    assert found.signature == "mismatch after square-is-x (rules square)"
+    assert found.first_program < programs and found.count >= 1
+    reproducer = tmp_path / "findings"
+    files = [f for f in reproducer.iterdir() if "square" in f.name]
+    assert len(files) == 1
+    text = files[0].read_text(encoding="utf-8")
+    assert text.startswith("# nanopto soak finding: mismatch after square-is-x (rules square)")
+    minimised = parse_program(text)  # the reproducer is a `pl` program, smaller than what was drawn
+    assert len(found.smallest.minimised) < len(found.smallest.source)
+    assert "main" in minimised.functions
+    saved = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert [s["signature"] for s in saved["signatures"]].count(found.signature) == 1
+    assert saved["programs"] == programs
+
+
+@pytest.fixture(scope="module")
+def dask_client() -> Iterator[Any]:
+    distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (pip install 'nanopto[dask]')")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def test_a_campaign_runs_on_a_local_dask_cluster_and_resumes_where_it_stopped(tmp_path: Path, dask_client: Any) -> None:
+    config = SoakConfig(seed=3, chunk=10)
+    first = _run(tmp_path, config, 40, DaskCluster(client=dask_client))
+    assert first.programs == first.programs_this_run == 40
+    assert sum(first.counts.values()) == 40 and first.signatures == {}
+    again = _run(tmp_path, config, 60, DaskCluster(client=dask_client))
+    assert again.programs == 60 and again.programs_this_run == 20  # the first 40 are not run again
+    assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["programs"] == 60
+
+
+@pytest.mark.soak
+def test_2000_programs_on_a_local_dask_cluster_list_the_planted_finding_once(tmp_path: Path, dask_client: Any) -> None:
+    report = _run(tmp_path, PLANTED, 2000, DaskCluster(client=dask_client))
+    assert report.programs == 2000
+    planted = [s for s in report.signatures.values() if "square-is-x" in s.signature]
+    assert len(planted) == 1 and planted[0].count > 1
+    assert len(list((tmp_path / "findings").glob("mismatch-after-square-is-x*.py"))) == 1
+
+
+def test_the_command_line_soaks_resumes_and_refuses_another_campaigns_directory(tmp_path: Path) -> None:
+    out = tmp_path / "campaign"
+
+    def soak(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "nanopto", "soak", "--out", str(out), "--workers", "1", "--chunk", "3", *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+    done = soak("--programs", "3")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("3 programs (3 in this run")
+    assert "0 finding(s)" in done.stdout
+    resumed = soak("--programs", "6")
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.startswith("6 programs (3 in this run")
+    other = soak("--programs", "6", "--seed", "1")
+    assert other.returncode == 2
+    error = other.stderr.splitlines()[-1]
+    assert error.startswith("nanopto: error: ") and "another seed, pipeline, rules or generator knobs" in error
+    bad = soak("--programs", "0")
+    assert bad.returncode == 2 and "--programs must be at least 1" in bad.stderr
