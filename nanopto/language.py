@@ -18,6 +18,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from nanopto.ir_terms import parser
 from nanopto.ir_terms.dtypes import ArgDirection, DataType, MemorySpace, PadValue, TensorLayout
 from nanopto.ir_terms.nodes import AtomicType, ForKind, Function, FunctionType, ParamDirection, Program
 from nanopto.ir_terms.parse_error import (
@@ -93,9 +94,12 @@ __all__ = [
     "function",
     "inline",
     "jit",
+    "loads",
+    "loads_program",
     "parse",
     "parse_function",
     "parse_program",
+    "parser",
     "program",
     "python_print",
 ]
@@ -214,6 +218,19 @@ def parse(source: str, filename: str = "<string>") -> Program | Function:
     module-level `@pl.function`. `source` may leave out `import nanopto.language as pl`."""
     has_class = any(line.lstrip().startswith("class ") for line in source.splitlines())
     return parse_program(source, filename) if has_class else parse_function(source, filename)
+
+
+def loads(filepath: str) -> Program | Function:
+    """PyPTO's `pl.loads`: `parse` of a file's text, its errors located in that file. A file that
+    cannot be read is the `OSError` reading it raises."""
+    with open(filepath, encoding="utf-8") as source:
+        return parse(source.read(), filepath)
+
+
+def loads_program(filepath: str) -> Program:
+    """PyPTO's `pl.loads_program`: the `@pl.program` class of a file."""
+    with open(filepath, encoding="utf-8") as source:
+        return parse_program(source.read(), filepath)
 
 
 def dynamic(name: str) -> DynamicDim:

@@ -968,6 +968,9 @@ class AtomicType(enum.IntEnum):
 
 
 register_symbol_enum("AtomicType", AtomicType)
+register_symbol_enum("Level", Level)
+register_symbol_enum("Role", Role)
+register_symbol_enum("SplitMode", SplitMode)
 
 _KEYWORD_ENUMS: dict[str, type[enum.IntEnum]] = {"atomic": AtomicType}
 """Keywords whose value is a member of an int enum. Given as an int (what PyPTO's builders store),
@@ -1196,6 +1199,16 @@ class Function(Node):
     def type(self) -> FunctionType:
         """`func_type` (PyPTO's spelling)."""
         return self.func_type
+
+    @property
+    def level(self) -> object:
+        """`@pl.function(level=...)` as the member it names (`ir.Level.HOST`); None when unset."""
+        return next((attr_value(k.value) for k in self.attrs if k.name == "level"), None)
+
+    @property
+    def role(self) -> object:
+        """`@pl.function(role=...)` as the member it names (`ir.Role.SubWorker`); None when unset."""
+        return next((attr_value(k.value) for k in self.attrs if k.name == "role"), None)
 
     def __repr__(self) -> str:
         return pl_repr(self)

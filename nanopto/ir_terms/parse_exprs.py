@@ -697,6 +697,12 @@ class ExprParser:
             callee = path[5:] if path.startswith("self.") else path
             if path.startswith("self.") and callee not in self.function_names:
                 raise self.error(node.func, f"unknown function 'self.{callee}'")
+            if not path.startswith("self.") and callee in self.function_names:
+                raise self.error(
+                    node.func,
+                    f"the module-level function '{callee}' conflicts with program function '{callee}'",
+                    hint=f"call the method as self.{callee}(...), or rename one of them",
+                )
             for kw in node.keywords:
                 if kw.arg in _DISPATCH_KEYWORDS:
                     raise self.error(
@@ -731,7 +737,7 @@ class ExprParser:
         if spelling in _SCOPES:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a with-statement scope")
         if spelling not in OPS and spelling not in SCALAR_OPERATORS:
-            raise self.error(node.func, f"unknown op 'pl.{spelling}'", kind=InvalidOperationError)
+            raise self.error(node.func, f"Unknown operation 'pl.{spelling}'", kind=InvalidOperationError)
         if spelling == "split" and any(kw.arg == "slot_num" for kw in node.keywords):
             line = getattr(node, "lineno", 0) + self.line_offset
             warnings.warn(

@@ -515,11 +515,11 @@ class _ProgramParser(ExprParser):
         pending = list(functions)
         while pending:
             for node in walk(pending.pop(0)):
+                # a call of a name the program also defines is `self.<name>(...)`: the method (a
+                # bare call of such a name is refused where it is written)
                 if isinstance(node, Call) and node.function and node.op in self._standalone:
                     if node.op in self._signatures:
-                        raise self.error(
-                            None, f"'{node.op}' names both a method of the program and a module-level function"
-                        )
+                        continue
                     if node.op not in added:
                         added[node.op] = self._standalone[node.op]
                         pending.append(added[node.op])
@@ -701,8 +701,38 @@ class _ProgramParser(ExprParser):
                     produced[0] = replace(produced[0], comments=comments)
                 carried = () if produced else comments
                 out.extend(produced)
+            self._drop_block_tail(stmts)
             span = self.span(stmts[0]) if stmts else self.span(owner)
             return SeqStmts(tuple(out), span=span)
+
+    def _drop_block_tail(self, stmts: list[ast.stmt]) -> None:
+        """The comments after a block's last statement, indented as its statements, go with no
+        statement: they are dropped, with a warning, rather than put on whatever follows the
+        block (docs/coming-from-pypto.md#leading-comments-and-inlinestmt)."""
+        comments = self._comment_table()
+        if not stmts or self._splicing or self._comment_at == len(comments):
+            return
+        indent, end = stmts[0].col_offset, stmts[-1].end_lineno or stmts[-1].lineno
+        while self._comment_at < len(comments):
+            line, col, _ = comments[self._comment_at]
+            own_line = self.lines[line - 1][:col] if 1 <= line <= len(self.lines) else ""
+            if line <= end or col < indent or own_line.strip() or any(map(self._is_code, range(end + 1, line))):
+                return
+            self._warn_tail_comment(line)
+            self._comment_at += 1
+
+    def _is_code(self, line: int) -> bool:
+        """Whether source line `line` holds code (not blank, not only a comment)."""
+        text = self.lines[line - 1].strip() if 1 <= line <= len(self.lines) else ""
+        return bool(text) and not text.startswith("#")
+
+    def _warn_tail_comment(self, line: int) -> None:
+        warnings.warn(
+            f"{self.file}:{line + self.line_offset}: a tail-of-block comment (after the last statement of a block) "
+            "is dropped",
+            UserWarning,
+            stacklevel=4,
+        )
 
     def _leading_comments(self, node: ast.stmt) -> tuple[str, ...]:
         """The `#` comments above `node` not yet taken, and one on its own line(s): up to its last
@@ -712,16 +742,12 @@ class _ProgramParser(ExprParser):
         comments, at = self._comment_table(), self._comment_at
         if at == len(comments) or self._splicing:
             return ()
-        limit = node.lineno if isinstance(node, _COMPOUND) else (node.end_lineno or node.lineno)
+        limit = _header_end(node) if isinstance(node, _COMPOUND) else (node.end_lineno or node.lineno)
         taken: list[str] = []
         while at < len(comments) and comments[at][0] <= limit:
             line, col, text = comments[at]
             if line < node.lineno and col > node.col_offset:
-                warnings.warn(
-                    f"{self.file}:{line + self.line_offset}: a comment after the last statement of a block is dropped",
-                    UserWarning,
-                    stacklevel=2,
-                )
+                self._warn_tail_comment(line)
             else:
                 taken.append(text)
             at += 1
@@ -787,7 +813,7 @@ class _ProgramParser(ExprParser):
             case _:
                 raise self.error(
                     node,
-                    f"unsupported statement ({type(node).__name__}) in a @pl.function body",
+                    f"Unsupported statement ({type(node).__name__}) in a @pl.function body",
                     kind=UnsupportedFeatureError,
                 )
 
@@ -1260,7 +1286,7 @@ class _ProgramParser(ExprParser):
         if not isinstance(node.iter, ast.Call) or kind is None:
             raise self.error(
                 node.iter,
-                "a for loop must iterate over pl.range, pl.parallel, pl.unroll, pl.while_, pl.spmd or pl.split_aiv",
+                "a for loop must use pl.range(), pl.parallel(), pl.unroll(), pl.while_(), pl.spmd() or pl.split_aiv()",
                 hint="write `for i in pl.range(n):`",
             )
         if kind in _RANGE_LOOPS:
@@ -1290,7 +1316,7 @@ class _ProgramParser(ExprParser):
 
     def _iter_args(self, names: list[ast.Name], inits: tuple[Expr, ...], node: ast.AST) -> tuple[IterArg, ...]:
         if len(names) != len(inits):
-            raise self.error(node, f"the loop header declares {len(names)} carried value(s) but init_values has {len(inits)}")
+            raise self.error(node, f"Mismatch: the loop header declares {len(names)} carried value(s) but init_values has {len(inits)}")
         out: list[IterArg] = []
         for name, init in zip(names, inits, strict=True):
             self.check_name(name.id, name)
@@ -1325,7 +1351,7 @@ class _ProgramParser(ExprParser):
         if not isinstance(target, ast.Name):
             raise self.error(node.target, "the loop header must be `i` or `i, (a, b)`")
         if inits and not carried:
-            raise self.error(node.target, "init_values needs a header that names the carried values: for i, (a,) in ...")
+            raise self.error(node.target, "with init_values the loop target must be the index and the carried values: for i, (a,) in ...")
         self.check_name(target.id, target)
         loop_var = Var(target.id, ScalarType(DataType.INDEX), span=self.span(target))
         iter_args = self._iter_args(carried, inits, node.target)
@@ -1645,6 +1671,21 @@ def _previous_member_line(lines: list[str], i: int, head_end: int, indent: str) 
 
 _COMPOUND = (ast.If, ast.For, ast.While, ast.With)
 """Statements with a body: their own comments are those up to their header line."""
+
+
+def _header_end(node: ast.stmt) -> int:
+    """The last line of a compound statement's header: a comment inside a header written over
+    several lines is the statement's, not its body's."""
+    match node:
+        case ast.For():
+            parts: list[ast.AST] = [node.target, node.iter]
+        case ast.If() | ast.While():
+            parts = [node.test]
+        case ast.With():
+            parts = [part for item in node.items for part in (item.context_expr, item.optional_vars) if part is not None]
+        case _:
+            parts = []
+    return max([node.lineno, *(getattr(part, "end_lineno", None) or node.lineno for part in parts)])
 
 
 def _deepest_line(source: str) -> tuple[int, int]:

@@ -120,7 +120,7 @@ class Tail:
             # nothing follows in the loop
         return x
 """
-    with pytest.warns(UserWarning, match="after the last statement of a block"):
+    with pytest.warns(UserWarning, match="tail-of-block comment"):
         program = ir.parse_program(source)
     assert "nothing follows" not in program.as_python()
 
@@ -129,3 +129,47 @@ def test_serialization_keeps_comments() -> None:
     stmt = ir.attach_leading_comments(_assign(), ["kept"])
     restored = ir.deserialize(ir.serialize(stmt))
     assert restored.leading_comments == ["kept"]
+
+
+TAILS = HEAD + """
+@pl.program
+class Tails:
+    @pl.function
+    def helper(self, x: pl.Scalar[pl.FP32]) -> pl.Scalar[pl.FP32]:
+        return x
+        # after the return
+
+    # above main: no statement's
+    @pl.function
+    def main(self, x: pl.Scalar[pl.FP32]) -> pl.Scalar[pl.FP32]:
+        if x > 0.0:
+            y = x
+            # end of the then branch
+        else:
+            y = -x
+        for i in pl.range(
+            4,
+            # inside the header
+        ):
+            y = y + 1.0  # trailing, kept
+        return y
+"""
+
+
+def test_tail_comments_of_a_function_body_and_a_branch_are_dropped_with_a_warning() -> None:
+    with pytest.warns(UserWarning, match="tail-of-block comment") as caught:
+        program = ir.parse_program(TAILS)
+    assert sorted(str(w.message).split(":")[1] for w in caught) == ["15", "8"]
+    text = program.as_python()
+    for dropped in ("after the return", "end of the then branch", "above main"):
+        assert dropped not in text
+
+
+def test_a_comment_inside_a_loop_header_is_the_loops() -> None:
+    with pytest.warns(UserWarning):
+        program = ir.parse_program(TAILS)
+    main = program.get_function("main")
+    assert main is not None
+    loop = main.body.stmts[1]
+    assert isinstance(loop, ir.ForStmt) and loop.leading_comments == ["inside the header"]
+    assert loop.body.stmts[0].leading_comments == ["trailing, kept"]

@@ -158,3 +158,93 @@ def test_one_parse_per_file_and_first_definition_wins(monkeypatch: pytest.Monkey
     indexer = source_lookup._ClassLineIndexer()
     indexer.visit(real("class Dup:\n    pass\n\n\nclass Dup:\n    pass\n"))
     assert indexer.index["Dup"] == 1
+
+
+LEVELS = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def worker(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        return x
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.POD)
+    def main(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        return x
+
+    @pl.function
+    def plain(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        return x
+"""
+
+
+def test_a_functions_level_and_role_are_the_members_the_decorator_names() -> None:
+    program = pl.parse(LEVELS)
+    assert isinstance(program, ir.Program)
+    worker, main, plain = (program.functions[name] for name in ("worker", "main", "plain"))
+    assert worker.level is ir.Level.HOST and worker.role is ir.Role.SubWorker
+    assert main.level is ir.Level.CLUSTER_0 and main.role is None
+    assert plain.level is None and plain.role is None
+
+
+def test_self_call_of_a_name_also_defined_at_module_level_is_the_method() -> None:
+    @pl.function
+    def double(x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        y: pl.Tensor[[4], pl.FP32] = pl.add(x, x)
+        return y
+
+    @pl.program
+    class Own:
+        @pl.function
+        def double(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+            y: pl.Tensor[[4], pl.FP32] = pl.mul(x, 2.0)
+            return y
+
+        @pl.function
+        def main(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+            y: pl.Tensor[[4], pl.FP32] = self.double(x)
+            return y
+
+    assert list(Own.functions) == ["double", "main"]
+    assert "pl.mul" in Own.as_python() and "pl.add" not in Own.as_python()
+    assert isinstance(double, ir.Function)
+
+
+def test_bare_call_of_a_name_the_program_also_defines_is_refused_where_written() -> None:
+    @pl.function
+    def double(x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        y: pl.Tensor[[4], pl.FP32] = pl.add(x, x)
+        return y
+
+    with pytest.raises(parse_error.ParserSyntaxError, match="conflicts with program function 'double'") as caught:
+
+        @pl.program
+        class Clash:
+            @pl.function
+            def double(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                return x
+
+            @pl.function
+            def main(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                y: pl.Tensor[[4], pl.FP32] = double(x)
+                return y
+
+    assert caught.value.hint is not None and "self.double" in caught.value.hint
+    assert caught.value.line == inspect.currentframe().f_lineno - 4  # type: ignore[union-attr]
+    assert isinstance(double, ir.Function)
+
+
+def test_loads_reads_a_file(tmp_path: object) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "k.py"
+    path.write_text(LEVELS, encoding="utf-8")
+    assert isinstance(pl.loads(str(path)), ir.Program)
+    assert pl.loads_program(str(path)).name == "P"
+    path.write_text(BAD, encoding="utf-8")
+    with pytest.raises(pl.parser.ParserError) as caught:
+        pl.loads(str(path))
+    assert caught.value.file == str(path)
+    with pytest.raises(OSError):
+        pl.loads(str(path) + ".missing")

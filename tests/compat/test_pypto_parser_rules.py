@@ -160,7 +160,7 @@ def test_a_key_in_both_the_decorator_and_the_body_is_a_duplicate() -> None:
         ("for i in pl.parallel(4):\n            break", "(a parallel loop)"),
         ("for i in pl.unroll(4):\n            continue", "(an unrolled loop)"),
         ("for i in pl.spmd(4):\n            break", "cannot leave a pl.spmd body"),
-        ("w = pl.no_such_op(v)", "unknown op 'pl.no_such_op'"),
+        ("w = pl.no_such_op(v)", "Unknown operation 'pl.no_such_op'"),
     ],
 )
 def test_invalid_operations_are_invalid_operation_errors(line: str, message: str) -> None:

@@ -87,7 +87,7 @@ def test_keyword_named_ops_refuse_floats_at_run_time() -> None:
 
 
 def test_an_unknown_underscored_op_is_still_unknown() -> None:
-    with pytest.raises(ir.InvalidOperationError, match=r"unknown op 'pl\.xor_'"):
+    with pytest.raises(ir.InvalidOperationError, match=r"Unknown operation 'pl\.xor_'"):
         parse_program(textwrap.dedent(KEYWORD_OPS).replace("pl.or_", "pl.xor_"))
 
 

@@ -997,7 +997,7 @@ def test_program_decorator_reports_real_line_numbers() -> None:
                 b = pl.nonexistent_op(a)
                 return b
 
-    assert "unknown op 'pl.nonexistent_op'" in str(info.value)
+    assert "Unknown operation 'pl.nonexistent_op'" in str(info.value)
     assert info.value.file.endswith("test_parser.py")
     with open(info.value.file) as handle:
         reported = handle.read().splitlines()[info.value.line - 1]

@@ -552,7 +552,7 @@ def test_a_parse_error_in_a_jit_body_points_at_the_users_line() -> None:
     assert info.value.file == __file__
     assert info.value.line == line_of(broken, "b = pl.no_such_op(a)")
     assert info.value.source_line is not None and "pl.no_such_op" in info.value.source_line
-    assert "unknown op 'pl.no_such_op'" in str(info.value)
+    assert "Unknown operation 'pl.no_such_op'" in str(info.value)
 
 
 def test_decorator_options_are_an_error_at_the_def_and_empty_parentheses_are_fine() -> None:
