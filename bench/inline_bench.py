@@ -1,4 +1,4 @@
-"""Benchmark the default pipeline (hoist-nested-calls, inline-functions) on generated shapes, each case in a fresh process.
+"""Benchmark the default pipeline (inline-functions, which hoists nested calls first) on generated shapes, each case in a fresh process.
 
     python bench/inline_bench.py           flat N = 10, 100, 1k, 10k; nested depth 10; end to end 5k
     python bench/inline_bench.py --quick   flat N = 10, 100; nested depth 4 (CI: no timing assertions)

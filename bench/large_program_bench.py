@@ -8,7 +8,7 @@ The program is generated deterministically: one Inline helper of five statements
 functions of `statements` scalar statements each, a call to the helper every `site_every`-th. Two
 fresh processes measure it:
 
-- phases: read, parse, the default pipeline (hoist-nested-calls, inline-functions), print, each
+- phases: read, parse, the default pipeline (inline-functions, hoisting first), print, each
   timed, with the process's peak RSS after each (a running peak: it only grows);
 - end to end: `python -m nanopto inline FILE -o OUT`, wall time and the child's peak RSS.
 

@@ -498,7 +498,7 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
             payload["diff"] = diff
         if args.print_after_all:
             payload["after_each_pass"] = [
-                {"pass": p.name, "changed": p.changed, "program": python_print(p.program)}
+                {"pass": p.name, "part_of": p.part_of, "changed": p.changed, "program": python_print(p.program)}
                 for p in run.passes
                 if p.changed or not args.changed_only
             ]
@@ -510,7 +510,8 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
             if not p.changed and args.changed_only:
                 out.write(f"# ----- {p.name}: no change (hidden by --changed-only) -----\n")
                 continue
-            out.write(f"# ----- IR after {p.name}{'' if p.changed else ' (unchanged)'} -----\n")
+            step = f" (a step of {p.part_of})" if p.part_of else ""
+            out.write(f"# ----- IR after {p.name}{step}{'' if p.changed else ' (unchanged)'} -----\n")
             out.write(python_print(p.program).rstrip("\n") + "\n")
     if diff is not None:
         out.write(diff if diff else "# no change\n")

@@ -175,7 +175,7 @@ def test_inline_diff(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == f"--- {path} (parsed)"
-    assert lines[1] == f"+++ {path} (after hoist-nested-calls,inline-functions)"
+    assert lines[1] == f"+++ {path} (after inline-functions)"
     assert "-        z = self.helper(a)" in lines
     assert "+        y_inline0 = pl.mul(a, a)" in lines
     assert "+        z = y_inline0" in lines
@@ -254,7 +254,7 @@ def test_inline_json() -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert {"sites", "rules", "program", "iterations", "times", "pipeline"} <= data.keys()
-    assert data["pipeline"] == ["hoist-nested-calls", "inline-functions"]
+    assert data["pipeline"] == ["inline-functions"]
     assert data["rulesets"] == ["splice", "subst", "project", "discard", "writeback"]
     (site,) = data["sites"]
     assert (site["caller"], site["helper"], site["line"], site["form"]) == ("main", "twice", 20, "ASSIGN")
@@ -277,8 +277,8 @@ def test_inline_json_with_diff_and_print_after_all() -> None:
     proc = run("inline", str(EXAMPLES / "nested.py"), "--json", "--diff", "--print-after-all")
     data = json.loads(proc.stdout)
     assert data["diff"].startswith("---")
-    assert [p["pass"] for p in data["after_each_pass"]] == ["hoist-nested-calls", "inline-functions"]
-    assert [p["changed"] for p in data["after_each_pass"]] == [False, True]  # nested.py has no nested call
+    assert [p["pass"] for p in data["after_each_pass"]] == ["inline-functions"]  # no nested call to hoist
+    assert [p["changed"] for p in data["after_each_pass"]] == [True]
     assert len(data["sites"]) == 3
 
 
@@ -346,9 +346,10 @@ def test_version_and_passes() -> None:
     assert listing.returncode == 0, listing.stderr
     out = listing.stdout
     assert "hoist-nested-calls: " in out and "    produces: NestedCallsHoisted" in out
-    assert "inline-functions: " in out and "    requires: NestedCallsHoisted" in out
+    # it requires nothing: no "requires:" line between its name and what it produces
+    assert "drop the Inline functions.\n    produces: InlineFunctionsEliminated\n" in out
     assert "max_iterations=10000" in out and "fold-mul-one: " in out
-    assert out.endswith("default pipeline: hoist-nested-calls,inline-functions\n")
+    assert out.endswith("default pipeline: inline-functions\n")
 
 
 @pytest.mark.parametrize("example", ["twice", "multiple_sites", "nested", "multi_return"])
@@ -361,7 +362,7 @@ def test_the_default_run_copies_bodies_by_rules_and_json_shows_that_run(example:
     assert traced.returncode == 0 and plain.returncode == 0, traced.stderr + plain.stderr
     payload = json.loads(traced.stdout)
     assert payload["program"] == plain.stdout
-    assert payload["pipeline"] == ["hoist-nested-calls", "inline-functions"]
+    assert payload["pipeline"] == ["inline-functions"]
     copied = payload["rules"].get("subst-AssignStmt", 0) + payload["rules"].get("subst-AssignCall", 0)
     assert copied >= len(payload["sites"]) > 0
 
@@ -729,3 +730,37 @@ def test_step_pause_needs_the_terminal(tmp_path: Path) -> None:
     for args in (["-", "--pause"], [str(EXAMPLES / "bump.py"), "--pause", "-o", str(tmp_path / "x.txt")]):
         proc = _piped("step", *args, stdin=(EXAMPLES / "bump.py").read_text())
         assert proc.returncode == 2 and "--pause" in proc.stderr, proc.stderr
+
+
+NESTED_CALL = '''import nanopto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def half(self, n: pl.Scalar[pl.INT64]) -> pl.Scalar[pl.INT64]:
+        return n + n
+
+    @pl.function
+    def main(self, n: pl.Scalar[pl.INT64]) -> pl.Scalar[pl.INT64]:
+        k = self.half(n) + 1
+        return k
+'''
+
+
+def test_the_default_pipeline_shows_hoisting_as_a_step_of_inline_functions(tmp_path: Path) -> None:
+    """`inline-functions` requires nothing; the hoisting it runs first is shown as a step of it."""
+    path = write(tmp_path, NESTED_CALL)
+    proc = run("inline", str(path), "--json", "--print-after-all")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["pipeline"] == ["inline-functions"]
+    steps = [(p["pass"], p["part_of"], p["changed"]) for p in data["after_each_pass"]]
+    assert steps == [("hoist-nested-calls", "inline-functions", True), ("inline-functions", None, True)]
+    assert "t__inline_arg_v0 = self.half(n)" in data["after_each_pass"][0]["program"]
+    assert [h["binding"] for h in data["hoisted"]] == ["t__inline_arg_v0 = self.half(n)"]
+    text = run("inline", str(path), "--print-after-all").stdout
+    assert "# ----- IR after hoist-nested-calls (a step of inline-functions) -----" in text
+    traced = run("inline", str(path), "--trace")
+    assert "# ===== trace: hoist-nested-calls =====" in traced.stderr
+    assert traced.stderr.index("trace: hoist-nested-calls") < traced.stderr.index("trace: inline-functions")

@@ -30,6 +30,7 @@ from typing import TypeVar
 
 from nanopto.gc_pause import gc_paused
 from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.dump_selection import DUMP_CARRIERS, seeded
 from nanopto.ir_terms.nodes import (
     DECORATOR_ATTRS,
     AssignStmt,
@@ -253,6 +254,8 @@ class _ProgramParser(ExprParser):
         self._fn = _FunctionState()
         self._standalone_def = False
         self._splicing: list[str] = []
+        self._exported_tags: dict[str, tuple[int, ...]] = {}
+        """Inline helper -> the parameters it tags and leaves bound (`_tag_helper_arguments`)."""
         self._comments: list[tuple[int, int, str]] | None = None
         self._comment_at = 0
         """The @pl.inline templates being spliced, innermost last (a template may call another)."""
@@ -263,7 +266,15 @@ class _ProgramParser(ExprParser):
         return self._fn.names.get(name)
 
     def dump_tagged(self) -> dict[int, Var]:
-        return self._fn.tagged
+        """The tagged values still bound here: a loop's iteration variables and a block's own
+        bindings are not once their block has ended (docs/specification.md, "Dump tags")."""
+        names = self._fn.names
+        return {i: v for i, v in self._fn.tagged.items() if names.get(v.name) is v}
+
+    def _seeded(self, constructor: str, written: tuple[Var, ...], at_entry: dict[int, Var]) -> tuple[Var, ...]:
+        """A carrier scope's selection: the values written in its `dumps=`, then those tagged and
+        still bound at its entry (`nanopto.ir_terms.dump_selection`)."""
+        return seeded(written, at_entry.values()) if constructor in DUMP_CARRIERS else written
 
     def function_return_types(self, name: str) -> tuple[Type, ...] | None:
         sig = self._signatures.get(name)
@@ -498,12 +509,15 @@ class _ProgramParser(ExprParser):
             self._signatures[method.name] = _Signature(method.name, (), (), FunctionType.Opaque, (), method)
         for method in methods:
             self._signatures[method.name] = self._signature(method)
-        converted: list[Function] = []
-        for method in methods:
-            converted.append(self._function(self._signatures[method.name]))
+        # Inline helpers first: a caller's dump selections depend on the tags its helpers leave on
+        # their parameters (`_exported_tags`); the program keeps the source order.
+        converted: dict[str, Function] = {}
+        inline_first = sorted(methods, key=lambda m: self._signatures[m.name].func_type is not FunctionType.Inline)
+        for method in inline_first:
+            converted[method.name] = self._function(self._signatures[method.name])
             if self._tree is None:  # the syntax tree is ours: a 5 MB source's is 600 MB, the IR's 125
                 method.body = []
-        functions = tuple(converted)
+        functions = tuple(converted[method.name] for method in methods)
         return Program(cls.name, functions + self._called_standalone(functions), span=self.span(cls))
 
     def _called_standalone(self, functions: tuple[Function, ...]) -> tuple[Function, ...]:
@@ -640,6 +654,11 @@ class _ProgramParser(ExprParser):
                         hint="move it to the top of the body (a docstring may precede it)",
                     )
         body = self._block(body_nodes, sig.node, docstring)
+        if sig.func_type is FunctionType.Inline:
+            live = self.dump_tagged()
+            exported = tuple(i for i, p in enumerate(sig.params) if p.var.id in live)
+            if exported:
+                self._exported_tags[sig.name] = exported
         # The decorator's own attributes first, as the printer writes them (docs/coming-from-pypto.md)
         ordered = [k for k in attrs if k.name in DECORATOR_ATTRS] + [k for k in attrs if k.name not in DECORATOR_ATTRS]
         return Function(
@@ -697,6 +716,8 @@ class _ProgramParser(ExprParser):
                     carried = comments + self._docstring_comments(stmt)
                     continue
                 produced = self._stmt(stmt)
+                if self._exported_tags and produced:
+                    self._tag_helper_arguments(produced)
                 if produced and comments:
                     produced[0] = replace(produced[0], comments=comments)
                 carried = () if produced else comments
@@ -733,6 +754,25 @@ class _ProgramParser(ExprParser):
             UserWarning,
             stacklevel=4,
         )
+
+    def _tag_helper_arguments(self, produced: list[Stmt]) -> None:
+        """A helper that tags a parameter and leaves it bound tags the value its caller passes, as
+        the same code written in the caller would (docs/specification.md, "Dump tags"): each later
+        carrier and dispatch of the caller selects that value until the caller rebinds its name."""
+        if self._fn.func_type not in _DUMP_TAG_FUNCTIONS:
+            return
+        for stmt in produced:
+            if not isinstance(stmt, (AssignStmt, EvalStmt)):
+                continue  # a compound statement's calls were seen in its own blocks
+            for node in walk(stmt.value if isinstance(stmt, AssignStmt) else stmt.expr):
+                if not (isinstance(node, Call) and node.function and node.op in self._exported_tags):
+                    continue
+                for index in self._exported_tags[node.op]:
+                    actual = node.args[index] if index < len(node.args) else None
+                    rebound = isinstance(stmt, AssignStmt) and stmt.var is actual  # `a = self.h(a)`: a new value
+                    bound = isinstance(actual, Var) and not rebound and self._fn.names.get(actual.name) is actual
+                    if bound and isinstance(actual, Var) and isinstance(actual.type, (TensorType, UnknownType)):
+                        self._fn.tagged.setdefault(actual.id, actual)
 
     def _leading_comments(self, node: ast.stmt) -> tuple[str, ...]:
         """The `#` comments above `node` not yet taken, and one on its own line(s): up to its last
@@ -1470,6 +1510,7 @@ class _ProgramParser(ExprParser):
         self.check_name(node.target.id, node.target)
         var = Var(node.target.id, ScalarType(DataType.INDEX), span=self.span(node.target))
         header = [(node.target.id, var)]
+        at_entry = self.dump_tagged()
         saved = self._header_scope_enter_at(node, header)
         self._fn.loops.append(constructor)
         self._fn.scopes.append(constructor)
@@ -1479,6 +1520,7 @@ class _ProgramParser(ExprParser):
             self._fn.loops.pop()
             self._fn.scopes.pop()
         self._header_scope_exit(saved, header)
+        dumps = self._seeded(constructor, dumps, at_entry)
         return ScopeStmt(constructor, body, args, kwargs, var, True, dumps, span=self.span(node))
 
     def _with(self, node: ast.With) -> ScopeStmt:
@@ -1501,9 +1543,7 @@ class _ProgramParser(ExprParser):
             if not isinstance(item.optional_vars, ast.Name):
                 raise self.error(item.optional_vars, "`with ... as` binds one name")
             var = self._bind(item.optional_vars, ScalarType(DataType.TASK_ID))
-        if constructor == "at":  # a pl.at scope is a dispatch: it dumps what is tagged at its entry
-            written = {v.id for v in dumps}
-            dumps = dumps + tuple(v for v in self._fn.tagged.values() if v.id not in written)
+        at_entry = self.dump_tagged()  # a carrier dumps what is tagged at its entry and read inside
         self._fn.scopes.append(constructor)
         try:
             body = self._block(node.body, node)
@@ -1512,6 +1552,7 @@ class _ProgramParser(ExprParser):
         if constructor == "spmd":
             self._check_spmd_body(node, call, body)
             self._check_single_dispatch(body)
+        dumps = self._seeded(constructor, dumps, at_entry)
         return ScopeStmt(constructor, body, args, kwargs, var, False, dumps, span=self.span(node))
 
     # -- the rules on scope calls (docs/specification.md, "Statement forms") --------------------

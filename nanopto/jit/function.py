@@ -56,7 +56,7 @@ class Specialization:
 
     @property
     def lowered(self) -> Program:
-        """The program after the default pipeline (`hoist-nested-calls,inline-functions`)."""
+        """The program after the default pipeline (`inline-functions`)."""
         if self._lowered is None:
             self._lowered = PassManager.default().run(self.program)
         return self._lowered

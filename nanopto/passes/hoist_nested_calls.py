@@ -310,6 +310,13 @@ def _inline_of(program: Program) -> dict[str, Function]:
     return {f.name: f for f in program.function_list if f.func_type is FunctionType.Inline}
 
 
+def is_hoisted(program: Program) -> bool:
+    """Whether no function has a nested Inline call left to hoist: `inline-functions` asks before
+    running this pass as its own first step, so a hoisted program is not walked twice."""
+    inline = _inline_of(program)
+    return not inline or all(hoist_nested_calls(fn, inline) is fn for fn in program.function_list)
+
+
 def hoist_program(program: Program) -> Program:
     """`program` with the nested Inline calls of every function hoisted (the pass's work)."""
     return hoist_with_reasons(program).program

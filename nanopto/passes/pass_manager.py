@@ -25,8 +25,8 @@ class OptimizationStrategy(enum.Enum):
 
 STRATEGY_PIPELINES: dict[OptimizationStrategy, tuple[str, ...]] = {
     # InlineFunctions runs first so later passes never see Inline functions (docs/specification.md,
-    # "Purpose"); hoisting nested calls establishes the property it requires.
-    OptimizationStrategy.Default: ("hoist-nested-calls", "inline-functions"),
+    # "Purpose"); it hoists nested calls itself, as its first step.
+    OptimizationStrategy.Default: ("inline-functions",),
 }
 """Each strategy as registered pass names, resolved when the strategy is built."""
 

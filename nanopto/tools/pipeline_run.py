@@ -49,6 +49,9 @@ class PassRun:
     for a pass that runs no rules."""
     rulesets: tuple[Ruleset, ...] = ()
     iterations: int = 0
+    part_of: str | None = None
+    """The pass that ran this one as a step of its own (`inline-functions` runs
+    `hoist-nested-calls` first); None for a pass of the pipeline itself."""
 
     @functools.cached_property
     def changed(self) -> bool:
@@ -108,6 +111,12 @@ class PipelineRun:
 
     @property
     def pipeline(self) -> list[str]:
+        """The pipeline's own passes, as the user named them."""
+        return [p.name for p in self.passes if p.part_of is None]
+
+    @property
+    def steps(self) -> list[str]:
+        """Every pass that ran, in order, the steps a pass ran itself included."""
         return [p.name for p in self.passes]
 
     @property
@@ -196,29 +205,34 @@ def record_run(
     `transcript` each e-graph run as an egglog program."""
     runs: list[PassRun] = []
     collector = EGraphCollector(max_rows=egraph_max_rows) if egraphs else None
-    state: dict[str, Any] = {}
+    # A pass may run passes of its own (inline-functions runs hoist-nested-calls), so the passes
+    # under way are a stack: each entry is a pass, the program it was given and where its traces start.
+    running: list[tuple[Pass, Program, int]] = []
 
     def before_pass(pass_: Pass, program: Program) -> None:
-        state["program"] = program
-        state["traces"] = len(context.traces)
+        running.append((pass_, program, len(context.traces)))
 
     def after_pass(pass_: Pass, program: Program) -> None:
-        recorded = [t for name, t in context.traces[state["traces"] :] if name == pass_.name]
+        _, given, first_trace = running.pop()
+        recorded = [t for name, t in context.traces[first_trace:] if name == pass_.name]
         trace = recorded[-1] if recorded else None
         rules = pass_rule_counts(pass_, trace)
         if isinstance(pass_, RewriteRules) and trace is None:
             rules = None  # not traced: its counts are unknown, not zero
         report = trace.report if isinstance(trace, InlineResult | RewriteResult) else None
+        # After a step of its own, the pass worked on that step's output (the hoisted program).
+        step_before = runs[-1].program if runs and runs[-1].part_of == pass_.name else given
         runs.append(
             PassRun(
                 name=pass_.name,
                 user=isinstance(pass_, RewriteRules),
-                before=state["program"],
+                before=step_before,
                 program=program,
                 trace=trace,
                 rules=rules,
                 rulesets=_rulesets_of(pass_, trace),
                 iterations=report.iterations if report is not None else 0,
+                part_of=running[-1][0].name if running else None,
             )
         )
 

@@ -11,6 +11,7 @@ from nanopto import ir, passes
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes.hoist_nested_calls import hoist_nested_calls
+from nanopto.passes.inlining import inline_program
 from nanopto.passes.inlining.call_graph import inline_functions_of
 from nanopto.passes.pass_manager import PropertyRequirementError
 from nanopto.verify.interpreter import interpret
@@ -142,21 +143,33 @@ def test_positions_not_hoisted_are_reported_at_their_own_line(body: str, line: i
     assert "t__inline_arg" not in python_print(after)
 
 
-def test_hoisting_is_its_own_pass_producing_what_inlining_requires() -> None:
+def test_inlining_requires_nothing_and_runs_the_hoisting_pass_as_its_first_step() -> None:
+    """docs/specification.md, "Purpose": the pass runs on a freshly parsed program."""
     p = program("    k = self.half(n) + 1\n    return k")
-    assert passes.InlineFunctions.required == {passes.IRProperty.NestedCallsHoisted}
+    assert passes.InlineFunctions.required == frozenset()
     assert passes.HoistNestedCalls.produced == {passes.IRProperty.NestedCallsHoisted}
-    with pytest.raises(PropertyRequirementError, match="run hoist-nested-calls first") as info:
-        passes.inline_functions()(p)
-    assert "<string>:" in str(info.value) and "'half' in 'main'" in str(info.value)
-    with pytest.raises(PropertyRequirementError, match="NestedCallsHoisted"):
-        passes.PassManager.from_pipeline("inline-functions").run(p)
+    seen: list[str] = []
+    instrument = passes.CallbackInstrument(after=lambda pass_, _: seen.append(pass_.name))
+    with passes.PassContext([instrument]):
+        after = passes.inline_functions()(p)
+    assert seen == ["hoist-nested-calls", "inline-functions"]  # the step is a pass every instrument sees
+    assert "self.half" not in main_text(after) and "k = t__inline_arg_v0 + 1" in main_text(after)
     hoisted = passes.HoistNestedCalls()(p)
     assert "t__inline_arg_v0 = self.half(n)" in main_text(hoisted)
     assert passes.HoistNestedCalls()(hoisted) is hoisted  # nothing left to hoist
-    ir.assert_structural_equal(
-        passes.inline_functions()(hoisted), passes.PassManager.from_pipeline("hoist-nested-calls,inline-functions").run(p)
-    )
+    seen.clear()
+    with passes.PassContext([instrument]):
+        again = passes.inline_functions()(hoisted)
+    assert seen == ["inline-functions"]  # an already hoisted program is not hoisted twice
+    ir.assert_structural_equal(again, after)
+    ir.assert_structural_equal(after, passes.PassManager.from_pipeline("hoist-nested-calls,inline-functions").run(p))
+
+
+def test_the_splicing_function_alone_still_names_the_step_it_needs() -> None:
+    p = program("    k = self.half(n) + 1\n    return k")
+    with pytest.raises(PropertyRequirementError, match="NestedCallsHoisted") as info:
+        inline_program(p)
+    assert "<string>:" in str(info.value) and "'half' in 'main'" in str(info.value)
 
 
 def test_a_program_without_nested_calls_is_returned_as_it_is() -> None:

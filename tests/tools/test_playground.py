@@ -39,7 +39,7 @@ FOLD = rules_example_source("fold_mul_one")
 
 def test_a_run_returns_every_view() -> None:
     got = run_request({"program": TWICE})
-    assert got["ok"] and got["pipeline"] == ["hoist-nested-calls", "inline-functions"]
+    assert got["ok"] and got["pipeline"] == ["inline-functions"]
     assert "t_inline0 = pl.add(t_inline0, t_inline0)" in got["after"]
     [site] = got["sites"]
     assert site["helper"] == "twice" and site["line"] == 20

@@ -20,6 +20,7 @@ from nanopto.gc_pause import gc_paused
 from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program, Var
 from nanopto.ir_terms.schema import remembered_walks
 from nanopto.passes.context import PassContext
+from nanopto.passes.hoist_nested_calls import HoistNestedCalls, is_hoisted
 from nanopto.passes.inlining.call_graph import (
     check_acyclic,
     depth_of,
@@ -96,8 +97,10 @@ def inline_program(
     max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS,
     transcript: list[str] | None = None,
 ) -> InlineResult:
-    """Run InlineFunctions and keep the details (`--trace`, the views, the checker and the tests
-    read them). The program must have its nested Inline calls hoisted (`hoist-nested-calls`).
+    """Run InlineFunctions' splicing and keep the details (`--trace`, the views, the checker and the
+    tests read them). The program must have its nested Inline calls hoisted: the pass
+    (`InlineFunctions`) runs `hoist-nested-calls` first when they are not; this function is the
+    splicing step alone.
 
     `observer` sees each stage's e-graph at saturation (`--egraph` and `--html` draw it).
     """
@@ -107,7 +110,8 @@ def inline_program(
             raise PropertyRequirementError(
                 "inline-functions",
                 IRProperty.NestedCallsHoisted,
-                "the program has nested Inline calls; run hoist-nested-calls first (the default pipeline does):",
+                "the program has nested Inline calls; call the pass (passes.inline_functions()), which hoists "
+                "them first, or run hoist-nested-calls before this function:",
                 unhoisted,
             )
         return _inline_program(program, tuple(rulesets), limits, observer, max_output_statements, transcript)
@@ -207,10 +211,14 @@ def _inline_program(
 
 @dataclass(frozen=True)
 class InlineFunctions(Pass):
-    """Splice every Inline function at its call sites and drop the Inline functions."""
+    """Splice every Inline function at its call sites and drop the Inline functions.
+
+    It requires nothing and runs on a freshly parsed program (docs/specification.md, "Purpose"):
+    a pass composed of passes, it first runs `hoist-nested-calls` as a pass of its own (so every
+    instrument, trace and view sees that step) when the program has a nested Inline call, then
+    splices."""
 
     name: ClassVar[str] = "inline-functions"
-    required: ClassVar[frozenset[IRProperty]] = frozenset({IRProperty.NestedCallsHoisted})
     produced: ClassVar[frozenset[IRProperty]] = frozenset({IRProperty.InlineFunctionsEliminated})
 
     trace: bool = False
@@ -227,6 +235,8 @@ class InlineFunctions(Pass):
         check_limit_options(self)
 
     def run(self, program: Program) -> Program:
+        if not is_hoisted(program):
+            program = HoistNestedCalls(trace=self.trace)(program)
         limits = SaturationLimits(self.max_iterations, self.max_rows, self.timeout)
         context = PassContext.current()
         observer = context.egraph_observer if self.trace else None

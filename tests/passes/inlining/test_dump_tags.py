@@ -14,8 +14,9 @@ def pl(src: str) -> ir.Program:
 
 
 def test_helper_tag_rides_its_at_scopes_and_dispatches_renamed_to_the_callers_actual() -> None:
-    """The parser puts a helper's own tag on the `pl.at` scopes and dispatches after it; a
-    `pl.cluster` or `pl.graph` is no dispatch, so it gets nothing."""
+    """The parser puts a helper's own tag on the carrier scopes (`pl.at`, `pl.cluster`, `pl.spmd`,
+    `pl.graph`) and the dispatches after it, as PyPTO's parser seeds every scope that becomes a
+    kernel dispatch; the splice renames it to the caller's actual."""
     before = pl(
         """
         @pl.program
@@ -51,7 +52,7 @@ def test_helper_tag_rides_its_at_scopes_and_dispatches_renamed_to_the_callers_ac
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, a: pl.Tensor[[4], pl.FP32], o: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
                 out_inline0 = o
-                with pl.cluster():
+                with pl.cluster(dumps=[a]):
                     y_inline1 = pl.exp(a)
                 with pl.at(level=pl.Level.CORE_GROUP, dumps=[a]):
                     z_inline2 = pl.exp(a)
@@ -116,7 +117,7 @@ CALL_SITE = """
         """
 
 
-def test_call_site_tag_rides_the_call_then_reaches_dispatches_that_use_it_but_not_split_aiv() -> None:
+def test_call_site_tag_rides_the_call_then_reaches_carriers_and_dispatches_but_not_split_aiv() -> None:
     before = pl(CALL_SITE)
     assert 'o = self.launch(a, o, attrs={"dump_vars": [a]})' in python_print(before)
     after = passes.inline_functions()(before)
@@ -124,7 +125,7 @@ def test_call_site_tag_rides_the_call_then_reaches_dispatches_that_use_it_but_no
     assert "pl.submit(self.kernel, a, out_inline0, deps=[], dumps=[a])" in text
     assert 'out_inline0 = self.kernel(a, out_inline0, attrs={"dump_vars": [a]})' in text
     assert "for _inline" in text and "pl.split_aiv(2):" in text and "split_aiv(2, dumps" not in text
-    assert "with pl.graph('g'):" in text or 'with pl.graph("g"):' in text
+    assert "with pl.graph('g', dumps=[a]):" in text  # a carrier gets every live tag, as written by hand
     assert "with pl.cluster(dumps=[a]):" in text
     assert "pl.dump_tag" not in text
     ir.assert_structural_equal(pl(text.replace("import nanopto.language as pl\n", "", 1)), after)
@@ -160,3 +161,155 @@ def test_untagged_sites_share_one_template_and_tagged_ones_get_a_variant() -> No
     text = python_print(inline_program(before).program)
     assert text.count("with pl.cluster():") == 1
     assert text.count("with pl.cluster(dumps=[b]):") == 1
+
+
+# Selections follow values (docs/specification.md, "Dump tags"): each test below is a program
+# inlined by the pass compared with the same program inlined by hand and parsed.
+
+HELPER_REBINDS = """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def h(self, x: pl.Tensor[[16], pl.FP32], y: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t = pl.load(x, [0], [16])
+                    pl.store(t, [0], y)
+                x = pl.add(y, y)
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t2 = pl.load(x, [0], [16])
+                    pl.store(t2, [0], y)
+                return y
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[16], pl.FP32], b: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                pl.dump_tag(a)
+                b = self.h(a, b)
+                return b
+        """
+
+
+def test_a_tag_on_a_parameter_the_helper_rebinds_stops_at_the_rebinding() -> None:
+    after = passes.inline_functions()(pl(HELPER_REBINDS))
+    expected = pl(
+        """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[16], pl.FP32], b: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                x_inline0: pl.Tensor[[16], pl.FP32] = a
+                with pl.at(level=pl.Level.CORE_GROUP, dumps=[x_inline0]):
+                    t_inline1 = pl.load(x_inline0, [0], [16])
+                    pl.store(t_inline1, [0], b)
+                x_inline0 = pl.add(b, b)
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t2_inline2 = pl.load(x_inline0, [0], [16])
+                    pl.store(t2_inline2, [0], b)
+                return b
+        """
+    )
+    ir.assert_structural_equal(after, expected)
+
+
+def test_a_tag_on_a_loop_carried_value_ends_with_its_loop() -> None:
+    """After the loop its iteration variable is unbound: a later scope does not name it."""
+    before = pl(
+        """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[16], pl.FP32], b: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                for i, (acc,) in pl.range(3, init_values=(a,)):
+                    pl.dump_tag(acc)
+                    with pl.at(level=pl.Level.CORE_GROUP):
+                        t = pl.load(acc, [0], [16])
+                        pl.store(t, [0], b)
+                    acc2 = pl.yield_(acc)
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t3 = pl.load(a, [0], [16])
+                    pl.store(t3, [0], b)
+                return b
+        """
+    )
+    scopes = [line.strip() for line in python_print(before).splitlines() if "pl.at(" in line]
+    assert scopes == [
+        "with pl.at(level=pl.Level.CORE_GROUP, dumps=[acc]):",
+        "with pl.at(level=pl.Level.CORE_GROUP):",
+    ]
+    text = python_print(passes.inline_functions()(before))
+    ir.assert_structural_equal(pl(text.replace("import nanopto.language as pl\n", "", 1)), before)
+
+
+def test_one_value_given_to_two_parameters_is_selected_once() -> None:
+    before = pl(
+        """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def h(self, x: pl.Tensor[[16], pl.FP32], z: pl.Tensor[[16], pl.FP32], y: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                pl.dump_tag(x)
+                pl.dump_tag(z)
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t = pl.load(x, [0], [16])
+                    u = pl.load(z, [0], [16])
+                    pl.store(pl.add(t, u), [0], y)
+                return y
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[16], pl.FP32], b: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                pl.dump_tag(a)
+                b = self.h(a, a, b)
+                return b
+        """
+    )
+    after = passes.inline_functions()(before)
+    text = python_print(after)
+    assert "with pl.at(level=pl.Level.CORE_GROUP, dumps=[a]):" in text
+    ir.assert_structural_equal(pl(text.replace("import nanopto.language as pl\n", "", 1)), after)
+
+
+def test_a_helper_tag_left_on_a_parameter_reaches_the_callers_later_scopes() -> None:
+    """The caller's own `pl.at` after the call selects `a`, as with the tag written in the caller."""
+    helper = """
+            @pl.function(type=pl.FunctionType.Inline)
+            def h(self, x: pl.Tensor[[16], pl.FP32], y: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                pl.dump_tag(x)
+                with pl.graph("g"):
+                    with pl.at(level=pl.Level.CORE_GROUP):
+                        t = pl.load(x, [0], [16])
+                        pl.store(t, [0], y)
+                return y
+    """
+    caller = """
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[16], pl.FP32], b: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                b = self.h(a, b)
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t3 = pl.load(a, [0], [16])
+                    pl.store(t3, [0], b)
+                return b
+    """
+    by_hand = pl(
+        """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[16], pl.FP32], b: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                pl.dump_tag(a)
+                with pl.graph("g"):
+                    with pl.at(level=pl.Level.CORE_GROUP):
+                        t_inline0 = pl.load(a, [0], [16])
+                        pl.store(t_inline0, [0], b)
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t3 = pl.load(a, [0], [16])
+                    pl.store(t3, [0], b)
+                return b
+        """
+    )
+    for order in (helper + caller, caller + helper):  # wherever the helper is defined
+        before = pl("@pl.program\nclass P:\n" + textwrap.indent(textwrap.dedent(order), "    "))
+        ir.assert_structural_equal(passes.inline_functions()(before), by_hand)
+    rebinding = pl(
+        "@pl.program\nclass P:\n"
+        + textwrap.indent(textwrap.dedent(helper + caller.replace("b = self.h(a, b)", "a = self.h(a, b)")), "    ")
+    )
+    assert "dumps=" not in python_print(rebinding).split("def main")[1]  # `a = self.h(a, b)`: a new value
