@@ -14,7 +14,9 @@ from __future__ import annotations
 import inspect
 import sys
 import textwrap
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -90,6 +92,7 @@ __all__ = [
     "UndefinedVariableError",
     "UnsupportedFeatureError",
     "adir",
+    "cross_core_slot",
     "dynamic",
     "function",
     "inline",
@@ -102,6 +105,8 @@ __all__ = [
     "parser",
     "program",
     "python_print",
+    "split",
+    "spmd",
 ]
 
 INT4 = DataType.INT4
@@ -198,6 +203,55 @@ Out = _Inert("pl.Out")
 InOut = _Inert("pl.InOut")
 Tuple = _Inert("pl.Tuple")
 Level = _Inert("pl.Level")
+
+
+@dataclass(frozen=True)
+class split:
+    """`pl.split(MODE)` as a value: what an `optimizations=[...]` entry holds outside a parsed body.
+    `slot_num=` is the deprecated spelling of `pl.cross_core_slot(slot_num=N)` and warns."""
+
+    mode: SplitMode
+    slot_num: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.slot_num is not None:
+            _check_slot_num(self.slot_num)
+            warnings.warn(
+                "pl.split(MODE, slot_num=N) is deprecated: write the slot count as its own entry, "
+                "optimizations=[pl.split(MODE), pl.cross_core_slot(slot_num=N)]",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+
+
+@dataclass(frozen=True)
+class cross_core_slot:
+    """`pl.cross_core_slot(slot_num=N)` as a value: the slot count of the cross-core pipe."""
+
+    slot_num: int
+
+    def __post_init__(self) -> None:
+        _check_slot_num(self.slot_num)
+
+
+def _check_slot_num(slot_num: object) -> None:
+    if type(slot_num) is not int or slot_num <= 0:
+        raise ValueError(f"slot_num must be a positive integer, not {slot_num!r}")
+
+
+@dataclass(frozen=True)
+class spmd:
+    """`pl.spmd(N, ...)` as a value outside a parsed body: the options a `pl.spmd` scope was
+    written with (docs/specification.md, "Statement forms"). The parser reads the source; this
+    object only answers what was passed."""
+
+    core_num: object = None
+    sync_start: bool = False
+    name_hint: str = ""
+    optimizations: tuple[object, ...] = ()
+    deps: tuple[object, ...] = ()
+    allow_early_resolve: bool = False
+    predicate: object = None
 
 
 def __getattr__(name: str) -> Any:

@@ -72,9 +72,12 @@ class _Inference:
         return ScalarType(DataType.BOOL)
 
     def _submit(self, e: Submit) -> Type:
+        # the kernel's results, then the launch's task id; the task id alone for a kernel that
+        # returns nothing (as PyPTO types a launch)
         task_id = ScalarType(DataType.TASK_ID)
-        if e.spmd:  # the kernel's results, then the dispatch's task id
-            return TupleType((*(self.returns(e.callee) or ()), task_id))
+        results = self.returns(e.callee) or ()
+        if e.spmd or results:
+            return TupleType((*results, task_id))
         return task_id
 
     def _call(self, e: Call) -> Type:

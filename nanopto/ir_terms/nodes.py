@@ -598,6 +598,7 @@ class Submit(_InferredType, Expr):
             self._pypto_arguments()
         if self.attr_items:
             object.__setattr__(self, "attr_items", attr_keywords(self.attr_items))
+        object.__setattr__(self, "kwargs", launch_keywords(self.kwargs))
 
     def _pypto_arguments(self) -> None:
         """PyPTO's `Submit(gvar, args, deps, type, span)`: the deps become the `deps=[...]`
@@ -616,11 +617,115 @@ class Submit(_InferredType, Expr):
             if isinstance(self.spmd, Span):
                 setattr_(self, "span", self.spmd)
                 setattr_(self, "spmd", False)
+        elif isinstance(self.dumps, Mapping):  # Submit(gvar, args, deps, kwargs, attrs, type, span)
+            written = tuple(Keyword(k, keyword_value(k, v)) for k, v in self.dumps.items())
+            attrs: object = self.spmd
+            span = self.attr_items
+            setattr_(self, "kwargs", (*entries, *written))  # type: ignore[arg-type]
+            setattr_(self, "dumps", ())
+            setattr_(self, "spmd", False)
+            setattr_(self, "attr_items", dict(attrs) if isinstance(attrs, Mapping) else ())
+            setattr_(self, "span", span if isinstance(span, Span) else self.span)
 
     @property
     def attrs(self) -> dict[str, object]:
         """The dump selection and `attr_items` as PyPTO names them, as `Call.attrs`."""
         return _attrs_view(self.dumps, self.attr_items)
+
+    # PyPTO's launch-spec fields, read off the keywords the source wrote (`LAUNCH_KEYWORDS`): one
+    # submit form for parsed and built IR, so the generic traversal, the egglog encoding and the
+    # printer reach a block count or a dependency as any other keyword value.
+    @property
+    def op(self) -> GlobalVar:
+        """The launched kernel, as PyPTO's `submit.op` (a `GlobalVar`)."""
+        return GlobalVar(self.callee)
+
+    @property
+    def deps(self) -> list[Expr]:
+        """The task ids this launch waits for (`deps=[...]`), in order."""
+        return _elements(self._keyword("deps") or MakeTuple(()))  # type: ignore[return-value]
+
+    @property
+    def core_num(self) -> Expr | None:
+        """The block count of a `pl.spmd_submit` (None for a single-block `pl.submit`)."""
+        return self._keyword("core_num")
+
+    @property
+    def sync_start(self) -> bool:
+        """Whether every block of a `pl.spmd_submit` starts at once (`sync_start=True`)."""
+        return _true(self._keyword("sync_start"))
+
+    @property
+    def allow_early_resolve(self) -> bool:
+        """The early-dispatch opt-in (`allow_early_resolve=True`)."""
+        return _true(self._keyword("allow_early_resolve"))
+
+    @property
+    def predicate(self) -> Expr | None:
+        """The dispatch predicate (`predicate=(...)`), or None for an unconditional launch."""
+        return self._keyword("predicate")
+
+    def _keyword(self, name: str) -> Expr | None:
+        return next((k.value for k in self.kwargs if k.name == name), None)
+
+
+LAUNCH_KEYWORDS = ("deps", "core_num", "sync_start", "allow_early_resolve", "predicate")
+"""A launch's keywords in the order a submit keeps them, whatever order the source wrote them in:
+a launch written two ways is one launch (`Submit` and the `pl.spmd` scope's `attrs`)."""
+
+
+def _true(value: Expr | None) -> bool:
+    return isinstance(value, ConstBool) and value.value
+
+
+def launch_keywords(kwargs: Iterable[Keyword]) -> tuple[Keyword, ...]:
+    """`kwargs` in `LAUNCH_KEYWORDS` order (any other keyword after them, as written), a flag
+    written False and an empty `deps=[]` dropped: that is what an absent keyword means."""
+    kept = [
+        k
+        for k in kwargs
+        if not (k.name in ("sync_start", "allow_early_resolve") and k.value == ConstBool(False))
+        and not (k.name == "deps" and k.value == MakeTuple((), is_list=True))
+    ]
+    rank = {name: i for i, name in enumerate(LAUNCH_KEYWORDS)}
+    return tuple(sorted(kept, key=lambda k: rank.get(k.name, len(rank))))
+
+
+def _submit_init(
+    self: Submit,
+    *args: object,
+    core_num: Expr | int | None = None,
+    sync_start: bool = False,
+    allow_early_resolve: bool = False,
+    predicate: Expr | None = None,
+    **kwargs: object,
+) -> None:
+    """PyPTO's launch-spec keywords of `Submit(...)`: each becomes the keyword `pl.spmd_submit`
+    writes, so a launch built by hand equals the parsed one. `sync_start` needs a block count and
+    the block count is an integer, as PyPTO's constructor checks."""
+    if len(args) == 7:  # PyPTO's span comes last, positionally
+        *args, kwargs["span"] = args  # type: ignore[assignment]
+    _dataclass_submit_init(self, *args, **kwargs)  # type: ignore[arg-type]
+    if sync_start and core_num is None:
+        raise ValueError("sync_start=True needs a block count: give core_num= too")
+    extra: list[Keyword] = []
+    if core_num is not None:
+        count = ConstInt(core_num) if isinstance(core_num, int) and not isinstance(core_num, bool) else core_num
+        dtype = getattr(getattr(count, "type", None), "dtype", None)
+        if not isinstance(count, Expr) or isinstance(count, (ConstFloat, ConstBool, ConstStr)) or (
+            isinstance(dtype, DataType) and not dtype.is_int
+        ):
+            raise TypeError(f"core_num must be an integer expression, not {core_num!r}")
+        extra.append(Keyword("core_num", count))
+        object.__setattr__(self, "spmd", True)
+    if sync_start:
+        extra.append(Keyword("sync_start", ConstBool(True)))
+    if allow_early_resolve:
+        extra.append(Keyword("allow_early_resolve", ConstBool(True)))
+    if predicate is not None:
+        extra.append(Keyword("predicate", predicate))
+    if extra:
+        object.__setattr__(self, "kwargs", launch_keywords((*self.kwargs, *extra)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -1049,11 +1154,9 @@ class ScopeStmt(Stmt):
             return next((m for m in modes if m is not None), SplitMode.NONE)
         if self.constructor != "at":
             return None
-        optimizations = self._keyword("optimizations")
-        entries = optimizations.elements if isinstance(optimizations, MakeTuple) else ()
-        for entry in entries:
-            if isinstance(entry, Call) and entry.op == "split" and entry.args:
-                return _member(SplitMode, entry.args[0]) or SplitMode.NONE
+        entry = self._optimization("split")
+        if entry is not None and entry.args:
+            return _member(SplitMode, entry.args[0]) or SplitMode.NONE
         return SplitMode.NONE
 
     @property
@@ -1080,6 +1183,48 @@ class ScopeStmt(Stmt):
         if self.constructor != "spmd":
             return None
         return self.args[0] if self.args else self._keyword("core_num")
+
+    @property
+    def sync_start(self) -> bool:
+        """Whether every block of a `pl.spmd` scope starts at once (`sync_start=True`)."""
+        return _true(self._keyword("sync_start"))
+
+    @property
+    def allow_early_resolve(self) -> bool:
+        """The early-dispatch opt-in of a `pl.at` or `pl.spmd` scope (`allow_early_resolve=True`)."""
+        return _true(self._keyword("allow_early_resolve"))
+
+    @property
+    def attrs(self) -> dict[str, object]:
+        """The scope's metadata under PyPTO's names, read off its `pl` form: `manual_dep_edges`
+        (`deps=`), `arg_direction_overrides_vars` (`no_dep_args=`), `dump_vars` (the dump
+        selection), `task_id_var` (`as tid`), `allow_early_resolve`, `predicate` and `slot_num`
+        (`pl.cross_core_slot(slot_num=N)`), each present only when written."""
+        view: dict[str, object] = {}
+        for key, name in (("manual_dep_edges", "deps"), ("arg_direction_overrides_vars", "no_dep_args")):
+            value = self._keyword(name)
+            if isinstance(value, MakeTuple) and value.elements:
+                view[key] = list(value.elements)
+        if self.dumps:
+            view["dump_vars"] = list(self.dumps)
+        if self.var is not None and not self.for_form:
+            view["task_id_var"] = self.var
+        if self.allow_early_resolve:
+            view["allow_early_resolve"] = True
+        predicate = self._keyword("predicate")
+        if predicate is not None:
+            view["predicate"] = predicate
+        slot = self._optimization("cross_core_slot")
+        count = next((k.value for k in slot.kwargs if k.name == "slot_num"), None) if slot is not None else None
+        if isinstance(count, ConstInt):
+            view["slot_num"] = count.value
+        return view
+
+    def _optimization(self, op: str) -> Call | None:
+        """The `optimizations=[...]` entry `pl.<op>(...)`, or None."""
+        optimizations = self._keyword("optimizations")
+        entries = optimizations.elements if isinstance(optimizations, MakeTuple) else ()
+        return next((e for e in entries if isinstance(e, Call) and e.op == op), None)
 
     @property
     def manual(self) -> bool:
@@ -1334,3 +1479,6 @@ for _cls in [c for c in list(globals().values()) if isinstance(c, type) and is_d
     _cls.__setattr__ = _assignment_refused  # type: ignore[method-assign,assignment]
     _cls.__delattr__ = _deletion_refused  # type: ignore[method-assign,assignment]
 del _cls
+
+_dataclass_submit_init = Submit.__init__
+Submit.__init__ = _submit_init  # type: ignore[method-assign,assignment]

@@ -648,14 +648,14 @@ _DECLARATIONS: tuple[OpDef, ...] = (
     ),
     OpDef(
         "split",
-        ("split",),
+        ("split", "optimizations.split"),
         _const(UnknownType()),
         _nothing,
         doc="`optimizations=[pl.split(pl.SplitMode.UP_DOWN)]`: the cross-core split hint of an InCore scope",
     ),
     OpDef(
         "cross_core_slot",
-        ("cross_core_slot",),
+        ("cross_core_slot", "optimizations.cross_core_slot"),
         _const(UnknownType()),
         _nothing,
         doc="`optimizations=[pl.cross_core_slot(slot_num=N)]`: the slot count of the cross-core pipe",

@@ -13,7 +13,7 @@ import ast
 import bisect
 import math
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -154,6 +154,8 @@ def pl_call_name(node: ast.expr) -> str | None:
     return path[3:]
 
 
+_PER_TASK_KEYWORDS = ("deps", "allow_early_resolve", "predicate", "core_num", "sync_start")
+"""The keywords of one task's launch, which a launch inside a `pl.cluster()` (one Group dispatch) cannot carry."""
 _SPMD_HINT = "launch the kernel on N blocks with out, tid = pl.spmd_submit(self.kernel, ..., core_num=N)"
 _DISPATCH_KEYWORDS = {
     "deps": "a plain self.kernel(...) call has no dependency edges: submit it, out, tid = pl.submit(self.kernel, ..., deps=[...])",
@@ -207,6 +209,10 @@ class ExprParser:
     def dump_tagged(self) -> Mapping[int, Var]:
         """The values a `pl.dump_tag` has marked so far (Var id -> Var); none by default."""
         return {}
+
+    def enclosing_scopes(self) -> Sequence[str]:
+        """The `pl` scope constructors around the expression, outermost first; none by default."""
+        return ()
 
     # -- locations and errors -----------------------------------------------------------------
 
@@ -743,7 +749,7 @@ class ExprParser:
             warnings.warn(
                 f"{self.file}:{line}: pl.split(MODE, slot_num=N) is deprecated: write the slot count as "
                 "its own entry, optimizations=[pl.split(MODE), pl.cross_core_slot(slot_num=N)]",
-                FutureWarning,
+                DeprecationWarning,
                 stacklevel=2,
             )
         values = tuple(self.expr(a) for a in self.positional(node))
@@ -818,6 +824,13 @@ class ExprParser:
                     hint=_SPMD_HINT if kw.arg in _SPMD_SUBMIT_KEYWORDS else f"{form} takes {', '.join(sorted(allowed))}",
                     kind=ParserTypeError,
                 )
+            if kw.arg in _PER_TASK_KEYWORDS and "cluster" in self.enclosing_scopes():
+                raise self.error(
+                    kw.value,
+                    f"{form} inside pl.cluster() cannot carry per-task dispatch metadata ('{kw.arg}='): the "
+                    "cluster is launched as one Group dispatch, which has no place for it",
+                    hint=f"drop {kw.arg}= here, or launch the kernel outside the pl.cluster()",
+                )
             if kw.arg in ("allow_early_resolve", "sync_start"):
                 self.check_bool_literal(kw, form)
             if kw.arg == "core_num":
@@ -825,11 +838,18 @@ class ExprParser:
             if kw.arg == "dumps":
                 explicit = self.dumps(kw.value, f"{form} dumps=", repeats=True)
                 nodes = [e for e in kw.value.elts if isinstance(e, ast.Name)] if isinstance(kw.value, (ast.List, ast.Tuple)) else []
+            elif kw.arg == "deps" and isinstance(kw.value, ast.List):
+                kwargs.append(Keyword(kw.arg, self.deps(kw.value), span=self.span(kw.value)))
             elif kw.arg != "attrs":
                 kwargs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
         _, _, items = self.call_attrs(node, form, selection=False)
         dumps = self.dispatch_dumps(values, explicit, nodes, f"{form} dumps=", "submit")
         return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, attr_items=items, span=self.span(node))
+
+    def deps(self, node: ast.List) -> Expr:
+        """A `deps=[...]` list: a `None` entry depends on nothing and is left out, as in PyPTO."""
+        kept = [e for e in node.elts if not (isinstance(e, ast.Constant) and e.value is None)]
+        return MakeTuple(tuple(self.expr(e) for e in kept), is_list=True, span=self.span(node))
 
     def check_bool_literal(self, kw: ast.keyword, form: str) -> None:
         """`allow_early_resolve=` and `sync_start=` are written True or False, nothing computed."""

@@ -22,6 +22,7 @@ import ast
 import inspect
 import io
 import itertools
+import keyword
 import tokenize
 import warnings
 from collections.abc import Callable, Mapping
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from nanopto.gc_pause import gc_paused
+from nanopto.ir_terms import spmd_forms
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.dump_selection import DUMP_CARRIERS, seeded
 from nanopto.ir_terms.nodes import (
@@ -38,6 +40,7 @@ from nanopto.ir_terms.nodes import (
     Call,
     ConstBool,
     ConstInt,
+    ConstStr,
     ContinueStmt,
     EvalStmt,
     Expr,
@@ -48,6 +51,7 @@ from nanopto.ir_terms.nodes import (
     IfStmt,
     IterArg,
     Keyword,
+    Level,
     MakeTuple,
     Param,
     ParamDirection,
@@ -56,12 +60,14 @@ from nanopto.ir_terms.nodes import (
     ScopeStmt,
     SeqStmts,
     SliceExpr,
+    Span,
     Stmt,
     Submit,
     TupleGetItemExpr,
     Var,
     WhileStmt,
     YieldStmt,
+    level_to_linqu_level,
 )
 from nanopto.ir_terms.parse_error import (
     InternalParserError,
@@ -99,6 +105,11 @@ _WITH_SCOPES = ("at", "cluster", "graph", "spmd", "scope", "manual_scope")
 _DUMP_TAG_FUNCTIONS = (FunctionType.Orchestration, FunctionType.Inline)
 
 _AUG_HINT = "write an explicit assignment: acc = acc + ..."
+_SPMD_KEYWORDS = frozenset(
+    {"core_num", "sync_start", "name_hint", "optimizations", "deps", "allow_early_resolve", "predicate", "dumps"}
+)
+_SPMD_LOOP_REFUSED = ("init_values", "chunk", "chunk_policy", "attrs", "step", "stage", "deps")
+_SPMD_FOR_HINT = "write for i in pl.spmd(N): the loop variable is the block index (pl.tile.get_block_idx())"
 
 
 @dataclass
@@ -264,6 +275,9 @@ class _ProgramParser(ExprParser):
 
     def lookup_local(self, name: str) -> Var | None:
         return self._fn.names.get(name)
+
+    def enclosing_scopes(self) -> list[str]:
+        return self._fn.scopes
 
     def dump_tagged(self) -> dict[int, Var]:
         """The tagged values still bound here: a loop's iteration variables and a block's own
@@ -845,7 +859,7 @@ class _ProgramParser(ExprParser):
             case ast.While():
                 return [self._while(node)]
             case ast.With():
-                return [self._with(node)]
+                return self._with(node)
             case ast.Break() | ast.Continue():
                 return [self._break_continue(node)]
             case ast.Pass():
@@ -1498,13 +1512,39 @@ class _ProgramParser(ExprParser):
                 raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
             if kw.arg == "dumps":
                 dumps = self.dumps(kw.value)
+            elif kw.arg == "deps" and isinstance(kw.value, ast.List):
+                kwargs.append(Keyword(kw.arg, self.deps(kw.value), span=self.span(kw.value)))
+            elif kw.arg == "optimizations":
+                entries = spmd_forms.canonical_optimizations(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
+                kwargs += [entries] if entries is not None else []
             else:
                 kwargs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
+        if pl_call_name(call) == "spmd":
+            args = (self._block_count(call),)
+            kwargs = [k for k in kwargs if k.name != "core_num"]
         return args, tuple(kwargs), dumps
+
+    def _block_count(self, call: ast.Call) -> Expr:
+        """The block count of `pl.spmd(N)` or `pl.spmd(core_num=N)`; folded when it is known while
+        parsing (`MAX_BLOCKS // BATCH`), as PyPTO folds closure arithmetic."""
+        node = call.args[0] if call.args else next(kw.value for kw in call.keywords if kw.arg == "core_num")
+        try:
+            value = static_eval(node, self.constants, sizes=self.static_sizes)
+        except NotStatic:
+            return self.expr(node)
+        return ConstInt(value, span=self.span(node)) if type(value) is int else self.expr(node)
 
     def _for_scope(self, node: ast.For, call: ast.Call, constructor: str) -> ScopeStmt:
         if not isinstance(node.target, ast.Name):
+            if constructor == "spmd":
+                raise self.error(
+                    node.target,
+                    "for ... in pl.spmd(...) must use a single loop variable",
+                    hint=_SPMD_FOR_HINT,
+                )
             raise self.error(node.target, f"for ... in pl.{constructor}(...) binds one name")
+        if constructor == "spmd":
+            self._check_spmd_loop_keywords(call)
         self._check_scope_call(call, constructor)
         args, kwargs, dumps = self._scope_arguments(call)
         self.check_name(node.target.id, node.target)
@@ -1521,9 +1561,13 @@ class _ProgramParser(ExprParser):
             self._fn.scopes.pop()
         self._header_scope_exit(saved, header)
         dumps = self._seeded(constructor, dumps, at_entry)
-        return ScopeStmt(constructor, body, args, kwargs, var, True, dumps, span=self.span(node))
+        span = self.span(node)
+        if constructor == "spmd":
+            inner = SeqStmts((spmd_forms.block_index(var, span), *body.stmts))
+            return self._spmd_scope(inner, args, kwargs, dumps, None, wrap=True, span=span)
+        return ScopeStmt(constructor, body, args, kwargs, var, True, dumps, span=span)
 
-    def _with(self, node: ast.With) -> ScopeStmt:
+    def _with(self, node: ast.With) -> list[Stmt]:
         if len(node.items) != 1:
             raise self.error(node, "a with statement takes exactly one pl scope")
         item = node.items[0]
@@ -1536,12 +1580,20 @@ class _ProgramParser(ExprParser):
             )
         assert constructor is not None
         call = item.context_expr
+        if item.optional_vars is not None:
+            self._check_capture(item.optional_vars, call, constructor)
+        elif constructor == "spmd" and any(kw.arg == "deps" for kw in call.keywords):
+            deps = next(kw for kw in call.keywords if kw.arg == "deps")
+            raise self.error(
+                deps.value,
+                "with pl.spmd(...) does not accept 'deps=' without a TaskId capture",
+                hint="capture the dispatch's task id: with pl.spmd(N, deps=[...]) as tid:",
+            )
         self._check_scope_call(call, constructor)
         args, kwargs, dumps = self._scope_arguments(call)
         var: Var | None = None
         if item.optional_vars is not None:
-            if not isinstance(item.optional_vars, ast.Name):
-                raise self.error(item.optional_vars, "`with ... as` binds one name")
+            assert isinstance(item.optional_vars, ast.Name)
             var = self._bind(item.optional_vars, ScalarType(DataType.TASK_ID))
         at_entry = self.dump_tagged()  # a carrier dumps what is tagged at its entry and read inside
         self._fn.scopes.append(constructor)
@@ -1549,35 +1601,87 @@ class _ProgramParser(ExprParser):
             body = self._block(node.body, node)
         finally:
             self._fn.scopes.pop()
+        span = self.span(node)
         if constructor == "spmd":
-            self._check_spmd_body(node, call, body)
-            self._check_single_dispatch(body)
+            wrap = self._check_spmd_body(node, call, body)
         dumps = self._seeded(constructor, dumps, at_entry)
-        return ScopeStmt(constructor, body, args, kwargs, var, False, dumps, span=self.span(node))
+        if constructor == "spmd":
+            scope = self._spmd_scope(body, args, kwargs, dumps, var, wrap=wrap, span=span)
+        else:
+            scope = ScopeStmt(constructor, body, args, kwargs, var, False, dumps, span=span)
+        if var is None:
+            return [scope]
+        # the capture's definition before the scope, as PyPTO's parser writes it; it prints as `as tid`
+        placeholder = AssignStmt(var, Call(spmd_forms.TASK_INVALID_OP, (), span=span), annotated=False, span=span)
+        return [placeholder, scope]
+
+    def _spmd_scope(
+        self,
+        body: Stmt,
+        args: tuple[Expr, ...],
+        kwargs: tuple[Keyword, ...],
+        dumps: tuple[Var, ...],
+        var: Var | None,
+        *,
+        wrap: bool,
+        span: Span | None,
+    ) -> ScopeStmt:
+        """A `pl.spmd` scope as PyPTO's parser builds it: the block count positional, a flag
+        written False left out; with `wrap`, its body inside the InCore scope that carries the
+        name and the `optimizations=` (`nanopto.ir_terms.spmd_forms`)."""
+        count = args[0] if args else next(k.value for k in kwargs if k.name == "core_num")
+        name = next((k.value for k in kwargs if k.name == "name_hint"), None)
+        name_hint = name.value if isinstance(name, ConstStr) else ""
+        optimizations = next((k for k in kwargs if k.name == "optimizations"), None)
+        rest = [
+            k
+            for k in kwargs
+            if k.name not in ("core_num", "name_hint", "optimizations")
+            and not (k.name in ("sync_start", "allow_early_resolve") and k.value == ConstBool(False))
+        ]
+        if wrap:
+            outer_name, inner_name = spmd_forms.split_name_hint(name_hint)
+            body = spmd_forms.wrapped(body, inner_name, optimizations, span)
+        else:
+            outer_name = name_hint
+        named = [Keyword("name_hint", ConstStr(outer_name))] if outer_name else []
+        return ScopeStmt("spmd", body, (count,), (*named, *rest), var, False, dumps, span=span)
 
     # -- the rules on scope calls (docs/specification.md, "Statement forms") --------------------
 
     def _check_scope_call(self, call: ast.Call, constructor: str) -> None:
         """Reject the scope calls PyPTO's parser rejects, each at the offending argument."""
+        form = f"pl.{constructor}"
+        for kw in call.keywords:
+            if kw.arg is None and constructor == "spmd":
+                raise self.error(kw.value, "pl.spmd does not accept **kwargs", hint="write each keyword out")
         keywords: dict[str | None, ast.keyword] = {kw.arg: kw for kw in call.keywords if kw.arg is not None}
+        for flag in ("allow_early_resolve", "sync_start"):
+            if flag in keywords and constructor in ("spmd", "at"):
+                self.check_bool_literal(keywords[flag], form)
         early = keywords.get("allow_early_resolve")
-        if early is not None:
-            self.check_bool_literal(early, f"pl.{constructor}")
-            if constructor == "spmd" and "cluster" in self._fn.scopes:
-                raise self.error(
-                    early.value,
-                    "allow_early_resolve has no effect on a pl.spmd inside pl.cluster(): the scope is "
-                    "unwrapped into the Group function and never launched on its own",
-                    hint="drop allow_early_resolve here",
-                )
+        if early is not None and constructor == "spmd" and "cluster" in self._fn.scopes:
+            raise self.error(
+                early.value,
+                "pl.spmd(allow_early_resolve=...) cannot be nested inside pl.cluster(): the scope is "
+                "unwrapped into the Group function and never launched on its own, so the hint would be lost",
+                hint="drop allow_early_resolve here, or move the pl.spmd out of the pl.cluster()",
+            )
         no_dep = keywords.get("no_dep_args")
         if no_dep is not None:
-            if not isinstance(no_dep.value, ast.List):
-                raise self.error(no_dep.value, "no_dep_args takes a list of argument names: no_dep_args=[a, b]")
-            names = [e.id if isinstance(e, ast.Name) else None for e in no_dep.value.elts]
-            for elt, name in zip(no_dep.value.elts, names, strict=True):
-                if name is not None and names.count(name) > 1:
-                    raise self.error(elt, f"'{name}' is listed twice in no_dep_args", hint="list each name once")
+            self._check_no_dep_args(no_dep.value)
+        hint_kw = keywords.get("name_hint")
+        if hint_kw is not None and constructor in ("spmd", "at") and isinstance(hint_kw.value, ast.Constant):
+            value = hint_kw.value.value
+            if not (isinstance(value, str) and value.isidentifier() and not keyword.iskeyword(value)):
+                raise self.error(
+                    hint_kw.value,
+                    f"name_hint must be a valid non-keyword identifier, not {value!r}",
+                    hint='name the scope like a variable: name_hint="load_tiles"',
+                )
+        optimizations = keywords.get("optimizations")
+        if optimizations is not None and constructor in ("spmd", "at"):
+            self._check_optimizations(optimizations, form)
         match constructor:
             case "graph":
                 if len(call.args) != 1 or not (
@@ -1590,8 +1694,29 @@ class _ProgramParser(ExprParser):
                     )
             case "spmd":
                 self._check_block_count(call, keywords)
+                for name, kw in keywords.items():
+                    if name not in _SPMD_KEYWORDS:
+                        raise self.error(
+                            kw.value,
+                            f"pl.spmd does not accept '{name}='",
+                            hint="pl.spmd takes " + ", ".join(sorted(_SPMD_KEYWORDS)),
+                        )
             case "at":
                 self._check_at(call, keywords)
+            case "scope" | "manual_scope" if call.args or (constructor == "manual_scope" and call.keywords):
+                raise self.error(
+                    call.args[0] if call.args else call.keywords[0].value,
+                    f"pl.{constructor}() takes "
+                    + ("no arguments" if constructor == "manual_scope" else "no positional arguments"),
+                    hint=f"write with pl.{constructor}():",
+                )
+            case "scope" if "manual_scope" in self._fn.scopes and "MANUAL" not in ast.unparse(call):
+                raise self.error(
+                    call,
+                    "pl.scope() cannot be nested inside pl.manual_scope(): the runtime forbids an AUTO "
+                    "scope inside a MANUAL one",
+                    hint="close the enclosing pl.manual_scope() first",
+                )
             case "scope":
                 manual = keywords.get("mode")
                 if self._fn.auto_scope and not (manual is not None and "MANUAL" in ast.unparse(manual.value)):
@@ -1602,23 +1727,138 @@ class _ProgramParser(ExprParser):
                         hint="decorate the function @pl.function(..., auto_scope=False), or use pl.manual_scope()",
                     )
 
+    def _check_no_dep_args(self, value: ast.expr) -> None:
+        """`no_dep_args=[a, b]` names tensors the scope reads, each once, as bare names."""
+        hint = "write no_dep_args=[a, b] with the names of tensors the scope reads"
+        if not isinstance(value, ast.List):
+            raise self.error(value, "no_dep_args must be a list literal of tensor names", hint=hint, kind=ParserTypeError)
+        seen: set[str] = set()
+        for elt in value.elts:
+            if not isinstance(elt, ast.Name):
+                raise self.error(elt, "no_dep_args entries must be bare tensor names", hint=hint, kind=ParserTypeError)
+            if self.lookup_local(elt.id) is None:
+                raise self.error(elt, f"no_dep_args names an unknown name '{elt.id}'", hint=hint, kind=ParserTypeError)
+            if elt.id in seen:
+                raise self.error(
+                    elt, f"'{elt.id}' is listed more than once in no_dep_args", hint="list each name once", kind=ParserTypeError
+                )
+            seen.add(elt.id)
+
+    def _check_spmd_loop_keywords(self, call: ast.Call) -> None:
+        """The for-form binds the block index and captures no task id: no loop keyword, no deps=."""
+        for kw in call.keywords:
+            if kw.arg in _SPMD_LOOP_REFUSED:
+                raise self.error(
+                    kw.value,
+                    f"pl.spmd() loop form does not accept '{kw.arg}='",
+                    hint=_SPMD_FOR_HINT
+                    if kw.arg != "deps"
+                    else "capture the dispatch's task id with the with-form: with pl.spmd(N, deps=[...]) as tid:",
+                )
+
+    def _check_capture(self, target: ast.expr, call: ast.Call, constructor: str) -> None:
+        """`as tid` captures the task id of a `pl.at` or `pl.spmd` dispatch, into one name."""
+        if constructor not in ("at", "spmd"):
+            raise self.error(
+                target,
+                f"`with pl.{constructor}(...) as name`: `as` only applies to pl.at(...) and pl.spmd(...), "
+                "whose dispatch yields a task id",
+                hint=f"drop the `as` clause: with pl.{constructor}(...):",
+            )
+        if constructor == "spmd" and "cluster" in self._fn.scopes:
+            raise self.error(
+                call,
+                "`with pl.spmd(...) as tid:` cannot capture a TaskId when nested inside pl.cluster(): "
+                "a cluster-nested pl.spmd is unwrapped into the Group function and never launched on its own",
+                hint="capture the task id of a pl.spmd outside the pl.cluster()",
+            )
+        if not isinstance(target, ast.Name):
+            raise self.error(
+                target,
+                f"the `as` target of pl.{constructor}(...) must be a plain variable name",
+                hint=f"write with pl.{constructor}(...) as tid:",
+            )
+
+    def _check_optimizations(self, kw: ast.keyword, form: str) -> None:
+        """`optimizations=` is a list of `pl.split(MODE)` and `pl.cross_core_slot(slot_num=N)`, each
+        at most once; `pl.split(MODE, slot_num=N)` is the slot count's deprecated spelling."""
+        if not isinstance(kw.value, ast.List):
+            raise self.error(
+                kw.value,
+                f"{form}(optimizations=...) must be a list literal",
+                hint=f"write {form}(..., optimizations=[pl.split(pl.SplitMode.UP_DOWN)])",
+            )
+        seen: set[str] = set()
+        slot_counts = 0
+        for entry in kw.value.elts:
+            name = pl_call_name(entry)
+            name = name.removeprefix("optimizations.") if name is not None else None
+            if name not in ("split", "cross_core_slot") or not isinstance(entry, ast.Call):
+                raise self.error(
+                    entry,
+                    f"Unsupported entry in {form}(optimizations=[...]): {ast.unparse(entry)}",
+                    hint="the entries are pl.split(MODE) and pl.cross_core_slot(slot_num=N)",
+                )
+            if name in seen:
+                raise self.error(entry, f"Duplicate 'pl.{name}(...)' entry in {form}(optimizations=[...])")
+            seen.add(name)
+            if name == "cross_core_slot" and entry.args:
+                raise self.error(
+                    entry.args[0], "pl.cross_core_slot takes no positional arguments", hint="write slot_num=N"
+                )
+            for option in entry.keywords:
+                if option.arg not in ("slot_num", "mode"):
+                    raise self.error(
+                        option.value if option.arg is not None else entry,
+                        f"Unknown keyword argument '{option.arg}' of pl.{name}(...)",
+                        hint="pl.split takes the mode and slot_num=; pl.cross_core_slot takes slot_num=",
+                    )
+            if name == "cross_core_slot" and not any(option.arg == "slot_num" for option in entry.keywords):
+                raise self.error(
+                    entry, "pl.cross_core_slot requires the slot_num= keyword", hint="write pl.cross_core_slot(slot_num=N)"
+                )
+            slot_counts += any(option.arg == "slot_num" for option in entry.keywords)
+            if slot_counts > 1:
+                raise self.error(
+                    entry,
+                    f"{form}(optimizations=[...]) sets the cross-core slot count twice",
+                    hint="give it once, as pl.cross_core_slot(slot_num=N)",
+                )
+            for option in entry.keywords:
+                value = option.value
+                if option.arg != "slot_num":
+                    continue
+                if not isinstance(value, ast.Constant) or type(value.value) is not int:
+                    raise self.error(value, f"slot_num must be an integer literal, not {ast.unparse(value)}")
+                if value.value <= 0:
+                    raise self.error(value, f"slot_num must be positive, not {value.value}")
+
     def _check_block_count(self, call: ast.Call, keywords: dict[str | None, ast.keyword]) -> None:
+        if len(call.args) > 1:
+            raise self.error(
+                call.args[1],
+                "pl.spmd takes at most one positional argument, the block count (core_num)",
+                hint="pass the other options by keyword",
+            )
+        if call.args and "core_num" in keywords:
+            raise self.error(
+                keywords["core_num"].value,
+                "pl.spmd got multiple values for argument 'core_num'",
+                hint="give the block count once: pl.spmd(N)",
+            )
         count: ast.expr | None = call.args[0] if call.args else None
         if count is None and "core_num" in keywords:
             count = keywords["core_num"].value
         if count is None:
-            raise self.error(call, "pl.spmd needs a block count", hint="write pl.spmd(N) with N > 0 blocks")
-        if len(call.args) > 1:
-            raise self.error(
-                call.args[1],
-                "pl.spmd takes one positional argument, the block count",
-                hint="pass the other options by keyword: pl.spmd(4, core_num=...) is not a form",
-            )
-        if isinstance(count, ast.Constant):
-            if type(count.value) is not int:
-                raise self.error(count, "the pl.spmd block count is an integer", hint="write pl.spmd(N)")
-            if count.value <= 0:
-                raise self.error(count, "the pl.spmd block count must be positive", hint="write pl.spmd(N) with N > 0")
+            raise self.error(call, "pl.spmd requires core_num, the block count", hint="write pl.spmd(N) with N > 0 blocks")
+        try:
+            value = static_eval(count, self.constants, sizes=self.static_sizes)
+        except NotStatic:
+            return
+        if type(value) is not int:
+            raise self.error(count, "pl.spmd core_num must be an integer expression", hint="write pl.spmd(N)")
+        if value <= 0:
+            raise self.error(count, "pl.spmd core_num must be a positive integer", hint="write pl.spmd(N) with N > 0")
 
     _AT_KEYWORDS = frozenset(
         {"level", "role", "name_hint", "optimizations", "deps", "no_dep_args", "allow_early_resolve", "dumps"}
@@ -1631,54 +1871,81 @@ class _ProgramParser(ExprParser):
             if name not in self._AT_KEYWORDS:
                 raise self.error(
                     kw.value,
-                    f"unknown pl.at keyword '{name}'",
+                    f"Unknown keyword argument '{name}' of pl.at",
                     hint="pl.at takes " + ", ".join(sorted(self._AT_KEYWORDS)),
                 )
-        hint_kw = keywords.get("name_hint")
-        if hint_kw is not None and isinstance(hint_kw.value, ast.Constant):
-            value = hint_kw.value.value
-            if not (isinstance(value, str) and value.isidentifier()):
-                raise self.error(
-                    hint_kw.value,
-                    f"name_hint must be an identifier, not {value!r}",
-                    hint="name the scope like a variable: name_hint=\"load_tiles\"",
+        written = call.args[0] if call.args else keywords["level"].value
+        level = Level.__members__.get(ast.unparse(written).rsplit(".", 1)[-1])
+        role = keywords.get("role")
+        if level is Level.CORE_GROUP and role is not None:
+            raise self.error(
+                role.value,
+                "role= is not supported with level=pl.Level.CORE_GROUP: a CORE_GROUP scope is an InCore scope",
+                hint="drop role=, or use a level above CORE_GROUP for a hierarchy scope",
+            )
+        if (
+            level is not None
+            and level_to_linqu_level(level) >= level_to_linqu_level(Level.HOST)
+            and role is not None
+            and ast.unparse(role.value).endswith("SubWorker")
+        ):
+            raise self.error(
+                role.value,
+                "an inline `with pl.at(level>=HOST, role=pl.Role.SubWorker)` is not supported",
+                hint="declare the SubWorker as its own function: @pl.function(level=..., role=pl.Role.SubWorker)",
+            )
+        optimizations = keywords.get("optimizations")
+        if optimizations is not None and level is not Level.CORE_GROUP:
+            raise self.error(
+                optimizations.value,
+                "optimizations=[pl.split(...)] and [pl.cross_core_slot(...)] are only supported with "
+                "level=pl.Level.CORE_GROUP",
+                hint="write pl.at(level=pl.Level.CORE_GROUP, optimizations=[...])",
+            )
+
+    def _check_spmd_body(self, node: ast.With, call: ast.Call, body: SeqStmts) -> bool:
+        """Whether a `with pl.spmd(N):` body gets the InCore scope (docs/specification.md,
+        "Statement forms"): a lone `pl.at` CORE_GROUP scope is that scope already, and then
+        `optimizations=` belongs on it; a body that reads the block index, or one with
+        `optimizations=`, gets it; a dispatch body (one kernel launch) does not."""
+        spmd_line = next((kw for kw in call.keywords if kw.arg == "optimizations"), None)
+        written = spmd_forms.carrier(body)
+        if written is not None:
+            if spmd_line is not None:
+                twice = any(k.name == "optimizations" for k in written.kwargs)
+                where = (
+                    "is specified twice: on pl.spmd(...) and on the inner"
+                    if twice
+                    else "belongs on the InCore scope, but the body already provides one as the inner"
                 )
-
-    def _check_spmd_body(self, node: ast.With, call: ast.Call, body: SeqStmts) -> None:
-        """A `with pl.spmd(N):` body is a dispatch (one kernel launch), an inline block that reads
-        the block index, or a `pl.at` carrier; `optimizations=` then belongs on the carrier."""
-        carrier = len(body.stmts) == 1 and isinstance(body.stmts[0], ScopeStmt) and body.stmts[0].constructor == "at"
-        if carrier:
-            for kw in call.keywords:
-                if kw.arg == "optimizations":
-                    raise self.error(
-                        kw.value,
-                        "optimizations= goes on the pl.at carrier, not on the pl.spmd line",
-                        hint="move optimizations=[...] into the inner pl.at(...)",
-                    )
-            return
-        for sub in walk(body):
-            if isinstance(sub, Submit) or (isinstance(sub, Call) and (sub.function or sub.op == "tile.get_block_idx")):
-                return
-        raise self.error(
-            node,
-            "a pl.spmd body must read the block index or dispatch a kernel",
-            hint="call self.<kernel>(...) in the body, read pl.tile.get_block_idx(), or use for i in pl.spmd(N)",
-        )
-
-    def _check_single_dispatch(self, body: SeqStmts) -> None:
-        seen = 0
-        for sub in walk(body):
-            if isinstance(sub, Submit) or (isinstance(sub, Call) and sub.function):
-                seen += 1
-                if seen > 1:
-                    span = sub.span
-                    raise self.error_at(
-                        span.line - self.line_offset if span else 0,
-                        span.col if span else 0,
-                        "A dispatch body may launch one kernel",
-                        "launch each kernel from its own pl.spmd scope",
-                    )
+                raise self.error(
+                    spmd_line.value,
+                    f"`optimizations=` {where} pl.at(level=pl.Level.CORE_GROUP, ...)",
+                    hint="keep optimizations=[...] on the inner pl.at(...) only",
+                )
+            return False
+        if any(isinstance(sub, Expr) and spmd_forms.is_block_index(sub) for sub in walk(body)):
+            return True
+        launches = [sub for sub in walk(body) if isinstance(sub, Submit) or (isinstance(sub, Call) and sub.function)]
+        if not launches:
+            raise self.error(
+                node,
+                "the `with pl.spmd(...)` body neither reads the per-block index via pl.tile.get_block_idx() "
+                "nor dispatches a self.<kernel>(...) call, so every block would run identical work",
+                hint="read i = pl.tile.get_block_idx() in the body, dispatch a kernel that reads it, "
+                "or write for i in pl.spmd(N):",
+            )
+        if len(launches) > 1:
+            span = launches[1].span
+            raise self.error_at(
+                span.line - self.line_offset if span else node.lineno,
+                span.col if span else node.col_offset,
+                f"the `with pl.spmd(...)` dispatch body launches {len(launches)} kernels: "
+                "a dispatch body may launch one kernel",
+                "launch each kernel from its own pl.spmd scope, or read pl.tile.get_block_idx() "
+                "so the whole body is one per-block kernel",
+            )
+        return spmd_line is not None
 
 
 CHUNKED_FROM = 256 * 1024

@@ -29,6 +29,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
+from nanopto.ir_terms import spmd_forms
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.names import AutoName, join_name_suffix, parse_auto_name
 from nanopto.ir_terms.nodes import (
@@ -264,6 +265,11 @@ def _conflated(params: Sequence[Var], body: Stmt, names: set[str], dims: set[int
                 uses(item.cond)
                 branches = [b for b in (item.then_body, item.else_body) if b is not None]
                 todo = [*branches, partial(bind_results, item.return_vars)]
+            case ScopeStmt() if (loop := spmd_forms.for_form(item)) is not None:
+                # printed `for i in pl.spmd(...)`: the block-index binding is the loop's header
+                uses(*item.args, *(k.value for k in (*item.kwargs, *loop.incore.kwargs)), *item.dumps)
+                leave = enter([loop.var])
+                todo = [SeqStmts(loop.body), leave]
             case ScopeStmt():
                 uses(*item.args, *(k.value for k in item.kwargs), *item.dumps)
                 if item.for_form and item.var is not None:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from nanopto.ir_terms import spmd_forms
 from nanopto.ir_terms.dtypes import DataType, symbol_of_enum
 from nanopto.ir_terms.nodes import (
     DECORATOR_ATTRS,
@@ -406,7 +407,7 @@ def _pieces(expr: Expr) -> str | list[_Piece]:
         case ConstFloat(value=value, dtype=dtype):
             return repr(value) if dtype is DataType.FP32 else _literal_const(expr)
         case ConstStr(value=value):
-            return repr(value)
+            return _string(value)
         case Symbol(path=path):
             return f"pl.{path}"
         case BinaryExpr(op=op, lhs=lhs, rhs=rhs):
@@ -679,6 +680,10 @@ class _FunctionPrinter:
                 i += 1 + count
                 continue
             item = items[i]
+            if i + 1 < len(items) and spmd_forms.is_task_placeholder(item, items[i + 1]):
+                todo += _comment_lines(item, indent)  # the `as tid` of the scope after it prints it
+                i += 1
+                continue
             if isinstance(item, _BLOCKS):
                 todo.append(_Lines(item, indent, yield_vars))
             else:  # a simple statement is its lines
@@ -779,6 +784,13 @@ class _FunctionPrinter:
 
     def _scope(self, stmt: ScopeStmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[_Todo]:
         extra = [f"dumps=[{', '.join(d.name for d in stmt.dumps)}]"] if stmt.dumps else []
+        loop = spmd_forms.for_form(stmt)
+        if loop is not None:  # the scopes `for i in pl.spmd(...)` parses to (nanopto.ir_terms.spmd_forms)
+            inner = [k for k in loop.incore.kwargs if k.name != "level"]
+            kwargs = [k for k in stmt.kwargs if k.name != "name_hint"]
+            call = f"pl.spmd({_args(stmt.args, [*inner, *kwargs], extra)})"
+            body = SeqStmts(loop.body)
+            return [f"{indent}for {loop.var.name} in {call}:", _Body(body, indent + INDENT, yield_vars)]
         call = f"pl.{stmt.constructor}({_args(stmt.args, stmt.kwargs, extra)})"
         if stmt.for_form:
             name = stmt.var.name if stmt.var is not None else "_"
@@ -829,6 +841,13 @@ def _attr_text(value: Expr) -> str:
     if isinstance(value, MakeTuple) and value.is_list:
         return f"[{', '.join(_attr_text(v) for v in value.elements)}]"
     return print_expr(value)
+
+
+def _string(value: str) -> str:
+    """A string literal in double quotes, as PyPTO prints one (`name_hint="k"`); one holding a
+    quote keeps Python's own spelling."""
+    text = repr(value)
+    return f'"{text[1:-1]}"' if text[0] == "'" and "'" not in value and '"' not in value else text
 
 
 def _name_tuple(vars_: Sequence[Var]) -> str:

@@ -620,8 +620,9 @@ class _Interpreter:
         """Run a scope's body: once, or once per block for `pl.spmd`.
 
         Scopes are not loops, so a break/continue/return inside one leaves the scope and reaches
-        the enclosing loop or function. The `as tid` capture gets a fresh task id; the for-form
-        loop variable of `for i in pl.spmd(N)` gets the block index. Any other scope, including
+        the enclosing loop or function. The `as tid` capture gets a fresh task id; the loop
+        variable of `for i in pl.spmd(N)` is bound by `i = pl.tile.get_block_idx()` inside the
+        scope (docs/specification.md, "Statement forms"), which reads the block. Any other scope, including
         the for-form `for _ in pl.split_aiv(...)` (whose variable is bound to 0), runs its body
         once: a pass must not make a program depend on how a kernel is split across cores, so
         one sequential run is what before/after comparisons need.
@@ -752,12 +753,15 @@ class _Interpreter:
 
     def _eval_submit(self, expr: Submit) -> Any:
         # Synchronous: the task has finished, with all its writes, when submit returns. The
-        # value is the task id even when the callee returns values (the callee communicates
-        # through its Out / InOut arguments, as a launched task does).
+        # value is the callee's results followed by the task id, or the task id alone when the
+        # callee returns nothing (the type `pl.submit` has: docs/coming-from-pypto.md).
         args = [self.eval(a) for a in expr.args]
         if not expr.spmd:
-            self.call(expr.callee, args, {}, expr)
-            return next(self._task_ids)
+            returned = self.call(expr.callee, args, {}, expr)
+            done = next(self._task_ids)
+            if returned is None or (isinstance(returned, tuple) and not returned):
+                return done
+            return (*(returned if isinstance(returned, tuple) else (returned,)), done)
         # pl.spmd_submit: the kernel once per block, in block order (as a `pl.spmd` scope runs);
         # the value is the last block's results followed by the dispatch's task id.
         count = next(k.value for k in expr.kwargs if k.name == "core_num")

@@ -162,7 +162,7 @@ def test_deps_comprehension_unrolls_to_the_list() -> None:
 
 def test_split_with_slot_num_is_the_deprecated_alias() -> None:
     header = "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN, slot_num=4)]):"
-    with pytest.warns(FutureWarning, match="cross_core_slot"):
+    with pytest.warns(DeprecationWarning, match="cross_core_slot"):
         round_trip(program_with([header, "    b = pl.add(a, a)", "return a"]))
 
 
@@ -281,7 +281,7 @@ class Joined:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[2], pl.INT32], out: pl.Out[pl.Tensor[[2], pl.INT32]]) -> pl.Scalar[pl.TASK_ID]:
         with pl.manual_scope():
-            launched = pl.submit(self.triple, x, out)
+            out, launched = pl.submit(self.triple, x, out)
             pending = pl.array.create(1, pl.TASK_ID)
             pending[0] = launched
             joined = pl.system.task_dummy(deps=[pending])

@@ -97,7 +97,7 @@ def test_second_dispatch_in_spmd_body() -> None:
             extra="\n@pl.function(type=pl.FunctionType.InCore)\ndef k(self, x):\n    return x\n",
         )
     )
-    assert "A dispatch body may launch one kernel" in err.message
+    assert "launches 2 kernels: a dispatch body may launch one kernel" in err.message
     assert err.line == BODY_LINE + 3 and err.hint
 
 
@@ -108,7 +108,7 @@ def test_second_submit_in_spmd_body() -> None:
             extra="\n@pl.function\ndef k(self, x):\n    return x\n",
         )
     )
-    assert "A dispatch body may launch one kernel" in err.message and err.line == BODY_LINE + 2
+    assert "launches 2 kernels: a dispatch body may launch one kernel" in err.message and err.line == BODY_LINE + 2
 
 
 def test_dump_tag_misuse() -> None:

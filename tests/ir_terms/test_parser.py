@@ -658,7 +658,12 @@ def test_with_scopes() -> None:
     assert scopes[1].var is not None and scopes[1].var.type == ScalarType(DataType.TASK_ID)
     assert scopes[3].args == (ConstStr("g"),) and [d.name for d in scopes[3].dumps] == ["a", "b"]
     assert scopes[3].kwargs == ()
-    assert scopes[7].for_form and scopes[7].var is not None and scopes[7].var.name == "i"
+    # the for-form is a pl.spmd scope around the InCore scope the parser adds, which binds i first
+    assert not scopes[7].for_form and scopes[7].var is None
+    incore = scopes[7].body.stmts[0]
+    assert isinstance(incore, ScopeStmt) and incore.kind is ScopeKind.InCore
+    bind = incore.body.stmts[0]
+    assert isinstance(bind, AssignStmt) and bind.var.name == "i" and bind.value == Call("tile.get_block_idx", ())
     assert scopes[8].for_form and scopes[8].var is not None and scopes[8].var.name == "_"
     ret = stmts(prog.functions["main"])[-1]
     assert isinstance(ret, ReturnStmt) and ret.values[0] is scopes[1].var

@@ -190,9 +190,9 @@ def test_parsed_programs_print_as_written() -> None:
 
             @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
             def g(self, a):
-                for i in pl.spmd(4, core_num=2):
+                for i in pl.spmd(4):
                     x = i + 1
-                for i in pl.spmd(4, core_num=2):
+                for i in pl.spmd(4):
                     y = i * 2
                 return a
         """

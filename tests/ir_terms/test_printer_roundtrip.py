@@ -293,7 +293,7 @@ STATEMENT_FORMS = {
                 pass
             with pl.spmd(8, deps=[tid]) as tid2:
                 t = pl.submit(self.kernel, a, deps=[tid], dumps=[a])
-            for i in pl.spmd(4, core_num=2):
+            for i in pl.spmd(4):
                 x = pl.tile.get_block_idx()
             for _ in pl.split_aiv(pl.SplitMode.UP_DOWN):
                 pass

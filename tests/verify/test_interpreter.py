@@ -434,7 +434,7 @@ def test_return_leaves_loops_and_branches() -> None:
     assert interpret(program(main), "main", 2) == -1
 
 
-def test_submit_runs_the_callee_synchronously_and_yields_task_ids() -> None:
+def test_submit_runs_the_callee_synchronously_and_yields_its_results_and_task_id() -> None:
     a, out = Var("a"), Var("out")
     kernel = fn(
         "kernel",
@@ -442,13 +442,13 @@ def test_submit_runs_the_callee_synchronously_and_yields_task_ids() -> None:
         assign(out, op("tensor.assemble", out, op("add", a, a), ints(0))),
         ret(out),
     )
-    x, buf, t1, t2 = Var("x"), Var("buf"), Var("t1"), Var("t2")
+    x, buf, r1, r2 = Var("x"), Var("buf"), Var("r1"), Var("r2")
     main = fn(
         "main",
         [x, Param(buf, ParamDirection.Out)],
-        assign(t1, Submit("kernel", (x, buf))),
-        assign(t2, Submit("kernel", (buf, buf), (Keyword("deps", ints(t1)),))),
-        ret(t1, t2),
+        assign(r1, Submit("kernel", (x, buf))),
+        assign(r2, Submit("kernel", (buf, buf), (Keyword("deps", ints(TupleGetItemExpr(r1, 1))),))),
+        ret(TupleGetItemExpr(r1, 1), TupleGetItemExpr(r2, 1)),
     )
     dst = np.zeros(4, dtype=np.float32)
     assert interpret(program(kernel, main), "main", fresh(), dst) == (0, 1)
