@@ -680,13 +680,8 @@ def _true(value: Expr | None) -> bool:
 
 def launch_keywords(kwargs: Iterable[Keyword]) -> tuple[Keyword, ...]:
     """`kwargs` in `LAUNCH_KEYWORDS` order (any other keyword after them, as written), a flag
-    written False and an empty `deps=[]` dropped: that is what an absent keyword means."""
-    kept = [
-        k
-        for k in kwargs
-        if not (k.name in ("sync_start", "allow_early_resolve") and k.value == ConstBool(False))
-        and not (k.name == "deps" and k.value == MakeTuple((), is_list=True))
-    ]
+    written False dropped: False is what an absent flag means."""
+    kept = [k for k in kwargs if not (k.name in ("sync_start", "allow_early_resolve") and k.value == ConstBool(False))]
     rank = {name: i for i, name in enumerate(LAUNCH_KEYWORDS)}
     return tuple(sorted(kept, key=lambda k: rank.get(k.name, len(rank))))
 
