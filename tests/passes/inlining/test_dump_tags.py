@@ -125,7 +125,7 @@ def test_call_site_tag_rides_the_call_then_reaches_carriers_and_dispatches_but_n
     assert "pl.submit(self.kernel, a, out_inline0, deps=[], dumps=[a])" in text
     assert 'out_inline0 = self.kernel(a, out_inline0, attrs={"dump_vars": [a]})' in text
     assert "for _inline" in text and "pl.split_aiv(2):" in text and "split_aiv(2, dumps" not in text
-    assert "with pl.graph('g', dumps=[a]):" in text  # a carrier gets every live tag, as written by hand
+    assert 'with pl.graph("g", dumps=[a]):' in text  # a carrier gets every live tag, as written by hand
     assert "with pl.cluster(dumps=[a]):" in text
     assert "pl.dump_tag" not in text
     ir.assert_structural_equal(pl(text.replace("import nanopto.language as pl\n", "", 1)), after)
