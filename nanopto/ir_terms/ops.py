@@ -156,6 +156,17 @@ def _create_tensor_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[st
     return TensorType(shape, dtype)
 
 
+def _row_reduced_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    """A row reduction keeps every axis but the last, which becomes 1: [64, 64] -> [64, 1]."""
+    source = types[0] if types else UnknownType()
+    if not isinstance(source, (TensorType, TileType)) or not source.shape:
+        return UnknownType()
+    shape = (*source.shape[:-1], ConstInt(1, DataType.INDEX))
+    if isinstance(source, TensorType):
+        return TensorType(shape, source.dtype)
+    return TileType(shape, source.dtype, source.memory_space or MemorySpace.Vec)
+
+
 def _array_create_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
     size = args[0] if args else kw.get("size")
     dtype = _symbol_dtype(args[1] if len(args) > 1 else kw.get("dtype"))
@@ -459,6 +470,29 @@ def _bitwise(fn: Callable[..., Any]) -> Semantics:
     return run
 
 
+def _row_reduction(fn: Callable[..., Any]) -> Semantics:
+    """numpy's reduction along the last axis, which is kept with extent 1."""
+
+    def run(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+        source = args[0]
+        if not isinstance(source, np.ndarray) or source.ndim == 0:
+            raise OpError("a row reduction takes a tensor or tile of rank 1 or more")
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(source, axis=-1, keepdims=True), dtype=source.dtype)
+
+    return run
+
+
+def _row(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
+    return OpDef(name, (name, f"tensor.{name}", f"tile.{name}"), _row_reduced_type, _row_reduction(fn), doc=doc)
+
+
+def _scalar_operand(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
+    """PyPTO's tensor-scalar spellings (`pl.tensor.muls(t, 2.0)`): the elementwise op with a
+    scalar second operand."""
+    return OpDef(name, (f"tensor.{name}", f"tile.{name}"), _same_as(0), _elementwise(fn), doc=doc)
+
+
 def _keyword_named(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
     """An op named by a Python keyword: the IR keeps `and`, the source writes `pl.and_`."""
     return OpDef(name, (name, f"tensor.{name}", f"tile.{name}"), _same_as_first_shaped, _bitwise(fn), doc=doc)
@@ -482,6 +516,13 @@ _DECLARATIONS: tuple[OpDef, ...] = (
     _binary("maximum", np.maximum, "elementwise max(a, b); a new value"),
     _binary("minimum", np.minimum, "elementwise min(a, b); a new value"),
     OpDef("exp", ("exp", "tensor.exp", "tile.exp"), _same_as(0), _elementwise(np.exp), doc="elementwise e^x"),
+    _scalar_operand("adds", np.add, "elementwise t + s for a scalar s; a new value"),
+    _scalar_operand("subs", np.subtract, "elementwise t - s for a scalar s; a new value"),
+    _scalar_operand("muls", np.multiply, "elementwise t * s for a scalar s; a new value"),
+    _scalar_operand("divs", np.divide, "elementwise t / s for a scalar s; a new value"),
+    _row("row_max", np.max, "the maximum of each row: [m, n] -> [m, 1]; a new value"),
+    _row("row_min", np.min, "the minimum of each row: [m, n] -> [m, 1]; a new value"),
+    _row("row_sum", np.sum, "the sum of each row: [m, n] -> [m, 1]; a new value"),
     _keyword_named("and", np.bitwise_and, "elementwise a & b (logical on booleans); a new value"),
     _keyword_named("or", np.bitwise_or, "elementwise a | b (logical on booleans); a new value"),
     _keyword_named("not", np.invert, "elementwise ~a (logical on booleans); a new value"),
