@@ -1596,7 +1596,8 @@ class _ProgramParser(ExprParser):
             assert isinstance(item.optional_vars, ast.Name)
             var = self._bind(item.optional_vars, ScalarType(DataType.TASK_ID))
         at_entry = self.dump_tagged()  # a carrier dumps what is tagged at its entry and read inside
-        self._fn.scopes.append(constructor)
+        manual = constructor == "scope" and "MANUAL" in ast.unparse(call)  # a MANUAL scope, however spelled
+        self._fn.scopes.append("manual_scope" if manual else constructor)
         try:
             body = self._block(node.body, node)
         finally:
@@ -1713,8 +1714,8 @@ class _ProgramParser(ExprParser):
             case "scope" if "manual_scope" in self._fn.scopes and "MANUAL" not in ast.unparse(call):
                 raise self.error(
                     call,
-                    "pl.scope() cannot be nested inside pl.manual_scope(): the runtime forbids an AUTO "
-                    "scope inside a MANUAL one",
+                    "pl.scope() cannot be nested inside a MANUAL scope (pl.manual_scope()): the runtime "
+                    "forbids an AUTO scope inside a MANUAL one",
                     hint="close the enclosing pl.manual_scope() first",
                 )
             case "scope":

@@ -228,3 +228,14 @@ def test_rejected_forms_are_located_syntax_errors_with_a_hint(case: str) -> None
     assert message in error.message
     assert error.hint
     assert error.line > len(HEAD.splitlines())  # at the offending line of the body, not the header
+
+
+def test_an_auto_scope_inside_a_manual_one_is_rejected_however_the_manual_one_is_spelled() -> None:
+    for manual in ("pl.manual_scope()", "pl.scope(mode=pl.ScopeMode.MANUAL)"):
+        source = HEAD.replace(
+            "@pl.function(type=pl.FunctionType.Orchestration)",
+            "@pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)",
+        ) + textwrap.indent(f"with {manual}:\n    with pl.scope():\n        out = self.kernel(a, out)\nreturn out\n", " " * 8)
+        with pytest.raises(ParserSyntaxError, match="cannot be nested inside a MANUAL scope") as caught:
+            parse_program(source)
+        assert caught.value.hint
