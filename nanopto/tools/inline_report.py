@@ -40,10 +40,11 @@ def site_record(result: InlineResult, site: CallSite, source: str | None = None)
     desugars `q, r = f(x)` into a temporary), else the printed IR statement.
     """
     span = site.span
-    statement = python_print(site.stmt).strip()
     lines = _source_lines(source) if source is not None else ()
     if span is not None and 0 < span.line <= len(lines):
         statement = lines[span.line - 1].strip()
+    else:
+        statement = python_print(site.stmt).strip()
     bindings = []
     for b in site.bindings:
         bindings.append(

@@ -57,6 +57,10 @@ class PassRun:
     def changed(self) -> bool:
         """Whether the pass changed the program; compared when first asked (only the views that
         show each pass do): on a 5 MB program the comparison took longer than the pass."""
+        if self.program is self.before:
+            return False
+        if isinstance(self.trace, InlineResult) and self.trace.sites:
+            return True  # a spliced call site is gone: no need to compare two large programs
         return not structural_equal(self.before, self.program, enable_auto_mapping=True)
 
     @property
