@@ -10,6 +10,7 @@ import nanopto.passes  # noqa: F401  (registers the passes)
 from nanopto import ir, passes
 from nanopto.ir_terms import nodes
 from nanopto.ir_terms.nodes import Function, Program
+from nanopto.tools import repr_hooks
 from nanopto.tools.examples import example_source
 from nanopto.tools.pipeline_run import PipelineRun, run_pipeline
 from nanopto.verify import NotEquivalentError, assert_equivalent
@@ -83,13 +84,14 @@ def test_program_and_function_reprs_read_as_pl() -> None:
 def test_pipeline_run_repr_is_short_and_shows_the_program_after() -> None:
     run = run_pipeline(TWICE)
     shown = repr(run)
-    assert shown.startswith("<PipelineRun hoist-nested-calls -> inline-functions on P (inline-functions changed it")
+    assert shown.startswith(f"<PipelineRun {' -> '.join(run.pipeline)} on P (inline-functions changed it")
     assert "t_inline0 = pl.add(t_inline0, t_inline0)" in shown and len(shown) < 2000
 
 
 def test_repr_html_is_defined_on_the_classes(monkeypatch: pytest.MonkeyPatch) -> None:
     for cls in (Program, Function, PipelineRun):
         assert "_repr_html_" in cls.__dict__, cls
+    repr_hooks.install()  # what importing the tools' views does
     assert '<span class="tok-def">main</span>' in BUMP._repr_html_()  # the tools' highlighted view
     assert '<span class="tok-def">bump</span>' in BUMP.functions["bump"]._repr_html_()
     assert "inline-functions" in run_pipeline(TWICE)._repr_html_()
