@@ -97,7 +97,9 @@ class UnsupportedFeatureError(ParserError):
 
 
 class SSAViolationError(ParserError):
-    """A name assigned a second time in one scope of a `@pl.function(strict_ssa=True)`."""
+    """PyPTO's error for a name assigned twice under `strict_ssa=True`. Offered under PyPTO's name
+    only: nanopto's parser binds names before SSA (an assignment again rebinds the name), so it
+    never raises this (docs/coming-from-pypto.md)."""
 
 
 class InvalidOperationError(ParserError):
