@@ -1120,6 +1120,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from nanopto.passes.inlining.call_sites import InlineError
     from nanopto.passes.inlining.expansion_size import ExpansionTooLargeError
     from nanopto.rules.user_rules import UserRuleError
+    from nanopto.terms.encoding import ConstantRangeError
     from nanopto.terms.term_rows import RowsWriteError
     from nanopto.tools.egraph_dot import EGraphOutputError
     from nanopto.tools.rules_file import RulesFileError
@@ -1140,6 +1141,7 @@ def user_errors() -> tuple[type[Exception], ...]:
         RowsWriteError,
         RulesFileError,
         UserRuleError,
+        ConstantRangeError,
         EGraphOutputError,
         NestingTooDeepToPrintError,
         CampaignError,

@@ -133,8 +133,8 @@ def test_unknown_callee_is_a_parser_error_at_the_call() -> None:
 
 PAD = Ruleset(
     "pad",
-    "A user experiment that never terminates: every integer constant gains a trailing zero.",
-    (Rule("pad-constant", "c", "c0", '(rewrite (ConstInt v d) (ConstInt (+ v "0") d))'),),
+    "A user experiment that never terminates: every integer constant makes its successor.",
+    (Rule("pad-constant", "c", "c + 1", '(rewrite (ConstInt v d) (ConstInt (+ v 1) d))'),),
 )
 """Note `x -> x + 0` would *not* loop in an e-graph: `x + 0` joins x's class, so `(x + 0) + 0`
 is already there. A runaway rule has to make genuinely new terms, as this one does."""

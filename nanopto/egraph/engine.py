@@ -16,6 +16,7 @@ changing the e-graph, and rounds repeat until a whole round changes nothing.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,6 +32,24 @@ from nanopto.terms.term_rows import SPAN, TermRows, load_commands, load_rows, ru
 
 class SaturationError(RuntimeError):
     """egglog rejected the rules or extraction failed: a bug in a rule, not in the user's input."""
+
+
+class UnextractableError(SaturationError):
+    """Extraction found no term for a function body: every form of it was retired (subsumed) or
+    deleted. A rewrite pass of the user's reports it against its subsuming rules (a user error)."""
+
+
+def _quiet_egglog() -> None:
+    """egglog's own log lines (an extraction that failed, a warning about a global's name) never
+    reach the terminal or a test's output: what went wrong reaches the user as nanopto's error,
+    once. The loggers are egglog's (`egglog.*`), forwarded by its Rust core."""
+    logger = logging.getLogger("egglog")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+
+_quiet_egglog()
 
 
 @dataclass(frozen=True)
@@ -50,13 +69,18 @@ class SaturationLimits:
 class SaturationLimitError(RuntimeError):
     """A saturation run hit one of its limits before reaching a fixpoint."""
 
-    def __init__(self, limit: str, value: float, still_matching: Sequence[str], option: str) -> None:
+    def __init__(
+        self, limit: str, value: float, still_matching: Sequence[str], option: str, rules: Sequence[str] = ()
+    ) -> None:
         self.limit = limit
         self.still_matching = tuple(still_matching)
+        self.rules = tuple(rules)
+        """The rules that matched in the last iteration of those rulesets: the ones to look at."""
         matching = ", ".join(still_matching) or "none"
+        firing = f" (rules: {', '.join(rules)})" if rules else ""
         super().__init__(
             f"saturation stopped at the {limit} limit ({value:g}) before reaching a fixpoint; "
-            f"rulesets still matching: {matching}. If the rules are meant to terminate, raise the "
+            f"rulesets still matching: {matching}{firing}. If the rules are meant to terminate, raise the "
             f"limit ({option}); a ruleset that rewrites forever (e.g. commutativity with a growing "
             "term) never will."
         )
@@ -122,8 +146,12 @@ def saturate(
         return
     started = time.perf_counter()
     first = rulesets[0]
+    owner = {egglog: name for ruleset in rulesets for egglog, name in ruleset.egglog_names().items()}
+    """egglog's rule name -> the rule's (the two halves of a birewrite count as one rule)."""
     still_matching: dict[str, bool] = {}
     """Whether each ruleset's latest iteration changed the e-graph: what a limit error names."""
+    last_rules: dict[str, list[str]] = {}
+    """The rules each ruleset's latest iteration matched."""
     while True:
         changed = False
         for ruleset in rulesets:
@@ -132,7 +160,11 @@ def saturate(
                 assert isinstance(out, eb.RunScheduleOutput)
                 run = out.report
                 report.iterations += 1
-                matches = {rule: count for rule, count in run.num_matches_per_rule.items() if count}
+                matches: dict[str, int] = {}
+                for rule, count in run.num_matches_per_rule.items():
+                    if count:
+                        name = owner.get(rule, rule)
+                        matches[name] = matches.get(name, 0) + count
                 for rule, count in matches.items():
                     report.matches[rule] = report.matches.get(rule, 0) + count
                 if each_iteration is not None:
@@ -142,23 +174,31 @@ def saturate(
                 # The ruleset that keeps changing the e-graph is the one to name; a ruleset that
                 # only ran earlier in the round has already had its say.
                 culprits = [ruleset.name] if run.updated else [k for k, on in still_matching.items() if on]
-                _check(egraph, limits, report, started, culprits)
+                last_rules[ruleset.name] = list(matches)
+                _check(egraph, limits, report, started, culprits, [r for c in culprits for r in last_rules.get(c, ())])
                 if not run.updated or ruleset is first:
                     break
         if not changed:
             return
 
 
-def _check(egraph: eb.EGraph, limits: SaturationLimits, report: StageReport, started: float, matching: list[str]) -> None:
+def _check(
+    egraph: eb.EGraph,
+    limits: SaturationLimits,
+    report: StageReport,
+    started: float,
+    matching: list[str],
+    rules: list[str],
+) -> None:
     if report.iterations >= limits.max_iterations:
-        raise SaturationLimitError("iteration", limits.max_iterations, matching, "max_iterations=")
+        raise SaturationLimitError("iteration", limits.max_iterations, matching, "max_iterations=", rules)
     elapsed = time.perf_counter() - started
     if elapsed > limits.timeout:
-        raise SaturationLimitError("time", limits.timeout, matching, "timeout= (seconds)")
+        raise SaturationLimitError("time", limits.timeout, matching, "timeout= (seconds)", rules)
     if report.iterations % 8 == 0:
         rows = egraph_rows(egraph)
         if rows > limits.max_rows:
-            raise SaturationLimitError("e-graph size", limits.max_rows, matching, "max_rows=")
+            raise SaturationLimitError("e-graph size", limits.max_rows, matching, "max_rows=", rules)
 
 
 def extract_roots(egraph: eb.EGraph, count: int) -> list[eb.ExtractBest]:
@@ -353,7 +393,9 @@ class EGraphRun:
             extracted = extract_all_roots(egraph, len(functions))
             started = _lap(report, "extract", started)
         except eb.EggSmolError as exc:
-            raise SaturationError(f"egglog failed while {self.label}: {' '.join(str(exc).split())}") from None
+            message = " ".join(str(exc).split())
+            error = UnextractableError if "extraction failure" in message else SaturationError
+            raise error(f"egglog failed while {self.label}: {message}") from None
         finally:
             egraph.run_program(eb.Pop(SPAN, 1))
         result = decode_roots(functions, extracted, decoder)

@@ -21,13 +21,20 @@ from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
 from nanopto.egglog_bindings import bindings as eb
-from nanopto.egraph import EGraphRun, SaturationLimits, SaturationObserver, StageReport
+from nanopto.egraph import EGraphRun, SaturationLimits, SaturationObserver, StageReport, UnextractableError
 from nanopto.ir_terms import nodes as n
 from nanopto.passes.context import PassContext
 from nanopto.passes.pass_base import PASS_NAME, Pass, check_limit_options
+from nanopto.passes.rule_facts import function_facts
 from nanopto.rules.ruleset import Ruleset
 from nanopto.rules.user_rules import UserRuleError, check_rulesets
-from nanopto.terms.encoding import Decoder, Encoder, ir_declarations, ir_load_declarations
+from nanopto.terms.encoding import (
+    ANALYSIS_FACT_TABLES,
+    Decoder,
+    Encoder,
+    ir_declarations,
+    ir_load_declarations,
+)
 
 
 @dataclass
@@ -36,6 +43,16 @@ class RewriteResult:
 
     program: n.Program
     report: StageReport = field(default_factory=StageReport)
+
+
+def add_rule_facts(encoder: Encoder, program: n.Program) -> None:
+    """The analysis facts of every function (`rule_facts`), as rows on the encoded terms."""
+    rows = encoder.rows
+    for fn in program.function_list:
+        facts = function_facts(fn)
+        for name, nodes in (("Fresh", facts.fresh), ("Unwritten", facts.unwritten), ("IsScalar", facts.scalars)):
+            for node in nodes:
+                rows.fact(name, encoder.expr(node))
 
 
 def rewrite_program(
@@ -57,17 +74,28 @@ def rewrite_program(
     started = time.perf_counter()
     encoder = Encoder()
     encoder.roots(program.function_list)
+    add_rule_facts(encoder, program)
     report.times["encode"] = time.perf_counter() - started
     names = ", ".join(r.name for r in rulesets)
     run = EGraphRun(
-        ir_declarations() + "\n" + ir_load_declarations(),
+        ir_declarations() + "\n" + ir_load_declarations(facts=ANALYSIS_FACT_TABLES),
         rulesets,
         limits or SaturationLimits(),
         label=f"running ruleset(s) {names}",
         transcript=transcript,
         at_saturation=at_saturation,
     )
-    functions = run.rewrite(program.function_list, encoder.rows, Decoder(vars=dict(encoder.vars)), report)
+    try:
+        functions = run.rewrite(program.function_list, encoder.rows, Decoder(vars=dict(encoder.vars)), report)
+    except UnextractableError:
+        retiring = [r.name for rs in rulesets for r in rs.rules if r.subsumes]
+        fired = [name for name in retiring if report.matches.get(name)] or retiring
+        raise UserRuleError(
+            f"ruleset(s) {names}: after the rules ran, a function body had no term left to extract; "
+            f"every form of it was retired by {', '.join(repr(n) for n in fired) or 'a rule'} "
+            "(subsume=True or delete). A subsuming rule must leave a form it does not retire: "
+            "drop subsume=True, or make sure the right side is never matched by the same rule."
+        ) from None
     return RewriteResult(n.Program(program.name, tuple(functions), span=program.span), report)
 
 

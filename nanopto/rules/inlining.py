@@ -1,76 +1,100 @@
 """The inlining rulesets: splice, project, discard, writeback.
 
 docs/specification.md ("Steps at one call site", "Call-site forms", "Discarding a return value")
-states every rule here; each rule's comment is its before/after shape. A call site is
-`(At site template pre)`: Python has already decided, per site, what each formal stands for
-(an `Arg` fact per formal) and which arguments are bound to fresh locals first (`pre`); the rules
-splice, substitute, rename and wire.
+states every rule here. A call site is `At(site, template, pre)`: Python has already decided, per
+site, what each formal stands for (an `Arg` fact per formal) and which arguments are bound to fresh
+locals first (`pre`); the rules splice, substitute, rename and wire.
 
-"Nothing" produced by a rule is `(Skip)`, never `(SNil)`: template bodies share the `SNil` e-class,
+"Nothing" produced by a rule is `Skip()`, never `SNil()`: template bodies share the `SNil` e-class,
 and a union into it would let substitution run into caller statements without end.
 """
 
 from __future__ import annotations
 
-from nanopto.rules.ruleset import Rule, Ruleset
+from egglog import String, eq, i64, ne, rewrite, rule, subsume, union, var
+
+from nanopto.rules.patterns import sort_class
+from nanopto.rules.ruleset import Rule, Ruleset, declare
+from nanopto.terms import language as T
 from nanopto.terms.encoding import ir_constructors
 from nanopto.terms.inlining import INLINE_TERMS
 
-_CALL = "(At s tpl pre)"
+site, template = var("s", i64), var("tpl", String)
+pre, body, x, d = var("pre", T.SL), var("body", T.SL), var("x", T.SL), var("d", T.SL)
+rets, more, rest = var("rets", T.ExL), var("more", T.ExL), var("rest", T.ExL)
+lhs, r, r0, r1 = var("lhs", T.Ex), var("r", T.Ex), var("r0", T.Ex), var("r1", T.Ex)
+annotated, span = var("ann", String), var("sp", String)
+call_site = T.At(site, template, pre)
+copied = T.SubSL(body, site)
 
 
-def _splice(name: str, before: str, after: str, site_stmt: str, extra: str, result: str) -> Rule:
-    return Rule(
+def _splice(name: str, doc: str, site_stmt: T.St, facts: tuple[object, ...], result: T.SL) -> Rule:
+    """Splice at a statement `site_stmt` holding the call site: `result` replaces it, and the
+    unspliced statement is retired so it can never win on size."""
+    st = var("st", T.St)
+    return declare(
         name,
-        before,
-        after,
-        f"(rule ((= st {site_stmt}) (= x (SOne st)) (= body (Body tpl)) (= rets (Ret tpl)){extra})"
-        f" ((union x {result.replace('BODY', '(SubSL body s)')}) (subsume (SOne {site_stmt}))))",
+        rule(
+            eq(st).to(site_stmt),
+            eq(x).to(T.SOne(st)),
+            eq(body).to(T.Body(template)),
+            eq(rets).to(T.Ret(template)),
+            *facts,  # type: ignore[arg-type]
+        ).then(union(x).with_(result), subsume(T.SOne(site_stmt))),
+        doc,
     )
 
 
 def _splice_rules() -> tuple[Rule, ...]:
-    copy = "Sub(body(f))"
+    assign = T.AssignStmt(lhs, call_site, annotated, span)
     return (
         _splice(
             "splice-assign",
-            "lhs = f(args)                       (f returns one value r)",
-            f"Pre(site); {copy}; lhs = Sub(r)",
-            f"(AssignStmt lhs {_CALL} ann sp)",
-            " (= rets (ExCons r (ExNil)))",
-            "(SCat3 pre BODY (SOne (WireAssign lhs (SubEx r s) ann sp)))",
+            "lhs = f(args), f returning one value r: Pre(site); Sub(body(f)); lhs = Sub(r)",
+            assign,
+            (eq(rets).to(T.ExCons(r, T.ExNil())),),
+            T.SCat3(pre, copied, T.SOne(T.WireAssign(lhs, T.SubEx(r, site), annotated, span))),
         ),
-        _splice(
+        declare(
             "splice-assign-tuple",
-            "tmp = f(args)                       (f returns r0, r1, ...; uses are tmp[i])",
-            f"Pre(site); {copy}; tmp == (Sub(r0), Sub(r1), ...)   -- no MakeTuple binding",
-            f"(AssignStmt lhs {_CALL} ann sp)",
-            ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "project")',
-            "(SCat pre BODY)) (union lhs (MakeTuple (SubExL rets s) \"False\")",
+            rule(
+                eq(var("st", T.St)).to(assign),
+                eq(x).to(T.SOne(var("st", T.St))),
+                eq(body).to(T.Body(template)),
+                eq(rets).to(T.Ret(template)),
+                eq(rets).to(T.ExCons(r0, T.ExCons(r1, more))),
+                eq(T.TupleForm(site)).to(String("project")),
+            ).then(
+                union(x).with_(T.SCat(pre, copied)),
+                union(lhs).with_(T.MakeTuple(T.SubExL(rets, site), "False")),
+                subsume(T.SOne(assign)),
+            ),
+            "tmp = f(args), f returning r0, r1, ... and tmp used only as tmp[i]: Pre(site); Sub(body(f)); "
+            "tmp is (Sub(r0), Sub(r1), ...) with no binding",
         ),
         _splice(
             "splice-assign-tuple-bound",
-            "tmp = f(args)                       (f returns r0, r1, ...; tmp is also used whole)",
-            f"Pre(site); {copy}; tmp = (Sub(r0), Sub(r1), ...)",
-            f"(AssignStmt lhs {_CALL} ann sp)",
-            ' (= rets (ExCons r0 (ExCons r1 more))) (= (TupleForm s) "bind")',
-            "(SCat3 pre BODY (SOne (WireAssign lhs (MakeTuple (SubExL rets s) \"False\") ann sp)))",
+            "tmp = f(args), f returning r0, r1, ... and tmp also used whole: Pre(site); Sub(body(f)); "
+            "tmp = (Sub(r0), Sub(r1), ...)",
+            assign,
+            (eq(rets).to(T.ExCons(r0, T.ExCons(r1, more))), eq(T.TupleForm(site)).to(String("bind"))),
+            T.SCat3(
+                pre, copied, T.SOne(T.WireAssign(lhs, T.MakeTuple(T.SubExL(rets, site), "False"), annotated, span))
+            ),
         ),
         _splice(
             "splice-return",
-            "return f(args)",
-            f"Pre(site); {copy}; return Sub(r0), ...",
-            f"(ReturnStmt (ExCons {_CALL} (ExNil)) sp)",
-            "",
-            "(SCat3 pre BODY (SOne (ReturnStmt (SubExL rets s) sp)))",
+            "return f(args): Pre(site); Sub(body(f)); return Sub(r0), ...",
+            T.ReturnStmt(T.ExCons(call_site, T.ExNil()), span),
+            (),
+            T.SCat3(pre, copied, T.SOne(T.ReturnStmt(T.SubExL(rets, site), span))),
         ),
         _splice(
             "splice-discard",
-            "f(args)                             (the value is discarded)",
-            f"Pre(site); {copy}; Discard(Sub(r0), ...)",
-            f"(EvalStmt {_CALL} sp)",
-            "",
-            "(SCat3 pre BODY (Discard (SubExL rets s) sp))",
+            "f(args) with its value discarded: Pre(site); Sub(body(f)); Discard(Sub(r0), ...)",
+            T.EvalStmt(call_site, span),
+            (),
+            T.SCat3(pre, copied, T.Discard(T.SubExL(rets, site), span)),
         ),
     )
 
@@ -81,77 +105,79 @@ SPLICE = Ruleset(
     _splice_rules(),
 )
 
+_g, _e, _i = var("g", T.Ex), var("e", T.Ex), var("i", i64)
+_xs, _item, _flag = var("xs", T.ExL), var("x", T.Ex), var("l", String)
+
 PROJECT = Ruleset(
     "project",
     "Tuple projection: a component of a tuple of cloned return values is that value.",
     (
-        Rule(
+        declare(
             "project-tuple-item",
-            "TupleGetItemExpr((x0, x1, ...), i)",
-            "x_i",
-            "(rule ((= g (TupleGetItemExpr (MakeTuple xs l) i)))"
-            " ((union g (NthEx xs i)) (Projected g) (subsume (TupleGetItemExpr (MakeTuple xs l) i))))",
+            rule(eq(_g).to(T.TupleGetItemExpr(T.MakeTuple(_xs, _flag), _i))).then(
+                union(_g).with_(T.NthEx(_xs, _i)),
+                T.Projected(_g),
+                subsume(T.TupleGetItemExpr(T.MakeTuple(_xs, _flag), _i)),
+            ),
+            "a component of a tuple of cloned return values is that value",
         ),
-        Rule("nth-first", "Nth((x, ...), 0)", "x", "(rule ((= e (NthEx (ExCons x rest) 0))) ((union e x)))"),
-        Rule(
-            "nth-rest",
-            "Nth((x, rest...), i)   i > 0",
-            "Nth(rest, i - 1)",
-            "(rule ((= e (NthEx (ExCons x rest) i)) (> i 0)) ((union e (NthEx rest (- i 1)))))",
-        ),
+        declare("nth-first", rewrite(T.NthEx(T.ExCons(_item, rest), 0)).to(_item)),
+        declare("nth-rest", rewrite(T.NthEx(T.ExCons(_item, rest), _i)).to(T.NthEx(rest, _i - 1), _i > 0)),
     ),
 )
+
+_v = var("v", T.Ex)
 
 WRITEBACK = Ruleset(
     "writeback",
     "Wire a cloned return value to its receiver, omitting the identity write-back `x = x`.",
     (
-        Rule(
+        declare(
             "writeback-identity",
-            "lhs = v      where v is the very same Var as lhs",
-            "(nothing)",
-            "(rule ((= x (SOne (WireAssign v v ann sp)))) ((union x (Skip))))",
+            rewrite(T.SOne(T.WireAssign(_v, _v, annotated, span))).to(T.Skip()),
+            "lhs = v where v is the very same Var as lhs: nothing",
         ),
-        Rule(
+        declare(
             "wire-result",
-            "lhs = v      where v is not lhs",
-            "AssignStmt(lhs, v)",
-            "(rule ((= x (SOne (WireAssign v e ann sp))) (!= v e)) ((union x (SOne (AssignStmt v e ann sp)))))",
+            rule(eq(x).to(T.SOne(T.WireAssign(_v, _e, annotated, span))), ne(_v).to(_e)).then(
+                union(x).with_(T.SOne(T.AssignStmt(_v, _e, annotated, span)))
+            ),
+            "lhs = v where v is not lhs: an assignment",
         ),
-        Rule(
+        declare(
             "writeback-tuple-identity",
-            "q = tmp[i]   where tmp[i] projects to q itself (the caller's own statement)",
-            "(nothing)",
-            "(rule ((= x (SOne (AssignStmt v v ann sp))) (Projected v) (ProjectedRead x))"
-            " ((union x (Skip)) (subsume (SOne (AssignStmt v v ann sp)))))",
+            rule(
+                eq(x).to(T.SOne(T.AssignStmt(_v, _v, annotated, span))), T.Projected(_v), T.ProjectedRead(x)
+            ).then(union(x).with_(T.Skip()), subsume(T.SOne(T.AssignStmt(_v, _v, annotated, span)))),
+            "q = tmp[i] where tmp[i] projects to q itself (the caller's own statement): nothing",
         ),
     ),
 )
 
 
 def _discard_rules() -> tuple[Rule, ...]:
-    rules = [Rule("discard-nothing", "Discard(())", "(nothing)", "(rewrite (Discard (ExNil) sp) (Skip))")]
+    rules = [declare("discard-nothing", rewrite(T.Discard(T.ExNil(), span)).to(T.Skip()))]
     for c in (*ir_constructors(), *INLINE_TERMS):
         if c.sort != "Ex" or c.name in ("Keyword", "NoEx", "At"):
             continue
-        pattern = f"({c.name}{''.join(f' a{i}' for i in range(len(c.args)))})"
+        pattern = getattr(T, c.name)(*[var(f"a{i}", sort_class(a)) for i, a in enumerate(c.args)])
+        matched = eq(d).to(T.Discard(T.ExCons(_item, rest), span))
         if c.name in ("Call", "Submit"):
             rules.append(
-                Rule(
+                declare(
                     f"discard-keep-{c.name}",
-                    f"Discard(({c.name}(...), rest...))",
-                    f"EvalStmt({c.name}(...)); Discard(rest)",
-                    f"(rule ((= d (Discard (ExCons x rest) sp)) (= x {pattern}))"
-                    " ((union d (SCat (SOne (EvalStmt x sp)) (Discard rest sp)))))",
+                    rule(matched, eq(_item).to(pattern)).then(
+                        union(d).with_(T.SCat(T.SOne(T.EvalStmt(_item, span)), T.Discard(rest, span)))
+                    ),
+                    f"a discarded {c.name} is still evaluated",
                 )
             )
         else:
             rules.append(
-                Rule(
+                declare(
                     f"discard-drop-{c.name}",
-                    f"Discard(({c.name}(...), rest...))",
-                    "Discard(rest)   -- evaluating it has no effect",
-                    f"(rule ((= d (Discard (ExCons x rest) sp)) (= x {pattern})) ((union d (Discard rest sp))))",
+                    rule(matched, eq(_item).to(pattern)).then(union(d).with_(T.Discard(rest, span))),
+                    f"evaluating a discarded {c.name} has no effect",
                 )
             )
     return tuple(rules)

@@ -18,134 +18,137 @@ follows the candidates, not the program.
 
 from __future__ import annotations
 
-from nanopto.rules.ruleset import Rule, Ruleset
+from typing import Any
+
+from egglog import String, eq, i64, rewrite, rule, subsume, union, var
+
+from nanopto.rules.patterns import sort_class
+from nanopto.rules.ruleset import Rule, Ruleset, declare
+from nanopto.terms import language as T
 from nanopto.terms.encoding import FUSED_ASSIGN_CALL, Constructor, args_constructor, ir_constructors
 from nanopto.terms.inlining import SUBST
 
 _SPECIAL = {"Var", "IterArg", "Root"}
 
+site = var("s", i64)
+e, a, b, init = var("e", T.Ex), var("a", T.Ex), var("b", T.Ex), var("init", T.Ex)
+name, dtype, binop = var("nm", String), var("d", String), var("binop", String)
+ty, var_id = var("ty", T.Ty), var("id", i64)
+
+
+def _sub(sort: str, value: object) -> Any:
+    return getattr(T, SUBST[sort])(value, site)
+
 
 def _structural_rule(c: Constructor) -> Rule:
-    names = [f"a{i}" for i in range(len(c.args))]
-    pattern = f"({c.name}{''.join(' ' + x for x in names)})"
-    pushed = [f"({SUBST[sort]} {x} s)" if sort in SUBST else x for x, sort in zip(names, c.args, strict=True)]
-    result = f"({c.name}{''.join(' ' + x for x in pushed)})"
-    before = f"Sub({c.name}(...), site)"
-    after = f"{c.name}(Sub(...), site)" if any(sort in SUBST for sort in c.args) else f"{c.name}(...)"
-    return Rule(
-        name=f"subst-{c.name}",
-        before=before,
-        after=after,
-        text=f"(rewrite ({SUBST[c.sort]} {pattern} s) {result})",
-    )
+    """`Sub(C(a0, a1, ...), site) -> C(Sub(a0, site), a1, ...)`: the substitution pushed through one
+    constructor, generated from the table as nanopass derives its identity traversal."""
+    fields: list[Any] = [var(f"a{i}", sort_class(sort)) for i, sort in enumerate(c.args)]
+    pushed = [_sub(sort, x) if sort in SUBST else x for x, sort in zip(fields, c.args, strict=True)]
+    ctor = getattr(T, c.name)
+    matched: Any = _sub(c.sort, ctor(*fields))
+    return declare(f"subst-{c.name}", rewrite(matched).to(ctor(*pushed)))
 
 
 _VARIABLE_RULES = (
-    Rule(
+    declare(
         "subst-formal",
-        "Sub(Var p, site)",
-        "the actual bound to formal p at site",
-        "(rule ((= e (SubEx (Var nm ty id) s)) (= a (Arg s id))) ((union e a)))",
+        rule(eq(e).to(T.SubEx(T.Var(name, ty, var_id), site)), eq(a).to(T.Arg(site, var_id))).then(union(e).with_(a)),
+        "a formal becomes the actual bound to it at the site",
     ),
-    Rule(
+    declare(
         "rename-local",
-        "Sub(Var y, site)  where y is bound in the callee",
-        "RVar(y, Sub(type(y)), site)   -- printed y_inline<k>",
-        "(rule ((= e (SubEx (Var nm ty id) s)) (Local id)) ((union e (RVar nm (SubTy ty s) id s))))",
+        rule(eq(e).to(T.SubEx(T.Var(name, ty, var_id), site)), T.Local(var_id)).then(
+            union(e).with_(T.RVar(name, T.SubTy(ty, site), var_id, site))
+        ),
+        "a variable the callee binds becomes its copy for the site (printed y_inline<k>)",
     ),
-    Rule(
+    declare(
         "rename-iter-arg",
-        "Sub(IterArg acc = init, site)",
-        "RIterArg(acc, site) = Sub(init, site)",
-        "(rewrite (SubEx (IterArg nm ty id init) s) (RIterArg nm (SubTy ty s) id s (SubEx init s)))",
+        rewrite(T.SubEx(T.IterArg(name, ty, var_id, init), site)).to(
+            T.RIterArg(name, T.SubTy(ty, site), var_id, site, T.SubEx(init, site))
+        ),
+        "a loop-carried variable of the callee becomes its copy for the site",
     ),
 )
 
 
-def _gated(name: str, before: str, pattern: str) -> Rule:
+def _gated(rule_name: str, pattern: T.Ex) -> Rule:
     """An `IsScalar` rule, run only on an expression a scalar-operator candidate asked about."""
-    return Rule(name, before, "IsScalar(it)", f"(rule ((WantScalar e) (= e {pattern})) ((IsScalar e)))")
+    return declare(rule_name, rule(T.WantScalar(e), eq(e).to(pattern)).then(T.IsScalar(e)))
 
+
+_y, _v, _st = var("y", T.Ex), var("v", T.Ex), var("st", T.St)
+_op, _ann, _sp = var("op", String), var("ann", String), var("sp", String)
 
 _SCALAR_ANALYSIS = (
-    Rule(
+    declare(
         "want-scalar-binary",
-        "WantScalar(a op b)",
-        "WantScalar(a), WantScalar(b)",
-        "(rule ((WantScalar e) (= e (BinaryExpr op a b))) ((WantScalar a) (WantScalar b)))",
+        rule(T.WantScalar(e), eq(e).to(T.BinaryExpr(_op, a, b))).then(T.WantScalar(a), T.WantScalar(b)),
     ),
-    Rule(
-        "want-scalar-unary",
-        "WantScalar(op a)",
-        "WantScalar(a)",
-        "(rule ((WantScalar e) (= e (UnaryExpr op a))) ((WantScalar a)))",
-    ),
-    Rule(
+    declare("want-scalar-unary", rule(T.WantScalar(e), eq(e).to(T.UnaryExpr(_op, a))).then(T.WantScalar(a))),
+    declare(
         "want-scalar-assigned",
-        "WantScalar(y)   where y = v",
-        "WantScalar(v)   -- a spliced local's type is derived only after extraction",
-        "(rule ((WantScalar y) (= st (AssignStmt y v ann sp))) ((WantScalar v)))",
+        rule(T.WantScalar(_y), eq(_st).to(T.AssignStmt(_y, _v, _ann, _sp))).then(T.WantScalar(_v)),
+        "a spliced local's type is derived only after extraction: ask about its value",
     ),
-    _gated("scalar-var", "Var x: Scalar", "(Var nm (TScalar d) id)"),
-    _gated("scalar-iter-arg", "IterArg x: Scalar", "(IterArg nm (TScalar d) id init)"),
-    _gated("scalar-renamed", "RVar(y, Scalar, site)", "(RVar nm (TScalar d) id s)"),
-    _gated("scalar-renamed-iter-arg", "RIterArg(acc, Scalar, site)", "(RIterArg nm (TScalar d) id s init)"),
-    _gated("scalar-const-int", "ConstInt(v, dtype)", "(ConstInt v d)"),
-    _gated("scalar-const-float", "ConstFloat(v, dtype)", "(ConstFloat v d)"),
-    _gated("scalar-const-bool", "ConstBool(v)", "(ConstBool v)"),
-    Rule(
+    _gated("scalar-var", T.Var(name, T.TScalar(dtype), var_id)),
+    _gated("scalar-iter-arg", T.IterArg(name, T.TScalar(dtype), var_id, init)),
+    _gated("scalar-renamed", T.RVar(name, T.TScalar(dtype), var_id, site)),
+    _gated("scalar-renamed-iter-arg", T.RIterArg(name, T.TScalar(dtype), var_id, site, init)),
+    _gated("scalar-const-int", T.ConstInt(var("c", i64), dtype)),
+    _gated("scalar-const-float", T.ConstFloat(var("f", sort_class("f64")), dtype)),
+    _gated("scalar-const-bool", T.ConstBool(var("t", sort_class("bool")))),
+    declare(
         "scalar-binary",
-        "a op b      where a, b are scalars",
-        "IsScalar(it)",
-        "(rule ((= e (BinaryExpr op a b)) (IsScalar a) (IsScalar b)) ((IsScalar e)))",
+        rule(eq(e).to(T.BinaryExpr(_op, a, b)), T.IsScalar(a), T.IsScalar(b)).then(T.IsScalar(e)),
     ),
-    Rule("scalar-unary", "op a      where a is a scalar", "IsScalar(it)", "(rule ((= e (UnaryExpr op a)) (IsScalar a)) ((IsScalar e)))"),
-    Rule(
+    declare("scalar-unary", rule(eq(e).to(T.UnaryExpr(_op, a)), T.IsScalar(a)).then(T.IsScalar(e))),
+    declare(
         "scalar-assigned",
-        "y = v      where v is a scalar",
-        "IsScalar(y)",
-        "(rule ((WantScalar y) (= st (AssignStmt y v ann sp)) (IsScalar v)) ((IsScalar y)))",
+        rule(T.WantScalar(_y), eq(_st).to(T.AssignStmt(_y, _v, _ann, _sp)), T.IsScalar(_v)).then(T.IsScalar(_y)),
     ),
 )
 
 
-def _scalar_operator_rules(fused: bool, args: str) -> tuple[Rule, Rule]:
+def _scalar_operator_rules(fused: bool, grouped: bool) -> tuple[Rule, Rule]:
     """`pl.<op>(a, b)` as an expression or fused with its assignment (`FUSED_ASSIGN_CALL`), its two
     arguments grouped (`ExL2`, how the stock encoder writes them) or a cons list: one rule asks
     whether the copied operands are scalars, the other reads the call as the operator if so."""
-    fields = "op args (ExNil) \"False\" (ExNil) (ExNil) csp"
-    copied = "op (SubExL args s) (SubExL (ExNil) s) \"False\" (SubExL (ExNil) s) (SubExL (ExNil) s) csp"
-    scalar = "(BinaryExpr binop (SubEx a s) (SubEx b s))"
+    args, nil, csp = var("args", T.ExL), T.ExNil(), var("csp", String)
+    lhs = var("lhs", T.Ex)
+    scalar = T.BinaryExpr(binop, T.SubEx(a, site), T.SubEx(b, site))
+    copied = (_op, T.SubExL(args, site), T.SubExL(nil, site), String("False"), T.SubExL(nil, site), T.SubExL(nil, site), csp)
     if fused:
-        site, sort = f"({FUSED_ASSIGN_CALL} lhs {fields} ann sp)", "SubSt"
-        result, old = f"(AssignStmt (SubEx lhs s) {scalar} ann sp)", f"({FUSED_ASSIGN_CALL} (SubEx lhs s) {copied} ann sp)"
+        fused_call = getattr(T, FUSED_ASSIGN_CALL)
+        term: object = T.SubSt(fused_call(lhs, _op, args, nil, "False", nil, nil, csp, _ann, _sp), site)
+        result: object = T.AssignStmt(T.SubEx(lhs, site), scalar, _ann, _sp)
+        old: object = fused_call(T.SubEx(lhs, site), *copied, _ann, _sp)
     else:
-        site, sort, result, old = f"(Call {fields})", "SubEx", scalar, f"(Call {copied})"
-    name = f"{'-assign' if fused else ''}{'-list' if args.startswith('(ExCons') else ''}"
-    candidate = f"(= e ({sort} {site} s)) (ScalarOperator op binop) (= args {args})"
-    written = f"{'lhs = ' if fused else ''}pl.<op>(a, b)"
+        term = T.SubEx(T.Call(_op, args, nil, "False", nil, nil, csp), site)
+        result, old = scalar, T.Call(*copied)
+    listed = getattr(T, args_constructor(2))(a, b) if grouped else T.ExCons(a, T.ExCons(b, T.ExNil()))
+    matched = var("m", T.St if fused else T.Ex)
+    candidate = (eq(matched).to(term), T.ScalarOperator(_op, binop), eq(args).to(listed))  # type: ignore[arg-type]
+    suffix = f"{'-assign' if fused else ''}{'' if grouped else '-list'}"
     return (
-        Rule(
-            f"want-scalar-operands{name}",
-            f"Sub({written}, site)   where <op> is add, sub, mul or div",
-            "WantScalar(Sub(a)), WantScalar(Sub(b))",
-            f"(rule ({candidate}) ((WantScalar (SubEx a s)) (WantScalar (SubEx b s))))",
+        declare(
+            f"want-scalar-operands{suffix}",
+            rule(*candidate).then(T.WantScalar(T.SubEx(a, site)), T.WantScalar(T.SubEx(b, site))),
+            "a copied pl.add/sub/mul/div: ask whether its operands are scalars",
         ),
-        Rule(
-            f"subst-scalar-operator{name}",
-            f"Sub({written}, site)   where Sub(a), Sub(b) are scalars",
-            f"{'Sub(lhs) = ' if fused else ''}Sub(a) <op> Sub(b)   -- as the parser reads it",
-            f"(rule ({candidate} (IsScalar (SubEx a s)) (IsScalar (SubEx b s)))"
-            f" ((union e {result}) (subsume {old})))",
+        declare(
+            f"subst-scalar-operator{suffix}",
+            rule(*candidate, T.IsScalar(T.SubEx(a, site)), T.IsScalar(T.SubEx(b, site))).then(
+                union(matched).with_(result), subsume(old)  # type: ignore[arg-type]
+            ),
+            "a copied pl.<op> of two scalars reads as the scalar operator, as the parser reads it",
         ),
     )
 
 
 _SCALAR_OPERATOR_RULES = tuple(
-    rule
-    for fused in (False, True)
-    for args in (f"({args_constructor(2)} a b)", "(ExCons a (ExCons b (ExNil)))")
-    for rule in _scalar_operator_rules(fused, args)
+    rule_ for fused in (False, True) for grouped in (True, False) for rule_ in _scalar_operator_rules(fused, grouped)
 )
 
 

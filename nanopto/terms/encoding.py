@@ -38,8 +38,10 @@ from nanopto.ir_terms import types as t
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue
 from nanopto.ir_terms.schema import NODE_CLASSES, FieldKind, FieldSpec, fields_of
 from nanopto.terms.term_rows import (
+    Cell,
     FactTable,
     TermRows,
+    handle,
     load_declarations,
     unescape,
 )
@@ -51,7 +53,12 @@ EGGLOG_VERSION = "13.2.0"
 # ---------------------------------------------------------------------------------------------
 
 _EX_NODES = {"Expr", "Var", "IterArg", "Keyword", "Param"}
-_I64_FIELDS = {("Var", "id"), ("IterArg", "id"), ("TupleGetItemExpr", "index")}
+_I64_FIELDS = {("Var", "id"), ("IterArg", "id"), ("TupleGetItemExpr", "index"), ("ConstInt", "value")}
+_F64_FIELDS = {("ConstFloat", "value")}
+_BOOL_FIELDS = {("ConstBool", "value")}
+"""Constants carry their values as egglog's own primitives, so a rule can compute on them
+(`(ConstInt (+ a b) d)`); every other attribute is a String (an enum's name, a name, a flag)."""
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 _ENCODED_CLASSES: tuple[type[n.Node], ...] = tuple(
     c for c in NODE_CLASSES if c not in (n.Param, n.Function, n.Program)
 )
@@ -82,7 +89,10 @@ def field_sort(cls: type[n.Node], spec: FieldSpec) -> str:
         case FieldKind.TYPES:
             return "TyL"
         case FieldKind.ATTR:
-            return "i64" if (cls.__name__, spec.name) in _I64_FIELDS else "String"
+            key = (cls.__name__, spec.name)
+            if key in _I64_FIELDS:
+                return "i64"
+            return "f64" if key in _F64_FIELDS else "bool" if key in _BOOL_FIELDS else "String"
 
 
 def _annotation(cls: type[n.Node], name: str) -> str:
@@ -102,10 +112,62 @@ class Constructor:
     sort: str
     unextractable: bool = False
     doc: str = ""
+    fields: tuple[str, ...] = ()
+    """The arguments' names (what `nanopto.terms.language` calls them); default a0, a1, ..."""
 
     def declaration(self) -> str:
         flags = " :unextractable" if self.unextractable else ""
         return f"(constructor {self.name} ({' '.join(self.args)}) {self.sort}{flags})"
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return self.fields or tuple(f"a{i}" for i in range(len(self.args)))
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A fact that is not a term: a relation over its columns' sorts, or (`value` set) a function
+    whose newest value wins."""
+
+    name: str
+    columns: tuple[str, ...]
+    doc: str
+    value: str | None = None
+    fields: tuple[str, ...] = ()
+
+    def declaration(self) -> str:
+        if self.value is None:
+            return f"(relation {self.name} ({' '.join(self.columns)}))"
+        return f"(function {self.name} ({' '.join(self.columns)}) {self.value} :merge new)"
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return self.fields or tuple(f"a{i}" for i in range(len(self.columns)))
+
+
+ANALYSIS_FACTS: tuple[Fact, ...] = (
+    Fact("IsScalar", ("Ex",), "`(IsScalar e)`: e is a scalar, by the types its variables and constants carry", fields=("e",)),
+    Fact(
+        "Fresh",
+        ("Ex",),
+        "`(Fresh e)`: e is a buffer of its own, made by an op that returns new storage and bound to a variable "
+        "no statement writes in place, so another name may share it (docs/your-own-rules.md#side-conditions)",
+        fields=("e",),
+    ),
+    Fact(
+        "Unwritten",
+        ("Ex",),
+        "`(Unwritten x)`: no statement writes variable x's buffer in place (through x or a name sharing it), "
+        "passes it to a function, or carries it through a loop or a branch",
+        fields=("x",),
+    ),
+)
+"""The analysis facts a rule may require, given for the program a rewrite pass runs on."""
+
+ANALYSIS_FACT_TABLES: tuple[FactTable, ...] = tuple(
+    FactTable(f.name, ("i64",), f"({f.name} ({handle('Ex')} c0))") for f in ANALYSIS_FACTS
+)
+"""How the analysis facts are loaded: one row per expression handle."""
 
 
 MAX_GROUP = 8
@@ -133,6 +195,14 @@ def carries_span(cls: type[n.Node]) -> bool:
     return issubclass(cls, n.Stmt) or cls in (n.Call, n.Submit)
 
 
+def _class_doc(cls: type[n.Node]) -> str:
+    """The first paragraph of a node class's docstring (none for a dataclass's generated one)."""
+    doc = (cls.__doc__ or "").strip()
+    if not doc or doc.startswith(f"{cls.__name__}("):
+        return f"the IR node `{cls.__name__}`"
+    return " ".join(doc.split("\n\n")[0].split())
+
+
 def ir_constructors() -> tuple[Constructor, ...]:
     """Every constructor of the IR sorts, node classes first, then lists, types and markers."""
     generated = tuple(
@@ -140,6 +210,8 @@ def ir_constructors() -> tuple[Constructor, ...]:
             cls.__name__,
             tuple(field_sort(cls, f) for f in fields_of(cls)) + (("String",) if carries_span(cls) else ()),
             sort_of_class(cls),
+            doc=_class_doc(cls),
+            fields=tuple(f.name for f in fields_of(cls)) + (("span",) if carries_span(cls) else ()),
         )
         for cls in _ENCODED_CLASSES
     )
@@ -149,11 +221,12 @@ def ir_constructors() -> tuple[Constructor, ...]:
             FUSED_ASSIGN_CALL,
             ("Ex", *call.args, "String", "String"),
             "St",
+            fields=("var", *call.fields[:-1], "call_span", "annotated", "span"),
             doc="`lhs = op(args)` as one term (AssignCall lhs <the Call's fields> annotated span), for a "
             "statement no rule matches alone",
         ),
         Constructor("ExNil", (), "ExL"),
-        Constructor("ExCons", ("Ex", "ExL"), "ExL"),
+        Constructor("ExCons", ("Ex", "ExL"), "ExL", fields=("head", "tail")),
         *(
             Constructor(
                 args_constructor(k),
@@ -170,8 +243,8 @@ def ir_constructors() -> tuple[Constructor, ...]:
             "SL",
             doc="nothing, as produced by a rule: kept apart from SNil, which template bodies share",
         ),
-        Constructor("SOne", ("St",), "SL"),
-        Constructor("SCat", ("SL", "SL"), "SL"),
+        Constructor("SOne", ("St",), "SL", fields=("stmt",)),
+        Constructor("SCat", ("SL", "SL"), "SL", fields=("first", "rest")),
         Constructor("SCat3", ("SL", "SL", "SL"), "SL", doc="three lists in a row: a splice's bindings, body and result"),
         *(
             Constructor(
@@ -183,10 +256,16 @@ def ir_constructors() -> tuple[Constructor, ...]:
             for k in range(2, MAX_GROUP + 1)
         ),
         Constructor("TyNil", (), "TyL"),
-        Constructor("TyCons", ("Ty", "TyL"), "TyL"),
-        Constructor("TScalar", ("String",), "Ty"),
-        Constructor("TTensor", ("ExL", "String"), "Ty"),
-        Constructor("TTile", ("ExL", "String", "Ty", "Ty", "String"), "Ty", doc="shape, dtype, memref, view, memory space"),
+        Constructor("TyCons", ("Ty", "TyL"), "TyL", fields=("head", "tail")),
+        Constructor("TScalar", ("String",), "Ty", fields=("dtype",)),
+        Constructor("TTensor", ("ExL", "String"), "Ty", fields=("shape", "dtype")),
+        Constructor(
+            "TTile",
+            ("ExL", "String", "Ty", "Ty", "String"),
+            "Ty",
+            doc="shape, dtype, memref, view, memory space",
+            fields=("shape", "dtype", "memref", "view", "memory_space"),
+        ),
         Constructor(
             "TView",
             ("ExL", "ExL", "Ex", "String", "String", "i64", "String", "String"),
@@ -210,9 +289,10 @@ SORTS = ("Ex", "ExL", "St", "SL", "Ty", "TyL")
 
 
 def ir_declarations() -> str:
-    """The egglog text declaring the IR sorts and constructors."""
+    """The egglog text declaring the IR sorts and constructors, and the analysis facts."""
     lines = [f"(sort {s})" for s in SORTS]
     lines += [c.declaration() for c in ir_constructors()]
+    lines += [f.declaration() for f in ANALYSIS_FACTS]
     return "\n".join(lines)
 
 
@@ -263,7 +343,7 @@ def parse_comments(text: str) -> tuple[str, ...]:
     return tuple(text.split(COMMENT_MARK)[1:])
 
 
-_E_NODE, _E_OPT_EX, _E_OPT_ST, _E_STMTS, _E_EXPRS, _E_TYPE, _E_TYPES, _E_I64, _E_ATTR, _E_ARGS = range(10)
+_E_NODE, _E_OPT_EX, _E_OPT_ST, _E_STMTS, _E_EXPRS, _E_TYPE, _E_TYPES, _E_I64, _E_ATTR, _E_ARGS, _E_F64, _E_BOOL = range(12)
 _ARGS_FIELDS = {(n.Call, "args"), (n.Submit, "args")}
 """The expression lists no stock rule looks into as a list: encoded as one `(ExL<k> ...)` term
 when the encoder groups (see `Encoder.singles`)."""
@@ -286,12 +366,25 @@ def _encode_plan(cls: type[n.Node]) -> tuple[tuple[tuple[str, int], ...], int]:
                 FieldKind.NODES: _E_STMTS if sort == "SL" else _E_ARGS if (cls, spec.name) in _ARGS_FIELDS else _E_EXPRS,
                 FieldKind.TYPE: _E_TYPE,
                 FieldKind.TYPES: _E_TYPES,
-                FieldKind.ATTR: _E_I64 if sort == "i64" else _E_ATTR,
+                FieldKind.ATTR: {"i64": _E_I64, "f64": _E_F64, "bool": _E_BOOL}.get(sort, _E_ATTR),
             }[spec.kind]
             fields.append((spec.name, how))
         follows = 0 if not carries_span(cls) else _COMMENTED if issubclass(cls, n.Stmt) else _SPANNED
         plan = _ENCODE_PLANS[cls] = (tuple(fields), follows)
     return plan
+
+
+class ConstantRangeError(ValueError):
+    """An integer constant egglog's i64 cannot hold."""
+
+
+def _i64(value: int, node: n.Node) -> int:
+    number = int(value)
+    if not I64_MIN <= number <= I64_MAX:
+        span = getattr(node, "span", None)
+        where = f" at line {span.line}" if span is not None else ""
+        raise ConstantRangeError(f"the integer {number}{where} does not fit in 64 bits, which nanopto's terms carry")
+    return number
 
 
 class Encoder:
@@ -333,10 +426,10 @@ class Encoder:
             self.vars.setdefault(node.id, node)
         return self.rows.term(type(node).__name__, *self._cells(node))
 
-    def _cells(self, node: n.Node) -> list[int | str]:
+    def _cells(self, node: n.Node) -> list[Cell]:
         """The row cells of `node`'s own term: its fields' handles and literals, then its span."""
         fields, has_span = _encode_plan(type(node))
-        args: list[int | str] = []
+        args: list[Cell] = []
         for name, how in fields:
             value = getattr(node, name)
             if how == _E_NODE:
@@ -344,7 +437,11 @@ class Encoder:
             elif how == _E_ATTR:
                 args.append(attr_value(value))
             elif how == _E_I64:
-                args.append(int(value))
+                args.append(_i64(value, node))
+            elif how == _E_F64:
+                args.append(float(value))
+            elif how == _E_BOOL:
+                args.append(1 if value else 0)  # egglog's `input` reads no bool column: see term_rows
             elif how == _E_STMTS:
                 args.append(self.stmts(value))
             elif how == _E_EXPRS:
@@ -735,7 +832,15 @@ def _decode_plan(name: str) -> _DecodePlan | None:
             (
                 spec.name,
                 (
-                    (int if (name, spec.name) in _I64_FIELDS else _ENUMS[_annotation(cls, spec.name)])
+                    (
+                        int
+                        if (name, spec.name) in _I64_FIELDS
+                        else float
+                        if (name, spec.name) in _F64_FIELDS
+                        else bool
+                        if (name, spec.name) in _BOOL_FIELDS
+                        else _ENUMS[_annotation(cls, spec.name)]
+                    )
                     if spec.kind is FieldKind.ATTR
                     else None
                 ),

@@ -13,7 +13,6 @@ each distinct copy into one fresh `Var`, named by `names.inline_name` in the ord
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +21,16 @@ from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms import types as t
 from nanopto.ir_terms.names import inline_name
 from nanopto.ir_terms.ops import OPS, SCALAR_OPERATORS
-from nanopto.terms.encoding import SORTS, Constructor, DecodeError, Decoder, Encoder, attr_value
+from nanopto.terms.encoding import (
+    ANALYSIS_FACTS,
+    SORTS,
+    Constructor,
+    DecodeError,
+    Decoder,
+    Encoder,
+    Fact,
+    attr_value,
+)
 from nanopto.terms.term_rows import FactTable, TermRows, handle
 
 # ---------------------------------------------------------------------------------------------
@@ -41,40 +49,78 @@ INLINE_TERMS: tuple[Constructor, ...] = (
         ("i64", "String", "SL"),
         "Ex",
         doc="an inline call site: (At site template bindings), the bindings placed before the body",
+        fields=("site", "template", "bindings"),
     ),
-    Constructor("RVar", ("String", "Ty", "i64", "i64"), "Ex", doc="callee local `id` renamed for `site`"),
-    Constructor("RIterArg", ("String", "Ty", "i64", "i64", "Ex"), "Ex", doc="callee iter_arg renamed for `site`"),
+    Constructor(
+        "RVar", ("String", "Ty", "i64", "i64"), "Ex", doc="callee local `id` renamed for `site`", fields=("name", "type", "id", "site")
+    ),
+    Constructor(
+        "RIterArg",
+        ("String", "Ty", "i64", "i64", "Ex"),
+        "Ex",
+        doc="callee iter_arg renamed for `site`",
+        fields=("name", "type", "id", "site", "init"),
+    ),
 )
 """The extractable terms inlining adds to the IR: a call site still to splice, and the renamed
 copies of callee variables (decoded into fresh Vars by `InlineDecoder` below)."""
 
 HELPER_CONSTRUCTORS: tuple[Constructor, ...] = (
-    *(Constructor(SUBST[s], (s, "i64"), s, unextractable=True, doc=f"substitute into a {s}") for s in SORTS),
-    Constructor("Arg", ("i64", "i64"), "Ex", True, "(Arg site param-id): what the formal stands for at site"),
-    Constructor("Body", ("String",), "SL", True, "(Body t): the statements of template t (an Inline helper), return excluded"),
-    Constructor("Ret", ("String",), "ExL", True, "(Ret t): the values template t returns"),
-    Constructor("WireAssign", ("Ex", "Ex", "String", "String"), "St", True, "lhs = cloned return value, if not the same Var"),
-    Constructor("Discard", ("ExL", "String"), "SL", True, "the statements a discarded return value leaves behind"),
-    Constructor("NthEx", ("ExL", "i64"), "Ex", True, "the i-th element of an expression list"),
+    *(
+        Constructor(SUBST[s], (s, "i64"), s, unextractable=True, doc=f"substitute into a {s}", fields=("term", "site"))
+        for s in SORTS
+    ),
+    Constructor("Arg", ("i64", "i64"), "Ex", True, "(Arg site param-id): what the formal stands for at site", ("site", "param")),
+    Constructor(
+        "Body", ("String",), "SL", True, "(Body t): the statements of template t (an Inline helper), return excluded", ("template",)
+    ),
+    Constructor("Ret", ("String",), "ExL", True, "(Ret t): the values template t returns", ("template",)),
+    Constructor(
+        "WireAssign",
+        ("Ex", "Ex", "String", "String"),
+        "St",
+        True,
+        "lhs = cloned return value, if not the same Var",
+        ("lhs", "value", "annotated", "span"),
+    ),
+    Constructor("Discard", ("ExL", "String"), "SL", True, "the statements a discarded return value leaves behind", ("values", "span")),
+    Constructor("NthEx", ("ExL", "i64"), "Ex", True, "the i-th element of an expression list", ("values", "index")),
 )
 
-HELPER_FACTS = """\
-(relation Local (i64))
-(relation Projected (Ex))
-(relation ProjectedRead (SL))
-(relation IsScalar (Ex))
-(relation WantScalar (Ex))
-(relation ScalarOperator (String String))
-(function TupleForm (i64) String :merge new)"""
-"""`(Local id)`: a variable the callee binds (renamed per site); a module-level symbol is a formal
-of every site (its `Arg` is the caller's extent or the symbol itself). `(Projected e)`: e was a tuple component `tmp[i]`.
-`(ProjectedRead x)`: x is a caller's statement `q = tmp[i]` reading a component of a projected receiver. `(TupleForm site)`: "project" or "bind", how a multi-return site wires its result.
-`(IsScalar e)`: e is a scalar, by the types its variables and constants carry; `(WantScalar e)`:
-a rule asks whether it is. `(ScalarOperator op binop)`: `pl.<op>` of two scalars is the scalar operator `binop`."""
+HELPER_FACTS: tuple[Fact, ...] = (
+    Fact(
+        "Local",
+        ("i64",),
+        "`(Local id)`: a variable the callee binds (renamed per site); a module-level symbol is a formal of "
+        "every site (its `Arg` is the caller's extent or the symbol itself)",
+        fields=("id",),
+    ),
+    Fact("Projected", ("Ex",), "`(Projected e)`: e was a tuple component `tmp[i]`", fields=("e",)),
+    Fact(
+        "ProjectedRead",
+        ("SL",),
+        "`(ProjectedRead x)`: x is a caller's statement `q = tmp[i]` reading a component of a projected receiver",
+        fields=("x",),
+    ),
+    Fact("WantScalar", ("Ex",), "`(WantScalar e)`: a rule asks whether e is a scalar (`IsScalar`)", fields=("e",)),
+    Fact(
+        "ScalarOperator",
+        ("String", "String"),
+        "`(ScalarOperator op binop)`: `pl.<op>` of two scalars is the scalar operator `binop`",
+        fields=("op", "binop"),
+    ),
+    Fact(
+        "TupleForm",
+        ("i64",),
+        '`(TupleForm site)`: "project" or "bind", how a multi-return site wires its result',
+        value="String",
+        fields=("site",),
+    ),
+)
+"""The facts inlining's rules read besides the terms (`IsScalar` is the IR's, `ANALYSIS_FACTS`)."""
 
-
-FACT_NAMES: tuple[str, ...] = tuple(re.findall(r"^\((?:relation|function) (\w+)", HELPER_FACTS, re.MULTILINE))
-"""The names of the fact relations and tables above (what a picture hides with the helpers)."""
+FACT_NAMES: tuple[str, ...] = tuple(f.name for f in (*HELPER_FACTS, *ANALYSIS_FACTS))
+"""The names of the fact relations and tables (what a picture hides with the helpers)."""
 
 
 def helper_declarations() -> str:
@@ -84,7 +130,9 @@ def helper_declarations() -> str:
         for op, binop in SCALAR_OPERATORS.items()
         if op in OPS  # pl.min and pl.max of anything but scalars are refused by the parser
     ]
-    return "\n".join([*(c.declaration() for c in (*INLINE_TERMS, *HELPER_CONSTRUCTORS)), HELPER_FACTS, *operators])
+    return "\n".join(
+        [*(c.declaration() for c in (*INLINE_TERMS, *HELPER_CONSTRUCTORS)), *(f.declaration() for f in HELPER_FACTS), *operators]
+    )
 
 
 HELPER_FACT_TABLES = (

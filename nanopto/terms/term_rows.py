@@ -25,10 +25,14 @@ from typing import Protocol
 
 from nanopto.egglog_bindings import bindings as eb
 
-Cell = int | str
-"""A row cell: a handle or an i64 literal (int), or a String literal."""
+Cell = int | float | str
+"""A row cell: a handle or an i64 literal (int; a bool is 0 or 1), an f64 literal, or a String
+literal."""
 
-PRIMITIVES = frozenset({"i64", "String"})
+PRIMITIVES = frozenset({"i64", "f64", "String", "bool"})
+_COLUMN = {"bool": "i64"}
+"""egglog's `input` reads i64, f64 and String columns; a bool travels as 0 or 1 and the load rule
+turns it back into a bool (`_BUILT`)."""
 LOAD_RULESET = "load"
 CLEANUP_RULESET = "load-cleanup"
 SPAN = eb.RustSpan("nanopto", 0, 0)
@@ -83,9 +87,9 @@ def load_declarations(
     unions = [FactTable(_union(sort), ("i64", "i64"), f"(union ({handle(sort)} c0) ({handle(sort)} c1))") for sort in sorts]
     for c in constructors:
         table = load_table(c.name)
-        columns = " ".join(["i64", *(a if a in PRIMITIVES else "i64" for a in c.args)])
+        columns = " ".join(["i64", *(_COLUMN.get(a, a) if a in PRIMITIVES else "i64" for a in c.args)])
         names = [f"a{i}" for i in range(len(c.args))]
-        built = " ".join(x if a in PRIMITIVES else f"({handle(a)} {x})" for x, a in zip(names, c.args, strict=True))
+        built = " ".join(_built(x, a) for x, a in zip(names, c.args, strict=True))
         row = f"({table} h{''.join(' ' + x for x in names)})"
         lines.append(f"(relation {table} ({columns}))")
         lines.append(
@@ -98,6 +102,13 @@ def load_declarations(
         lines.append(f"(relation {load_table(fact.name)} ({' '.join(fact.columns)}))")
         lines.append(f"(rule ({row}) ({fact.action} (delete {row})) :ruleset {LOAD_RULESET})")
     return "\n".join(lines)
+
+
+def _built(name: str, sort: str) -> str:
+    """How a load rule passes row column `name` of `sort` to the constructor."""
+    if sort == "bool":
+        return f"(bool-> {name} 0)"
+    return name if sort in PRIMITIVES else f"({handle(sort)} {name})"
 
 
 @dataclass
@@ -139,6 +150,8 @@ def _literal(cell: Cell) -> str:
     """A cell as an egglog literal: the String holds exactly what `input` would have read."""
     if isinstance(cell, int):
         return str(cell)
+    if isinstance(cell, float):
+        return str(eb.Lit(SPAN, eb.Float(cell)))
     text = _cell(cell).replace("\\", "\\\\").replace('"', '\\"')
     return f'"{text}"'
 
@@ -176,7 +189,11 @@ def unescape(text: str) -> str:
 
 
 def _cell(value: Cell) -> str:
-    return str(value) if isinstance(value, int) else escape(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)  # Rust's f64 parser reads Python's repr, inf and nan included
+    return escape(value)
 
 
 class RowsWriteError(OSError):

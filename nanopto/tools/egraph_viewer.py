@@ -33,8 +33,14 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from nanopto.terms.encoding import MAX_GROUP, args_constructor, group_constructor, ir_constructors
-from nanopto.terms.inlining import FACT_NAMES, HELPER_CONSTRUCTORS, INLINE_TERMS, SUBST
+from nanopto.terms.encoding import (
+    ANALYSIS_FACTS,
+    MAX_GROUP,
+    args_constructor,
+    group_constructor,
+    ir_constructors,
+)
+from nanopto.terms.inlining import FACT_NAMES, HELPER_CONSTRUCTORS, HELPER_FACTS, INLINE_TERMS, SUBST
 from nanopto.tools.egraph_dot import EGraphSnapshot, Selection, SerializedEGraph, select_classes
 
 HIDDEN_OPS = frozenset({c.name for c in HELPER_CONSTRUCTORS} | set(FACT_NAMES))
@@ -50,17 +56,6 @@ LIST_OPS = frozenset(
 SITE_OPS = frozenset({"At", "RVar", "RIterArg", "Arg", *SUBST.values()})
 """Constructors that name a call site (`At` and `Arg` first, the others last)."""
 
-_FACT_NOTES = {
-    "Local": "(Local id): variable id is bound inside the helper being inlined, so it is renamed per site",
-    "Projected": "(Projected e): e was a tuple component tmp[i] the rules projected away",
-    "ProjectedRead": "(ProjectedRead s): s is a caller statement q = tmp[i] reading a projected receiver",
-    "TupleForm": "(TupleForm site): how a multi-return site wires its result, \"project\" or \"bind\"",
-    "IsScalar": "(IsScalar e): e is a scalar, by the types its variables and constants carry",
-    "WantScalar": "(WantScalar e): a rule asks whether e is a scalar (a copied operand of pl.add, sub, mul or div)",
-    "ScalarOperator": "(ScalarOperator op binop): pl.<op> of two scalars is the scalar operator binop, e.g. \"mul\" \"Mul\"",
-}
-
-
 def constructor_notes() -> dict[str, tuple[str, str]]:
     """Every constructor a picture can show -> (group, one-line meaning), for the legend."""
     notes: dict[str, tuple[str, str]] = {}
@@ -74,8 +69,8 @@ def constructor_notes() -> dict[str, tuple[str, str]]:
         notes[c.name] = ("inlining", c.doc)
     for c in HELPER_CONSTRUCTORS:
         notes[c.name] = ("helper (hidden)", c.doc)
-    for name, doc in _FACT_NOTES.items():
-        notes[name] = ("fact (hidden)", doc)
+    for fact in (*HELPER_FACTS, *ANALYSIS_FACTS):
+        notes[fact.name] = ("fact (hidden)", fact.doc.replace("`", ""))
     return notes
 
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from egglog import String
 
 from nanopto import ir, passes
 from nanopto.egraph import SaturationLimitError
@@ -113,16 +114,17 @@ class P:
     assert "pl.mul(c, 1.0)" in text  # only the integer 1 is folded
 
 
-def test_patterns_render_the_encoding() -> None:
-    rule = rewrite_rule("mul-x-one", call("mul", x, const(1)), x)
-    assert rule.text == '(rewrite (Call "mul" (ExCons x (ExCons (ConstInt "1" _) (ExNil))) (ExNil) "False" (ExNil) (ExNil) _) x)'
-    assert (rule.before, rule.after) == ("pl.mul(x, 1)", "x")
-    built = rewrite_rule("sub-to-add", call("sub", x, y), call("add", x, call("mul", y, -1)), subsume=True)
-    assert built.text.endswith(
-        '(Call "add" (ExCons x (ExCons (Call "mul" (ExCons y (ExCons (ConstInt "-1" "INDEX") (ExNil))) '
-        '(ExNil) "False" (ExNil) (ExNil) "") (ExNil))) (ExNil) "False" (ExNil) (ExNil) "") :subsume)'
+def test_a_declared_rule_is_rendered_by_egglog_and_shown_from_itself() -> None:
+    rule = rewrite_rule("mul-x-one", call("mul", x, const(1, "INDEX"), span=String("s")), x)
+    assert rule.text == (
+        '(rule ((= __lhs (Call "mul" (ExCons _x (ExCons (ConstInt 1 "INDEX") (ExNil ))) (ExNil ) "False" (ExNil ) (ExNil ) "s")))\n'
+        "      ((union __lhs _x))\n"
+        '         :name "mul-x-one")'
     )
-    assert built.after == "pl.add(x, pl.mul(y, -1))"
+    assert (rule.before, rule.after) == ("pl.mul(x, 1)", "x")
+    built = rewrite_rule("sub-to-add", call("sub", x, y), call("add", x, call("mul", y, const(-1, built=True))), subsume=True)
+    assert '(ConstInt -1 "INDEX")' in built.text and '(subsume (Call "sub"' in built.text
+    assert built.after == "pl.add(x, pl.mul(y, -1))   (replacing it)"
 
 
 def test_subsume_makes_a_larger_rewrite_win() -> None:
@@ -155,13 +157,13 @@ def test_wrong_constructor_names_the_rule() -> None:
 
 
 def test_wrong_arity_names_the_rule_and_the_signature() -> None:
-    text = '(rewrite (Call "mul" (ExCons x (ExCons (ConstInt "1") (ExNil))) (ExNil) "False" (ExNil) (ExNil) sp) x)'
+    text = '(rewrite (Call "mul" (ExCons x (ExCons (ConstInt 1) (ExNil))) (ExNil) "False" (ExNil) (ExNil) sp) x)'
     bad = Ruleset("arity", "", (Rule("mul-one", "pl.mul(x, 1)", "x", text),))
     with pytest.raises(UserRuleError) as info:
         passes.rewrite(bad, name="fold")
     message = str(info.value)
     assert "rule 'mul-one' of ruleset 'arity'" in message
-    assert '(ConstInt "1") has 1 argument, but ConstInt takes 2: (ConstInt value:String dtype:String)' in message
+    assert "(ConstInt 1) has 1 argument, but ConstInt takes 2: (ConstInt value:i64 dtype:String)" in message
 
 
 def test_egglog_type_error_names_the_rule() -> None:
@@ -173,8 +175,8 @@ def test_egglog_type_error_names_the_rule() -> None:
 
 
 def test_builder_errors() -> None:
-    with pytest.raises(UserRuleError, match="the right side uses y, which the left side"):
-        rewrite_rule("lost", call("mul", x, 1), y)
+    with pytest.raises(UserRuleError, match="rule 'lost'"):
+        passes.rewrite(Ruleset("lost", "", (rewrite_rule("lost", call("mul", x, 1), y),)))
     with pytest.raises(ValueError, match="did you mean 'mul'"):
         call("mull", x, 1)
     with pytest.raises(ValueError, match="lowercase"):
@@ -246,7 +248,7 @@ def test_cli_rules_lists_user_rules() -> None:
     done = run("rules", "--rules", str(FOLD_RULES))
     assert done.returncode == 0, done.stderr
     assert "pass fold-mul-one:" in done.stdout
-    assert "mul-x-one  pl.mul(x, 1)  =>  x" in done.stdout
+    assert "mul-x-one  pl.mul(x, 1)  where Fresh(pl.mul(x, 1)), Unwritten(x)  =>  x" in done.stdout
     assert "splice-assign" in done.stdout  # the built-in rules are still listed first
 
 
@@ -322,8 +324,8 @@ def test_scalar_arithmetic_and_comparisons_have_builders() -> None:
         "scalar-folds",
         "n * 1 is n; 0 + n is n; n < n is False.",
         (
-            rewrite_rule("mul-one", x * 1, x),
-            rewrite_rule("zero-add", 0 + x, x),
+            rewrite_rule("mul-one", binary("*", x, 1), x),
+            rewrite_rule("zero-add", binary("+", 0, x), x),
             rewrite_rule("lt-self", binary("<", x, x), False),
         ),
     )
@@ -337,3 +339,60 @@ def test_scalar_arithmetic_and_comparisons_have_builders() -> None:
     assert "m = n\n" in main and "b = False\n" in main
     with pytest.raises(ValueError, match="no operator '<>'"):
         binary("<>", x, x)
+
+
+SUB_PROGRAM = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, n: pl.Scalar[pl.INDEX], m: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        k = n - m + 1
+        return k
+"""
+
+
+@pytest.mark.parametrize(
+    ("rules", "expected"),
+    [
+        (
+            # Commutativity that retires what it matched retires both orders: nothing left to extract.
+            "from nanopto import passes\n"
+            "from nanopto.rules import Ruleset, binary, rewrite_rule, var\n"
+            "x, y = var('x'), var('y')\n"
+            "SUB = Ruleset('sub-comm', '', (rewrite_rule('sub-comm', binary('-', x, y), binary('-', y, x), subsume=True),))\n"
+            "PASSES = [passes.rewrite(SUB)]\n",
+            "every form of it was retired by 'sub-comm'",
+        ),
+        (
+            "from egglog import String, rewrite\n"
+            "from nanopto import passes\n"
+            "from nanopto.rules import Ruleset, call, declare, var\n"
+            "x = var('x')\n"
+            "BAD = Ruleset('bad-sort', '', (declare('to-string', rewrite(call('mul', x, 1)).to(String('one'))),))\n"
+            "PASSES = [passes.rewrite(BAD)]\n",
+            "rules.py:5: the rules file raised ConvertError: Cannot convert String(\"one\") of type String to Ex",
+        ),
+        (
+            "from egglog import String, i64, rewrite\n"
+            "from nanopto import passes\n"
+            "from nanopto.rules import Ruleset, declare, var\n"
+            "from nanopto.terms.language import ConstInt\n"
+            "c, d = var('c', i64), var('d', String)\n"
+            "GROW = Ruleset('grow', '', (declare('bump', rewrite(ConstInt(c, d)).to(ConstInt(c + 1, d))),))\n"
+            "PASSES = [passes.rewrite(GROW, max_iterations=30)]\n",
+            "rulesets still matching: grow (rules: bump)",
+        ),
+    ],
+    ids=["unextractable-after-subsume", "sort-error", "never-terminates"],
+)
+def test_a_mistake_in_a_rule_is_the_users_error_naming_the_rule(tmp_path: Path, rules: str, expected: str) -> None:
+    """Exit 2, one line naming the rule, and none of egglog's own log lines."""
+    program, path = tmp_path / "prog.py", tmp_path / "rules.py"
+    program.write_text(SUB_PROGRAM)
+    path.write_text(rules)
+    done = run("inline", str(program), "--rules", str(path))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("nanopto: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert expected in done.stderr

@@ -19,7 +19,7 @@ from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes import PassManager
 from nanopto.passes.rewrite import rewrite_program
-from nanopto.rules import Ruleset, call, const, rewrite_rule, var
+from nanopto.rules import Ruleset, binary, call, rewrite_rule, var
 from nanopto.verify.interpreter import interpret, values_equal
 from nanopto.verify.strategies import ENTRY, inputs_for, programs
 
@@ -27,12 +27,12 @@ x = var("x")
 FOLDS = Ruleset(
     "fold-mul-one",
     "pl.mul(x, 1) -> x and x * 1 -> x",
-    (rewrite_rule("mul-x-one", call("mul", x, const(1)), x), rewrite_rule("scalar-mul-one", x * 1, x)),
+    (rewrite_rule("mul-x-one", call("mul", x, 1), x), rewrite_rule("scalar-mul-one", binary("*", x, 1), x)),
 )
 WRONG = Ruleset(
     "square-is-x",
     "x * x -> x, wrong on purpose",
-    (rewrite_rule("mul-x-x", x * x, x), rewrite_rule("pl-mul-x-x", call("mul", x, x), x)),
+    (rewrite_rule("mul-x-x", binary("*", x, x), x), rewrite_rule("pl-mul-x-x", call("mul", x, x), x)),
 )
 
 

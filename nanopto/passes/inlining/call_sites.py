@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from nanopto.ir_terms.infer import type_of
@@ -251,6 +251,11 @@ def _is_call_like(expr: Expr) -> bool:
     return isinstance(expr, Call | Submit)
 
 
+BindingPolicy = Callable[[Var, RebindingRow, Expr], tuple[bool, str]]
+"""`(param, row, actual) -> (bind a fresh local first?, the reason --trace shows)`: the decision the
+staging driver is given (`bind_argument`, the specification's, unless a teaching hook plants another)."""
+
+
 def bind_argument(param: Var, row: RebindingRow, actual: Expr) -> tuple[bool, str]:
     """Whether the actual is bound to a fresh local first, and why (docs/specification.md, "Argument binding")."""
     if _is_call_like(actual):
@@ -292,8 +297,11 @@ def refuse_lost_write_back(fn: Function, site_stmt: Stmt, helper: str, bindings:
             )
 
 
-def find_sites(fn: Function, templates: dict[str, HelperTemplate], first_number: int) -> list[CallSite]:
-    """The top-level Inline call sites of `fn`, in program order, numbered from `first_number`."""
+def find_sites(
+    fn: Function, templates: dict[str, HelperTemplate], first_number: int, policy: BindingPolicy = bind_argument
+) -> list[CallSite]:
+    """The top-level Inline call sites of `fn`, in program order, numbered from `first_number`;
+    `policy` decides which arguments are bound to fresh locals first."""
     sites: list[CallSite] = []
     whole_uses = _WholeUses(fn)
     for node in nodes_of(fn.body):
@@ -304,7 +312,7 @@ def find_sites(fn: Function, templates: dict[str, HelperTemplate], first_number:
             if call is None or call.op not in templates:
                 continue
             template = templates[call.op]
-            sites.append(_make_site(fn, stmt, call, template, first_number + len(sites), whole_uses))
+            sites.append(_make_site(fn, stmt, call, template, first_number + len(sites), whole_uses, policy))
     return sites
 
 
@@ -343,7 +351,13 @@ def _whole_tuple_uses(fn: Function) -> set[int]:
 
 
 def _make_site(
-    fn: Function, stmt: Stmt, call: Call, template: HelperTemplate, number: int, whole_uses: _WholeUses
+    fn: Function,
+    stmt: Stmt,
+    call: Call,
+    template: HelperTemplate,
+    number: int,
+    whole_uses: _WholeUses,
+    policy: BindingPolicy = bind_argument,
 ) -> CallSite:
     helper = template.function
     if call.kwargs:
@@ -359,7 +373,7 @@ def _make_site(
     bindings = []
     for index, (param, row, actual) in enumerate(zip(helper.params, template.rows, call.args, strict=True)):
         validate_argument(fn, call, helper, index, actual)
-        bind, reason = bind_argument(param.var, row, actual)
+        bind, reason = policy(param.var, row, actual)
         bindings.append(ParamBinding(param.var, actual, row, bind, reason))
     bindings = bind_disturbed_arguments(template, bindings)
     refuse_lost_write_back(fn, stmt, helper.name, bindings)

@@ -15,7 +15,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from nanopto.egraph import SaturationLimits, StageReport
+from nanopto.egraph import Iteration, SaturationLimits, StageReport
 from nanopto.gc_pause import gc_paused
 from nanopto.ir_terms.nodes import AssignStmt, Function, FunctionType, Program, Var
 from nanopto.ir_terms.schema import remembered_walks
@@ -27,11 +27,18 @@ from nanopto.passes.inlining.call_graph import (
     inline_callees,
     inline_functions_of,
 )
-from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, find_sites, make_template
+from nanopto.passes.inlining.call_sites import (
+    BindingPolicy,
+    CallSite,
+    HelperTemplate,
+    bind_argument,
+    find_sites,
+    make_template,
+)
 from nanopto.passes.inlining.dump_tags import site_templates
 from nanopto.passes.inlining.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_expansion_size
 from nanopto.passes.inlining.spliced_types import derive_types
-from nanopto.passes.inlining.stage import Stage, StageObserver
+from nanopto.passes.inlining.stage import Snapshot, Stage, StageObserver
 from nanopto.passes.inlining.tuple_results import decide_tuple_results, result_templates
 from nanopto.passes.pass_base import Pass, check_limit_options
 from nanopto.passes.pass_manager import PropertyRequirementError
@@ -89,6 +96,157 @@ def callee_first_stages(program: Program, inline: dict[str, Function]) -> Genera
     return result
 
 
+@dataclass
+class StageRun:
+    """One saturation run of the staging driver: its sites and what it made of them."""
+
+    sites: list[CallSite]
+    functions: list[Function]
+    """The stage's functions after splicing, in the order given."""
+    report: StageReport
+    iterations: list[tuple[Iteration, list[Function] | None]] = field(default_factory=list)
+    """With `record_iterations`: each ruleset iteration and the functions as extraction saw them
+    then (None while only helper terms existed)."""
+
+
+@dataclass
+class Staging:
+    """What the driver carries from stage to stage: numbering, fresh names, the sites so far."""
+
+    sites: list[CallSite] = field(default_factory=list)
+    counter: int = 0
+    origins: dict[int, str] = field(default_factory=dict)
+    fresh: dict[tuple[int, int], Var] = field(default_factory=dict)
+    times: dict[str, float] = field(default_factory=dict)
+
+    def clock(self, phase: str, since: float) -> float:
+        """Add the time since `since` to `phase`; return now."""
+        now = time.perf_counter()
+        self.times[phase] = self.times.get(phase, 0.0) + now - since
+        return now
+
+
+def run_stages(
+    program: Program,
+    inline: dict[str, Function],
+    state: Staging,
+    *,
+    rulesets: Sequence[Ruleset] = INLINE_RULESETS,
+    limits: SaturationLimits | None = None,
+    binding_policy: BindingPolicy = bind_argument,
+    one_site_at_a_time: bool = False,
+    record_iterations: bool = False,
+    observer: StageObserver | None = None,
+    transcript: list[str] | None = None,
+) -> Generator[StageRun, None, list[Function]]:
+    """The one staging driver of InlineFunctions: the pass, the stepper and the planting hook run it.
+
+    Callee-first (`callee_first_stages`), it finds each batch's sites with `binding_policy`
+    deciding which arguments are bound to fresh locals, chooses their templates and saturates a
+    `Stage`, yielding each run. The pass splices a whole batch in one stage; the stepper
+    (`one_site_at_a_time`) one site per stage, re-scanning the function after each so the next
+    site is classified against the program as it now is. Returns the expanded non-Inline functions;
+    `finish` types them and checks the result.
+    """
+    limits = limits or SaturationLimits()
+
+    def stage(functions: list[Function], templates: dict[str, HelperTemplate], sites: list[CallSite]) -> StageRun:
+        started = time.perf_counter()
+        chosen = site_templates(sites, templates)
+        result_templates(sites, templates, chosen)
+        state.clock("classify", started)
+        run = StageRun(sites, functions, StageReport())
+
+        def record(iteration: Iteration, snapshot: Snapshot) -> None:
+            run.iterations.append((iteration, snapshot() if iteration.updated else None))
+
+        rewritten, decoder, report = Stage(
+            functions,
+            templates,
+            sites,
+            rulesets,
+            limits,
+            site_template=chosen,
+            origins=state.origins,
+            observer=observer,
+            each_iteration=record if record_iterations else None,
+            transcript=transcript,
+        ).run(state.counter)
+        state.counter = decoder.counter
+        state.sites += sites
+        state.fresh.update(decoder.renamed)
+        run.functions, run.report = rewritten, report
+        return run
+
+    def sites_of(fn: Function, templates: dict[str, HelperTemplate], first: int) -> list[CallSite]:
+        return decide_tuple_results(fn, find_sites(fn, templates, first, binding_policy), templates)
+
+    stages = callee_first_stages(program, inline)
+    started = time.perf_counter()
+    functions, templates = next(stages)
+    while True:
+        state.clock("templates", started)  # the driver's own work: making templates
+        expanded: list[Function] = []
+        if one_site_at_a_time:
+            for fn in functions:
+                while True:
+                    started = time.perf_counter()
+                    sites = sites_of(fn, templates, len(state.sites))
+                    state.clock("classify", started)
+                    if not sites:
+                        break
+                    run = stage([fn], templates, sites[:1])
+                    fn = run.functions[0]
+                    yield run
+                expanded.append(fn)
+        else:
+            started = time.perf_counter()
+            sites = []
+            for fn in functions:
+                sites += sites_of(fn, templates, len(state.sites) + len(sites))
+            state.clock("classify", started)
+            if sites:
+                run = stage(functions, templates, sites)
+                expanded = run.functions
+                yield run
+            else:
+                expanded = functions
+        started = time.perf_counter()
+        try:
+            functions, templates = stages.send(expanded)
+        except StopIteration as done:
+            state.clock("templates", started)
+            callers: list[Function] = done.value
+            return callers
+
+
+def finish(
+    program: Program, expanded_callers: list[Function], state: Staging, *, check: bool = True
+) -> tuple[Program, dict[tuple[int, int], str]]:
+    """The spliced program: the receivers and fresh locals typed, and (with `check`) the rebinding
+    table checked (docs/specification.md, "Argument binding"). Returns it and the copies' names."""
+    started = time.perf_counter()
+    copies = {key: var.name for key, var in state.fresh.items()}
+    # The Vars whose types are derived, by caller: its sites' receivers and the fresh locals.
+    caller_of = {site.number: site.caller for site in state.sites}
+    target_vars: dict[str, list[Var]] = {}
+    for site in state.sites:
+        if isinstance(site.stmt, AssignStmt):
+            target_vars.setdefault(site.caller, []).append(site.stmt.var)
+    for (_, site_number), var in state.fresh.items():
+        target_vars.setdefault(caller_of[site_number], []).append(var)
+    targets = {var.id for held in target_vars.values() for var in held}
+    rewritten = tuple(derive_types(fn, targets, target_vars.get(fn.name, [])) for fn in expanded_callers)
+    result = Program(program.name, rewritten, span=program.span)
+    started = state.clock("types", started)
+    if check:
+        problems = check_rebinding(program, result, state.sites, copies)
+        state.clock("rebinding-check", started)
+        if problems:
+            raise RebindingCheckError(problems)
+    return result, copies
+
+
 def inline_program(
     program: Program,
     rulesets: Sequence[Ruleset] = INLINE_RULESETS,
@@ -96,6 +254,8 @@ def inline_program(
     observer: StageObserver | None = None,
     max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS,
     transcript: list[str] | None = None,
+    binding_policy: BindingPolicy = bind_argument,
+    check: bool = True,
 ) -> InlineResult:
     """Run InlineFunctions' splicing and keep the details (`--trace`, the views, the checker and the
     tests read them). The program must have its nested Inline calls hoisted: the pass
@@ -103,6 +263,9 @@ def inline_program(
     splicing step alone.
 
     `observer` sees each stage's e-graph at saturation (`--egraph` and `--html` draw it).
+    `binding_policy` decides which arguments are bound to fresh locals (the specification's,
+    `call_sites.bind_argument`, unless a teaching hook plants another: `nanopto.tools.planting`);
+    `check=False` skips the rebinding checker, to see what a wrong policy would emit.
     """
     with gc_paused(), remembered_walks():  # the requirement's walk of each body serves the pass too
         unhoisted = [d for d in verify_properties(program, [IRProperty.NestedCallsHoisted]) if d.is_error]
@@ -114,99 +277,36 @@ def inline_program(
                 "them first, or run hoist-nested-calls before this function:",
                 unhoisted,
             )
-        return _inline_program(program, tuple(rulesets), limits, observer, max_output_statements, transcript)
-
-
-def _inline_program(
-    program: Program,
-    rulesets: Sequence[Ruleset],
-    limits: SaturationLimits | None,
-    observer: StageObserver | None,
-    max_output_statements: int,
-    transcript: list[str] | None = None,
-) -> InlineResult:
-    started = time.perf_counter()
-    inline = inline_functions_of(program)
-    if not inline:
-        return InlineResult(program, before=program)
-    check_acyclic(inline)
-    check_expansion_size(program, inline, max_output_statements)  # before any splicing
-    result = InlineResult(program, before=program, rulesets=tuple(r.name for r in rulesets))
-    times = result.report.times
-
-    def clock(phase: str, since: float) -> float:
-        """Add the time since `since` to `phase`; return now."""
-        now = time.perf_counter()
-        times[phase] = times.get(phase, 0.0) + now - since
-        return now
-
-    clock("classify", started)
-    counter = 0
-    origins: dict[int, str] = {}
-    fresh: dict[tuple[int, int], Var] = {}
-
-    def expand(functions: list[Function], templates: dict[str, HelperTemplate]) -> list[Function]:
-        nonlocal counter
         started = time.perf_counter()
-        sites: list[CallSite] = []
-        for fn in functions:
-            sites += decide_tuple_results(fn, find_sites(fn, templates, len(result.sites) + len(sites)), templates)
-        if not sites:
-            clock("classify", started)
-            return functions
-        chosen = site_templates(sites, templates)
-        result_templates(sites, templates, chosen)
-        clock("classify", started)
-        stage = Stage(
-            functions,
-            templates,
-            sites,
-            rulesets,
-            limits or SaturationLimits(),
-            site_template=chosen,
-            origins=origins,
+        inline = inline_functions_of(program)
+        if not inline:
+            return InlineResult(program, before=program)
+        check_acyclic(inline)
+        check_expansion_size(program, inline, max_output_statements)  # before any splicing
+        result = InlineResult(program, before=program, rulesets=tuple(r.name for r in rulesets))
+        state = Staging(times=result.report.times)
+        state.clock("classify", started)
+        stages = run_stages(
+            program,
+            inline,
+            state,
+            rulesets=rulesets,
+            limits=limits,
+            binding_policy=binding_policy,
             observer=observer,
             transcript=transcript,
         )
-        rewritten, decoder, report = stage.run(counter)
-        counter = decoder.counter
-        result.sites += sites
-        result.report.add(report)
-        fresh.update(decoder.renamed)
-        return rewritten
-
-    stages = callee_first_stages(program, inline)
-    started = time.perf_counter()
-    work = next(stages)
-    while True:
-        clock("templates", started)  # the driver's own work: making templates
-        expanded = expand(*work)
-        started = time.perf_counter()
-        try:
-            work = stages.send(expanded)
-        except StopIteration as done:
-            expanded_callers: list[Function] = done.value
-            break
-    started = clock("templates", started)
-    result.copies = {key: var.name for key, var in fresh.items()}
-    result.provenance = {var.id: site_number for (_, site_number), var in fresh.items()}
-    # The Vars whose types are derived, by caller: its sites' receivers and the fresh locals.
-    caller_of = {site.number: site.caller for site in result.sites}
-    target_vars: dict[str, list[Var]] = {}
-    for site in result.sites:
-        if isinstance(site.stmt, AssignStmt):
-            target_vars.setdefault(site.caller, []).append(site.stmt.var)
-    for (_, site_number), var in fresh.items():
-        target_vars.setdefault(caller_of[site_number], []).append(var)
-    targets = {var.id for held in target_vars.values() for var in held}
-    rewritten = tuple(derive_types(fn, targets, target_vars.get(fn.name, [])) for fn in expanded_callers)
-    result.program = Program(program.name, rewritten, span=program.span)
-    started = clock("types", started)
-    problems = check_rebinding(program, result.program, result.sites, result.copies)
-    clock("rebinding-check", started)
-    if problems:
-        raise RebindingCheckError(problems)
-    return result
+        while True:
+            try:
+                run = next(stages)
+            except StopIteration as done:
+                expanded_callers: list[Function] = done.value
+                break
+            result.report.add(run.report)
+        result.sites = state.sites
+        result.program, result.copies = finish(program, expanded_callers, state, check=check)
+        result.provenance = {var.id: site_number for (_, site_number), var in state.fresh.items()}
+        return result
 
 
 @dataclass(frozen=True)
