@@ -31,6 +31,7 @@ import io
 import json
 import os
 import re
+import signal
 import stat
 import sys
 from collections.abc import Callable, Sequence
@@ -46,6 +47,7 @@ from nanopto.tools.examples import (  # noqa: F401 (EXAMPLE_ORDER, JIT_EXAMPLE_O
     jit_example_names,
     summary,
 )
+from nanopto.tools.files import Interrupted, write_whole_file
 
 if TYPE_CHECKING:
     from nanopto.ir_terms.nodes import Program
@@ -64,6 +66,8 @@ EXIT_USAGE = 2
 """Anything the user can fix: one of nanopto's documented errors (argparse uses 2 for usage too)."""
 EXIT_INTERNAL = 3
 """Anything else reaching the top: a bug in nanopto (docs/errors.md)."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (SIGINT): 128 + the signal's number, as shells report a command the signal ended."""
 
 
 @functools.cache
@@ -180,14 +184,19 @@ def parse_program(source: str, path: str) -> Program:
     return parse(source, path)
 
 
+MAX_INPUT_BYTES_LIMIT = sys.maxsize - 1
+"""The largest --max-input-bytes: one byte more is read than the limit, and a read takes at most
+`sys.maxsize` bytes."""
+
+
 def read_program(path: str, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> tuple[str, Program]:
     """Read and parse `path` (never executing it); what cannot be read becomes a UserError.
 
     Only a regular file is read, and at most `max_bytes` of it: a FIFO would block forever and
     /dev/zero never ends, so both are refused before they are opened.
     """
-    if max_bytes < 1:
-        raise UserError(f"--max-input-bytes must be at least 1, got {max_bytes}")
+    if not 1 <= max_bytes <= MAX_INPUT_BYTES_LIMIT:
+        raise UserError(f"--max-input-bytes must be between 1 and {MAX_INPUT_BYTES_LIMIT:,}, got {max_bytes:,}")
     if path == "-":  # standard input, as compiler drivers read it; bounded like a file
         source = _source_text("<stdin>", "input", sys.stdin.buffer.read(max_bytes + 1), max_bytes)
         return source, parse_program(source, "<stdin>")
@@ -232,10 +241,12 @@ def _source_text(name: str, kind: str, data: bytes, max_bytes: int) -> str:
 
 
 def write_text(path: str, text: str, what: str) -> None:
-    """Write an output file; a path that cannot be written is a UserError naming `what` it was for."""
+    """Write an output file; a path that cannot be written is a UserError naming `what` it was for.
+
+    The text goes to a temporary file beside `path`, renamed over it once complete: a Ctrl-C or a
+    full disk halfway leaves the old file (or none), never a partial one."""
     try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_whole_file(path, text)
     except OSError as exc:
         raise UserError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
 
@@ -451,15 +462,16 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
         file=args.file,
     )
     after = run.after
-    if args.emit_egglog is not None:
-        _write_egglog(args.emit_egglog, run.transcript or [])
     traces = run.inline_results
     per_pass = run.traced
-    _warn_unfired(run)
-    if views is not None:
-        views.write(args, run)
     after_text = python_print(after)
     diff = _diff(args.file, before, after_text, args.pipeline) if args.diff else None
+    # The files the options asked for, once the program has printed: a failing command writes none.
+    if views is not None:
+        views.write(args, run)
+    if args.emit_egglog is not None:
+        _write_egglog(args.emit_egglog, run.transcript or [])
+    _warn_unfired(run)
 
     if args.json:
         sites = [site_record(r, s, source) for r in traces for s in r.sites]
@@ -580,7 +592,8 @@ def _write_egglog(path: str, programs: Sequence[str]) -> None:
     """Every e-graph run of the pipeline as one egglog program; each run between `(push)` and
     `(pop)`, so the file replays run after run in one e-graph (`egglog FILE.egg`)."""
     header = (
-        ";; Written by `nanopto inline --emit-egglog`: every e-graph run of the pipeline, replayable by egglog.\n"
+        ";; Written by `nanopto inline --emit-egglog`: every e-graph run of the pipeline, replayable by egglog\n"
+        ";; without nanopto (docs/reading-an-egraph.md#replaying-a-run-in-egglog says how).\n"
         if programs
         else ";; Written by `nanopto inline --emit-egglog`: the pipeline ran no e-graph (nothing to inline or rewrite).\n"
     )
@@ -637,10 +650,12 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from nanopto.ir_terms.printer import python_print
+    from nanopto.ir_terms.types import UnknownType
     from nanopto.passes import PassManager
-    from nanopto.tools.check import check_equivalence, default_entries, show
+    from nanopto.tools.check import RunawayInput, check_equivalence, default_entries, show
     from nanopto.tools.rules_file import load_rules_files
-    from nanopto.verify.inputs import UnsupportedParameter
+    from nanopto.verify.inputs import UNANNOTATED, UnsupportedParameter
     from nanopto.verify.interpreter import values_equal
 
     if args.examples < 1:
@@ -650,18 +665,34 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     manager = PassManager.from_pipeline(pipeline)
     _, before = read_program(args.file, args.max_input_bytes)
     after = manager.run(before)
+    file = "<stdin>" if args.file == "-" else args.file
     entries = args.entry or default_entries(before, after)
+    if not entries:
+        raise UserError(
+            f"{file}: nothing to check: every function is Inline, and inlining removes them all; "
+            "add a function that is not Inline and calls them"
+        )
     for entry in entries:
         if entry not in before.functions or entry not in after.functions:
-            raise UserError(f"{'<stdin>' if args.file == '-' else args.file}: no function '{entry}' before and after the pipeline to run")
+            raise UserError(f"{file}: no function '{entry}' before and after the pipeline to run")
+        fn = before.functions[entry]
+        for param in fn.params:
+            if isinstance(param.var.type, UnknownType):
+                span = param.var.span if param.var.span is not None and param.var.span.is_valid() else fn.span
+                where = f"{file}:{span.line}:{span.col + 1}: " if span is not None and span.is_valid() else f"{file}: "
+                _warn(
+                    f"{where}parameter '{param.var.name}' of '{entry}' has no annotated "
+                    f"type: drawn as {python_print(UNANNOTATED)}; annotate it to check another type"
+                )
     try:
         report = check_equivalence(before, after, entries, args.examples)
-    except UnsupportedParameter as exc:
-        raise UserError(f"{'<stdin>' if args.file == '-' else args.file}: cannot draw inputs: {exc}") from None
+    except (UnsupportedParameter, RunawayInput) as exc:
+        raise UserError(str(exc)) from None
     found = report.counterexample
     if found is None:
         for entry, runs in report.runs.items():
-            out.write(f"{entry}: equivalent on {runs} inputs before and after {pipeline}\n")
+            note = f" ({report.notes[entry]})" if entry in report.notes else ""
+            out.write(f"{entry}: equivalent on {runs} inputs{note} before and after {pipeline}\n")
         return EXIT_OK
     out.write(f"{found.entry}: NOT equivalent after {pipeline}\n")
     out.write("  inputs:\n")
@@ -681,13 +712,12 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_passes(args: argparse.Namespace, out: TextIO) -> int:
     from nanopto.passes import get_pass, list_passes
-    from nanopto.tools.rules_file import load_rules_files
+    from nanopto.tools.rules_file import load_rules_files, pass_summary
 
     load_rules_files(args.rules)  # registers the files' passes, listed with the built-in ones
     for name in list_passes():
         pass_ = get_pass(name)
-        doc = (type(pass_).__doc__ or "").strip().splitlines()
-        out.write(f"{name}: {doc[0] if doc else type(pass_).__name__}\n")
+        out.write(f"{name}: {pass_summary(pass_)}\n")
         if pass_.required:
             out.write(f"    requires: {', '.join(sorted(p.name for p in pass_.required))}\n")
         if pass_.produced:
@@ -948,7 +978,8 @@ def _inline_arguments(inline: argparse.ArgumentParser) -> None:
     inline.add_argument(
         "--emit-egglog",
         metavar="FILE.egg",
-        help="write every e-graph run (declarations, rules, terms, schedule, extract) as an egglog program",
+        help="write every e-graph run (declarations, rules, terms, schedule, extract) as an egglog program "
+        "(docs/reading-an-egraph.md says how to replay it); written only once the command succeeded",
     )
     inline.add_argument(
         "--html", metavar="FILE.html", help="write one self-contained page: before/after, sites, rules, e-graph"
@@ -1108,7 +1139,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     reaches the top, so a command that succeeds never loads the modules defining them."""
     from nanopto.egraph import SaturationLimitError
     from nanopto.ir_terms.parser import ParserError
-    from nanopto.ir_terms.printer import NestingTooDeepToPrintError
+    from nanopto.ir_terms.printer import ConstantNotPrintableError, NestingTooDeepToPrintError
     from nanopto.passes import (
         PassOptionError,
         PipelineSpecError,
@@ -1144,6 +1175,7 @@ def user_errors() -> tuple[type[Exception], ...]:
         ConstantRangeError,
         EGraphOutputError,
         NestingTooDeepToPrintError,
+        ConstantNotPrintableError,
         CampaignError,
     )
 
@@ -1157,10 +1189,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     stdout = out if out is not None else sys.stdout
     args = build_parser().parse_args(argv)
+    previous = _catch_sigint()
     try:
         return _run_command(args, stdout)
+    except Interrupted:  # Ctrl-C: no traceback, and -o/--emit-egglog files untouched
+        return EXIT_INTERRUPTED
     except user_errors() as exc:  # evaluated only once an exception reaches here
-        sys.stderr.write(f"nanopto: error: {_error_message(exc)}\n")
+        sys.stderr.write(f"nanopto: error: {_error_message(exc)}{_rules_hint(exc, args)}\n")
         return EXIT_USAGE
     except BrokenPipeError:  # `nanopto rules | head`
         return EXIT_OK
@@ -1170,6 +1205,37 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             "(this is a bug in nanopto; please report it with the input file)\n"
         )
         return EXIT_INTERNAL
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise Interrupted
+
+
+def _catch_sigint() -> Any:
+    """Make Ctrl-C raise `Interrupted` (a rules file's own `raise KeyboardInterrupt` stays a
+    failure of the user's code); the previous handler, or None off the main thread."""
+    try:
+        return signal.signal(signal.SIGINT, _interrupt)
+    except ValueError:  # signal handlers can only be set from the main thread
+        return None
+
+
+def _rules_hint(exc: BaseException, args: argparse.Namespace) -> str:
+    """`--pipeline fold-mul-one` without `--rules`: which shipped rules file defines the pass, or
+    where a user's own pass comes from."""
+    from nanopto.passes import UnknownPassError
+    from nanopto.tools.rules_file import shipped_rules_defining
+
+    name = exc.pass_name if isinstance(exc, UnknownPassError) else None
+    if name is None or getattr(args, "rules", None):
+        return ""
+    shipped = shipped_rules_defining(name)
+    if shipped is not None:
+        return f"; hint: the shipped rules file {shipped} defines it: add --rules {shipped}"
+    return f"; hint: if {name!r} is a pass of your own rules file, add --rules YOUR_RULES.py"
 
 
 if __name__ == "__main__":

@@ -23,7 +23,11 @@ from nanopto.ir_terms.structural import assert_structural_equal
 from nanopto.passes import inline_functions
 from nanopto.passes.inlining import inline_program
 from nanopto.passes.inlining.call_sites import InlineError
-from nanopto.passes.inlining.expansion_size import ExpansionTooLargeError, expanded_sizes
+from nanopto.passes.inlining.expansion_size import (
+    ExpansionTooLargeError,
+    check_expansion_size,
+    expanded_sizes,
+)
 from nanopto.rules import INLINE_RULESETS, Rule, Ruleset
 
 # -- call-site validation (issue 5) ------------------------------------------------------------
@@ -195,7 +199,7 @@ def test_cli_rejects_a_non_positive_limit(tmp_path: pytest.TempPathFactory, caps
     path = tmp_path / "bump.py"  # type: ignore[operator]
     path.write_text(example_source("bump"))
     assert main(["inline", str(path), "--max-iterations", "0"]) == 2
-    assert "max-iterations must be a positive integer, got 0" in capsys.readouterr().err
+    assert "max_iterations must be a positive integer, got 0" in capsys.readouterr().err
 
 
 # -- output size before expanding --------------------------------------------------------------
@@ -251,7 +255,7 @@ def test_cap_is_settable_from_the_pipeline(tmp_path: pytest.TempPathFactory, cap
     path = tmp_path / "doubling.py"  # type: ignore[operator]
     path.write_text(_doubling(3))
     assert main(["inline", str(path), "--pipeline", "inline-functions{max-output-statements=10}"]) == 2
-    assert "nanopto: error: inlining would produce about" in capsys.readouterr().err
+    assert "nanopto: error: inlining would add about" in capsys.readouterr().err
 
 
 # -- deep nesting and large inputs -------------------------------------------------------------
@@ -367,3 +371,23 @@ def test_output_is_byte_identical_across_hash_seeds() -> None:
     ]
     assert outputs[0] == outputs[1] == outputs[2]
     assert set(json.loads(outputs[0])) == set(example_names())
+
+
+def test_the_cap_counts_what_inlining_adds_and_names_the_helpers_that_multiply() -> None:
+    """One huge function that calls no helper adds nothing: it is never refused (it used to be,
+    as 'Nested Inline helpers multiply', though nothing did)."""
+    body = "".join(f"        k = k + {i}\n" for i in range(300))
+    big = (
+        "import nanopto.language as pl\n\n@pl.program\nclass P:\n    @pl.function\n"
+        f"    def main(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n{body}        return k\n"
+    )
+    program = parse_program(big)
+    assert check_expansion_size(program, {}, cap=10) == 0
+    with pytest.raises(ExpansionTooLargeError) as info:
+        inline_functions(max_output_statements=30)(parse_program(_doubling(3)))
+    message = str(info.value)
+    assert "'main' grows from 2 to about 39 statements" in message
+    assert "The helpers that multiply (each copy copies their callees again): 'f3' calls 'f2' 2 times; 'f2' calls 'f1' 2 times" in message
+    flat = parse_program(_doubling(0).replace("r = self.f0(k)", "r = self.f0(k)\n" + "        r = self.f0(r)\n" * 40))
+    with pytest.raises(ExpansionTooLargeError, match="No helper multiplies: the statements come from many call sites"):
+        inline_functions(max_output_statements=30)(flat)

@@ -161,7 +161,7 @@ def saturate(
                 run = out.report
                 report.iterations += 1
                 matches: dict[str, int] = {}
-                for rule, count in run.num_matches_per_rule.items():
+                for rule, count in sorted(run.num_matches_per_rule.items()):  # egglog's order varies by run
                     if count:
                         name = owner.get(rule, rule)
                         matches[name] = matches.get(name, 0) + count

@@ -8,6 +8,9 @@ arguments it writes, and its reference semantics on numpy values. Adding an op i
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import itertools
 import keyword
 from collections.abc import Callable, Iterator, Sequence
@@ -64,6 +67,33 @@ class OpDef:
     writes: tuple[int, ...] = ()
     doc: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    signature: str = ""
+    """The arguments the source may give, as a Python parameter list (`(lhs, rhs)`); the parser
+    checks each call against it, so `pl.add(k, k, k)` is refused where it is written. Every op also
+    takes `attrs=`. Empty for an op the source never calls by name (`subscript`)."""
+
+    @property
+    def parameters(self) -> inspect.Signature | None:
+        return _parse_signature(self.signature) if self.signature else None
+
+
+@functools.cache
+def _parse_signature(text: str) -> inspect.Signature:
+    """`(a, b, c=None, *, d)` as an `inspect.Signature` (defaults are only ever None: the check
+    is about which arguments may be given, not their values)."""
+    (fn,) = ast.parse(f"def op{text}: pass").body
+    assert isinstance(fn, ast.FunctionDef)
+    spec = fn.args
+    kind = inspect.Parameter
+    params: list[inspect.Parameter] = []
+    positional = spec.args
+    first_default = len(positional) - len(spec.defaults)
+    for i, arg in enumerate(positional):
+        default = None if i >= first_default else kind.empty
+        params.append(kind(arg.arg, kind.POSITIONAL_OR_KEYWORD, default=default))
+    for arg, value in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
+        params.append(kind(arg.arg, kind.KEYWORD_ONLY, default=kind.empty if value is None else None))
+    return inspect.Signature(params)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,7 +175,9 @@ def _move_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr])
 
 def _create_tile_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
     tensor = _create_tensor_type(types, args, kw)
-    return TileType(tensor.shape, tensor.dtype, _target_memory(kw)) if isinstance(tensor, TensorType) else tensor
+    return (
+        TileType(tensor.shape, tensor.dtype, _target_memory(kw)) if isinstance(tensor, TensorType) else tensor
+    )
 
 
 def _create_tensor_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
@@ -224,13 +256,24 @@ def _elementwise(fn: Callable[..., Any]) -> Semantics:
         if len(shapes) > 1 and any(s != shapes[0] for s in shapes):
             raise OpError(f"shape mismatch: {' vs '.join(str(list(s)) for s in shapes)}")
         if isinstance(result, np.ndarray):
-            return np.array(result, copy=True)
+            # pl has no 64-bit float: an integer tensor times a Python float is an FP32 tensor
+            return np.array(result, dtype=np.float32 if result.dtype == np.float64 else result.dtype, copy=True)
         return result.item() if isinstance(result, np.generic) else result
 
     return run
 
 
-def _window(target: np.ndarray[Any, Any], offsets: Sequence[int], extents: Sequence[int]) -> tuple[slice, ...]:
+def _check_store(target: Any, source: Any) -> None:
+    """A write keeps the buffer's dtype: float values into an integer or bool buffer, or integers
+    into a bool one, would be silently truncated by numpy, so they are an OpError."""
+    to, kind = np.asarray(target).dtype, np.asarray(source).dtype
+    if (kind.kind == "f" and to.kind in "iub") or (kind.kind in "iu" and to.kind == "b"):
+        raise OpError(f"writes {kind} values into the {to} buffer (cast them first: pl.cast(x, ...))")
+
+
+def _window(
+    target: np.ndarray[Any, Any], offsets: Sequence[int], extents: Sequence[int]
+) -> tuple[slice, ...]:
     if len(offsets) != target.ndim:
         raise OpError(f"{len(offsets)} offsets for a rank-{target.ndim} destination")
     window: list[slice] = []
@@ -252,6 +295,7 @@ def _extents_for(source: np.ndarray[Any, Any], rank: int) -> list[int]:
 def _assemble(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     target, source, offsets = args[0], np.asarray(args[1]), [int(o) for o in args[2]]
     window = _window(target, offsets, _extents_for(source, target.ndim))
+    _check_store(target, source)
     target[window] = source.reshape(target[window].shape)
     return target
 
@@ -270,6 +314,7 @@ def _copy(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
 def _store(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     tile, offsets, target = np.asarray(args[0]), [int(o) for o in args[1]], args[2]
     window = _window(target, offsets, _extents_for(tile, target.ndim))
+    _check_store(target, tile)
     if kw.get("atomic") == "AtomicType.Add":  # `atomic=pl.AtomicType.Add` adds into the window
         target[window] += tile.reshape(target[window].shape)
     else:
@@ -493,18 +538,26 @@ def _scalar_operand(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
     return OpDef(name, (f"tensor.{name}", f"tile.{name}"), _same_as(0), _elementwise(fn), doc=doc)
 
 
-def _keyword_named(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
+def _keyword_named(name: str, fn: Callable[..., Any], doc: str, signature: str = "(lhs, rhs)") -> OpDef:
     """An op named by a Python keyword: the IR keeps `and`, the source writes `pl.and_`."""
-    return OpDef(name, (name, f"tensor.{name}", f"tile.{name}"), _same_as_first_shaped, _bitwise(fn), doc=doc)
+    return OpDef(
+        name,
+        (name, f"tensor.{name}", f"tile.{name}"),
+        _same_as_first_shaped,
+        _bitwise(fn),
+        doc=doc,
+        signature=signature,
+    )
 
 
-def _binary(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
+def _binary(name: str, fn: Callable[..., Any], doc: str, signature: str = "(lhs, rhs)") -> OpDef:
     return OpDef(
         name,
         (name, f"tensor.{name}", f"tile.{name}"),
         _same_as_first_shaped,
         _elementwise(fn),
         doc=doc,
+        signature=signature,
     )
 
 
@@ -512,10 +565,17 @@ _DECLARATIONS: tuple[OpDef, ...] = (
     _binary("add", np.add, "elementwise a + b; a new value"),
     _binary("sub", np.subtract, "elementwise a - b; a new value"),
     _binary("mul", np.multiply, "elementwise a * b; a new value"),
-    _binary("div", np.divide, "elementwise a / b; a new value"),
+    _binary("div", np.divide, "elementwise a / b; a new value", "(lhs, rhs, high_precision=None)"),
     _binary("maximum", np.maximum, "elementwise max(a, b); a new value"),
     _binary("minimum", np.minimum, "elementwise min(a, b); a new value"),
-    OpDef("exp", ("exp", "tensor.exp", "tile.exp"), _same_as(0), _elementwise(np.exp), doc="elementwise e^x"),
+    OpDef(
+        "exp",
+        ("exp", "tensor.exp", "tile.exp"),
+        _same_as(0),
+        _elementwise(np.exp),
+        doc="elementwise e^x",
+        signature="(input)",
+    ),
     _scalar_operand("adds", np.add, "elementwise t + s for a scalar s; a new value"),
     _scalar_operand("subs", np.subtract, "elementwise t - s for a scalar s; a new value"),
     _scalar_operand("muls", np.multiply, "elementwise t * s for a scalar s; a new value"),
@@ -525,7 +585,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
     _row("row_sum", np.sum, "the sum of each row: [m, n] -> [m, 1]; a new value"),
     _keyword_named("and", np.bitwise_and, "elementwise a & b (logical on booleans); a new value"),
     _keyword_named("or", np.bitwise_or, "elementwise a | b (logical on booleans); a new value"),
-    _keyword_named("not", np.invert, "elementwise ~a (logical on booleans); a new value"),
+    _keyword_named("not", np.invert, "elementwise ~a (logical on booleans); a new value", "(input)"),
     OpDef(
         "tensor.assemble",
         ("tensor.assemble", "assemble"),
@@ -534,6 +594,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         aliases_arg=0,
         writes=(0,),
         doc="write `source` into `target` at `offsets`; the result is `target`",
+        signature="(target, source, offset, *, atomic=None)",
     ),
     OpDef(
         "subscript",
@@ -543,7 +604,14 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         aliases_arg=0,
         doc="`a[i, j:k]`: a view of `a` (a scalar for a full-rank scalar index)",
     ),
-    OpDef("tile.load", ("tile.load", "load"), _load_type, _load, doc="copy a window of a tensor into a new tile"),
+    OpDef(
+        "tile.load",
+        ("tile.load", "load"),
+        _load_type,
+        _load,
+        doc="copy a window of a tensor into a new tile",
+        signature="(tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=None)",
+    ),
     OpDef(
         "tile.store",
         ("tile.store", "store"),
@@ -552,6 +620,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         aliases_arg=2,
         writes=(2,),
         doc="write a tile into a tensor window; the result is the tensor",
+        signature="(tile, offsets, output_tensor, shapes=None, *, atomic=None)",
     ),
     OpDef(
         "tile.move",
@@ -559,6 +628,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _move_type,
         _copy,
         doc="`pl.move(t, target_memory=pl.Mem.Left)`: a copy of a tile in another memory space",
+        signature="(tile, target_memory, blayout=None, slayout=None)",
     ),
     OpDef(
         "tile.create",
@@ -566,9 +636,24 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _create_tile_type,
         _create_tensor,
         doc="`pl.tile.create(shape, dtype=, target_memory=)`: a new zeroed tile",
+        signature="(shape, dtype, target_memory=None, transpose=None, *, flat_layout=None)",
     ),
-    OpDef("create_tensor", ("create_tensor", "tensor.create"), _create_tensor_type, _create_tensor, doc="a new zeroed tensor"),
-    OpDef("array.create", ("array.create",), _array_create_type, _array_create, doc="a new zeroed array"),
+    OpDef(
+        "create_tensor",
+        ("create_tensor", "tensor.create"),
+        _create_tensor_type,
+        _create_tensor,
+        doc="a new zeroed tensor",
+        signature="(shape, dtype, layout=None, manual_dep=None, init_value=None)",
+    ),
+    OpDef(
+        "array.create",
+        ("array.create",),
+        _array_create_type,
+        _array_create,
+        doc="a new zeroed array",
+        signature="(extent, dtype)",
+    ),
     OpDef(
         "array.update_element",
         ("array.update_element",),
@@ -577,6 +662,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         aliases_arg=0,
         writes=(0,),
         doc="`arr[i] = v`: write element i in place; the result is the array",
+        signature="(array, index, value)",
     ),
     OpDef(
         "array.get_element",
@@ -584,6 +670,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _element_of_array,
         _get_element,
         doc="`arr[i]`: element i of an array, as a scalar",
+        signature="(array, index)",
     ),
     OpDef(
         "system.set_ffts",
@@ -591,6 +678,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _const(UnknownType()),
         _nothing,
         doc="hand the FFTS unit its workspace (hardware set-up; writes no argument)",
+        signature="(workspace)",
     ),
     *(
         OpDef(
@@ -599,10 +687,17 @@ _DECLARATIONS: tuple[OpDef, ...] = (
             _const(UnknownType()),
             _nothing,
             doc=f"{what}; the reference interpreter runs one statement at a time, so it has no effect",
+            signature="(*, set_pipe, wait_pipe, event_id)" if name.startswith("sync") else "()",
         )
         for name, what in (
-            ("sync_src", "`pl.system.sync_src(set_pipe=..., wait_pipe=..., event_id=N)`: signal an event between pipes"),
-            ("sync_dst", "`pl.system.sync_dst(set_pipe=..., wait_pipe=..., event_id=N)`: wait for that event"),
+            (
+                "sync_src",
+                "`pl.system.sync_src(set_pipe=..., wait_pipe=..., event_id=N)`: signal an event between pipes",
+            ),
+            (
+                "sync_dst",
+                "`pl.system.sync_dst(set_pipe=..., wait_pipe=..., event_id=N)`: wait for that event",
+            ),
             ("bar_v", "`pl.system.bar_v()`: a barrier on the vector pipe"),
             ("bar_m", "`pl.system.bar_m()`: a barrier on the matrix pipe"),
             ("bar_all", "`pl.system.bar_all()`: a barrier on every pipe"),
@@ -614,6 +709,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _const(ScalarType(DataType.TASK_ID)),
         _task_dummy,
         doc="`pl.system.task_dummy(deps=[...])`: a task that does nothing once its deps are done; its task id",
+        signature="(*, deps=None)",
     ),
     OpDef(
         "system.task_invalid",
@@ -621,6 +717,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _const(ScalarType(DataType.TASK_ID)),
         _task_invalid,
         doc="`pl.system.task_invalid()`: the task id of no task; a dependency on it is always met",
+        signature="()",
     ),
     OpDef(
         "tile.get_block_idx",
@@ -628,6 +725,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _const(ScalarType(DataType.INDEX)),
         _block_idx,
         doc="the index of the current pl.spmd block",
+        signature="()",
     ),
     OpDef(
         "tile.full",
@@ -635,6 +733,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _full_type,
         _full,
         doc="`pl.tile.full(shape, dtype, value)`: a new tile filled with `value`",
+        signature="(shape, dtype, value)",
     ),
     OpDef(
         "tensor.full",
@@ -642,6 +741,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _full_tensor_type,
         _full,
         doc="`pl.tensor.full(shape, dtype, value)`: a new tensor filled with `value`",
+        signature="(shape, dtype, value)",
     ),
     OpDef(
         "tensor.dim",
@@ -649,6 +749,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _const(ScalarType(DataType.INDEX)),
         _dim,
         doc="`pl.tensor.dim(t, axis)`: the extent of one axis of a tensor",
+        signature="(tensor, axis)",
     ),
     OpDef(
         "cast",
@@ -656,6 +757,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _cast_type,
         _cast,
         doc="`pl.cast(x, pl.FP16)`: the value converted to another dtype; a new value",
+        signature="(input, target_type, mode=None)",
     ),
     OpDef(
         "read",
@@ -663,6 +765,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _element_type,
         _read,
         doc="`pl.read(t, [i, j])`: one element as a scalar",
+        signature="(tensor, indices)",
     ),
     OpDef(
         "write",
@@ -672,6 +775,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         aliases_arg=0,
         writes=(0,),
         doc="`pl.write(t, [i, j], v)`: store one element in place; the result is `t`",
+        signature="(tensor, indices, value)",
     ),
     OpDef(
         "slice",
@@ -679,6 +783,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _slice_type,
         _slice,
         doc="`pl.slice(t, shape, offset)`: a copy of the window of `shape` at `offset`",
+        signature="(tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=None, clamp=None)",
     ),
     OpDef(
         "matmul",
@@ -686,6 +791,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _matmul_type,
         _matmul,
         doc="`pl.matmul(a, b)`: the matrix product of two rank-2 values; a new value",
+        signature="(lhs, rhs, out_dtype=None, a_trans=None, b_trans=None, c_matrix_nz=None)",
     ),
     OpDef(
         "split",
@@ -693,6 +799,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _const(UnknownType()),
         _nothing,
         doc="`optimizations=[pl.split(pl.SplitMode.UP_DOWN)]`: the cross-core split hint of an InCore scope",
+        signature="(mode, *, slot_num=None)",
     ),
     OpDef(
         "cross_core_slot",
@@ -700,6 +807,7 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _const(UnknownType()),
         _nothing,
         doc="`optimizations=[pl.cross_core_slot(slot_num=N)]`: the slot count of the cross-core pipe",
+        signature="(*, slot_num)",
     ),
 )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import difflib
 import math
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -752,6 +753,7 @@ class ExprParser:
                 DeprecationWarning,
                 stacklevel=2,
             )
+        self._check_arguments(spelling, node)
         values = tuple(self.expr(a) for a in self.positional(node))
         _, _, items = self.call_attrs(node, f"pl.{spelling}", selection=False)
         kwargs = self.keywords(node, skip=("attrs",))
@@ -759,6 +761,53 @@ class ExprParser:
         if scalar is not None:
             return scalar
         return Call(spelling, values, kwargs, attr_items=items, span=span)
+
+    def _check_arguments(self, spelling: str, node: ast.Call) -> None:
+        """The call's arguments against the op's declared signature (`OpDef.signature`): too many,
+        a missing one, an unknown keyword is a ParserTypeError at the call naming the signature.
+        A constant shape extent must be a non-negative integer."""
+        op = OPS.lookup(spelling)
+        signature = op.parameters if op is not None else None
+        if op is None or signature is None:
+            return
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
+            return  # `*args` / `**kwargs`: refused with their own message when read
+        given = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None and kw.arg != "attrs"}
+        try:
+            bound = signature.bind(*node.args, **given)
+        except TypeError as exc:
+            unknown = [name for name in given if name not in signature.parameters]
+            close = difflib.get_close_matches(unknown[0], list(signature.parameters), n=1) if unknown else []
+            at: ast.AST = next((kw.value for kw in node.keywords if kw.arg in unknown), node) if close or unknown else node
+            if "unexpected keyword" not in str(exc):
+                at = node
+            raise self.error(
+                at,
+                f"pl.{spelling}{op.signature}: {exc}",
+                hint=f"did you mean {close[0]}=?" if close else None,
+                kind=ParserTypeError,
+            ) from None
+        for name in ("shape", "shapes", "extent"):
+            value = bound.arguments.get(name)
+            if isinstance(value, ast.expr):
+                for extent in value.elts if isinstance(value, ast.List | ast.Tuple) else [value] if name == "extent" else []:
+                    self.check_extent(extent)
+
+    def check_extent(self, node: ast.expr) -> None:
+        """A literal extent is a non-negative integer: `2.5`, `True` and `-3` are refused here."""
+        literal = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) else node
+        if not isinstance(literal, ast.Constant):
+            return
+        value = literal.value
+        if isinstance(value, bool) or not isinstance(value, int) or literal is not node:
+            bits = value.bit_length() if isinstance(value, int) else 0
+            shown = f"a negative {bits:,}-bit integer" if bits > 64 else ast.unparse(node)
+            raise self.error(
+                node,
+                f"an extent is a non-negative integer, not {shown}",
+                hint="write a whole number of elements (0 or more), or a pl.dynamic dimension",
+                kind=ParserTypeError,
+            )
 
     def _scalar_dispatch(self, spelling: str, values: tuple[Expr, ...], node: ast.Call) -> Expr | None:
         """`pl.add(a, b)` (and sub, mul, div, min, max) of two scalars is the scalar expression
@@ -786,6 +835,10 @@ class ExprParser:
             raise self.error(exc.node, f"pl.const needs a literal value: {exc.message}") from None
         dtype = self.dtype(node.args[1])
         span = self.span(node)
+        shown = repr(value) if not isinstance(value, int) or value.bit_length() <= 128 else "a huge integer"
+        if isinstance(value, bool) != (dtype is DataType.BOOL):  # True is no pl.INT32, 7 no pl.BOOL
+            want = "True or False" if dtype is DataType.BOOL else "a number"
+            raise self.error(node.args[0], f"pl.const({shown}, pl.{dtype.name}): a pl.{dtype.name} constant is {want}")
         if isinstance(value, bool):
             return ConstBool(value, span=span)
         if isinstance(value, int) and dtype.is_int:
@@ -793,6 +846,14 @@ class ExprParser:
         if isinstance(value, int):
             return ConstInt(self.check_int(value, DataType.INDEX, node.args[0]), dtype, span=span)
         if isinstance(value, float):
+            if not dtype.is_float:  # 2.5 is no pl.INT32 (a cast is pl.cast's business)
+                raise self.error(
+                    node.args[0],
+                    f"pl.const({shown}, pl.{dtype.name}): a pl.{dtype.name} constant is an integer",
+                    hint="write an integer literal, or a float dtype such as pl.FP32",
+                )
+            if not math.isfinite(value):  # `1e999`: no literal spells it back
+                raise self.error(node.args[0], f"float constant {shown} is out of range (a finite float is at most about 1.8e308)")
             return ConstFloat(value, dtype, span=span)
         raise self.error(node.args[0], "pl.const takes a number")
 
@@ -1045,6 +1106,8 @@ class ExprParser:
         )
 
     def _shape(self, node: ast.expr) -> tuple[Expr, ...]:
+        for extent in node.elts if isinstance(node, ast.List | ast.Tuple) else ():
+            self.check_extent(extent)
         shape = self.expr(node)
         if not isinstance(shape, MakeTuple):
             raise self.error(node, "a shape is a list of dimensions: [4, n]", kind=ParserTypeError)
@@ -1107,6 +1170,7 @@ class ExprParser:
                     "pl.Array takes a size and a dtype: pl.Array[8, pl.INT32]",
                     kind=ParserTypeError,
                 )
+            self.check_extent(items[0])
             return ArrayType(size=self.expr(items[0]), dtype=self.dtype(items[1]))
         if head in ("tuple", "pl.Tuple"):
             return TupleType(tuple(self.type_annotation(i) for i in items))

@@ -25,7 +25,7 @@ import itertools
 import keyword
 import tokenize
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -168,6 +168,10 @@ def extract_line_comments(source: str) -> dict[int, list[tuple[int, str]]]:
     return comments
 
 
+BOM = "\ufeff"
+"""A UTF-8 byte-order mark, which some editors write first: Python skips it, and so does the parser."""
+
+
 def parse_program(
     source: str,
     filename: str = "<string>",
@@ -184,6 +188,7 @@ def parse_program(
     instead of parsing `source`: a front end that assembles the `@pl.program` class from functions
     found elsewhere (`@pl.jit`) passes it with locations in `source`, so errors quote `source`.
     """
+    source = source.removeprefix(BOM)
     parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, tree)
     try:
         return _run(parser, parser.parse)
@@ -240,6 +245,8 @@ class _ProgramParser(ExprParser):
         super().__init__(source, filename, line_offset)
         self._chunked = chunked and tree is None and len(source) >= CHUNKED_FROM
         self._method_chunks: dict[int, tuple[int, int]] = {}
+        self._pieces_left: list[tuple[int, int]] = []
+        """The pieces of a long method body not parsed yet (`_body_pieces`), as line ranges."""
         self._source_lines: list[str] = []
         """For a method whose body is parsed when it is converted: its chunk's lines (0-based, end
         exclusive), by the id of its `ast.FunctionDef` (whose `body` is empty until then)."""
@@ -401,13 +408,70 @@ class _ProgramParser(ExprParser):
                     ast.parse(text, filename=self.file)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 raise _ChunksDisagree from None
+        for start, stop in self._pieces_left:
+            self._parse_piece(start, stop)
 
-    def _method_body(self, node: ast.FunctionDef) -> list[ast.stmt]:
-        """A method's statements: parsed now if `_chunked_module` left them for later."""
+    def _method_body(self, node: ast.FunctionDef) -> Iterator[list[ast.stmt]]:
+        """A method's statements, in pieces: parsed now if `_chunked_module` left them for later,
+        and a long body a piece at a time (`_body_pieces`), each parsed only when the one before
+        has been converted, so that Python's parser never holds more than one piece."""
         chunk = self._method_chunks.pop(id(node), None)
         if chunk is None:
-            return node.body
+            yield node.body
+            return
         start, stop = chunk
+        cuts = self._body_cuts(start, stop) if stop - start > 2 * BODY_PIECE_LINES else []
+        if not cuts:
+            yield self._whole_method_body(node, start, stop)
+            return
+        self._pieces_left = list(itertools.pairwise([*cuts, stop]))
+        yield self._whole_method_body(node, start, cuts[0])
+        while self._pieces_left:
+            piece_start, piece_stop = self._pieces_left.pop(0)
+            yield self._parse_piece(piece_start, piece_stop)
+
+    def _body_cuts(self, start: int, stop: int) -> list[int]:
+        """Where a long method body (lines `start:stop`) is cut: every `BODY_PIECE_LINES` lines or
+        so, at a line indented as the body's statements are that starts a statement of its own
+        (not a closing bracket or an `else:`). A cut inside a string or brackets is caught when its
+        piece does not parse (`_ChunksDisagree`: the module is then parsed whole)."""
+        lines = self._source_lines
+        member = _leading(lines[start])
+        body = next(
+            (_leading(lines[i]) for i in range(start + 1, stop) if _significant(lines[i]) and len(_leading(lines[i])) > len(member)),
+            None,
+        )
+        if body is None:
+            return []
+        cuts: list[int] = []
+        target = start + BODY_PIECE_LINES
+        i = target
+        while i < stop - BODY_PIECE_LINES // 2:
+            line = lines[i]
+            if _leading(line) == body and _significant(line) and not line[len(body) :].startswith(_NOT_A_STATEMENT):
+                cuts.append(i)
+                i += BODY_PIECE_LINES
+            else:
+                i += 1
+        return cuts
+
+    def _parse_piece(self, start: int, stop: int) -> list[ast.stmt]:
+        """The statements of lines `start:stop` of a method body, at their own line numbers."""
+        member = " " * max(0, len(_leading(self._source_lines[start])) - 1)  # any deeper indentation
+        text = "\n" * (start - 2) + "class _:\n" + member[:1] + "def _():\n" + "".join(self._source_lines[start:stop])
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                parsed = ast.parse(text, filename=self.file)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            raise _ChunksDisagree from None
+        method = parsed.body[0].body[0] if parsed.body and isinstance(parsed.body[0], ast.ClassDef) else None
+        if not isinstance(method, ast.FunctionDef) or not method.body or method.body[0].lineno != start + 1:
+            raise _ChunksDisagree
+        return method.body
+
+    def _whole_method_body(self, node: ast.FunctionDef, start: int, stop: int) -> list[ast.stmt]:
+        """The statements of a method whose lines are `start:stop` (its decorators and `def` first)."""
         lines = self._source_lines[start:stop]
         try:
             with warnings.catch_warnings():
@@ -646,7 +710,12 @@ class _ProgramParser(ExprParser):
         self._fn = _FunctionState(func_type=sig.func_type, auto_scope=auto_scope)
         for param in sig.params:
             self._fn.names[param.var.name] = param.var
-        body_nodes = list(self._method_body(sig.node))
+        pieces = self._method_body(sig.node)
+        body_nodes = next(pieces, [])
+        later_pieces: Iterable[ast.stmt] = (stmt for piece in pieces for stmt in piece)
+        if self._may_call_func_attr:  # the check below reads every statement
+            body_nodes = [*body_nodes, *later_pieces]
+            later_pieces = ()
         header = sig.node.returns or (sig.node.args.args[-1] if sig.node.args.args else sig.node)
         self._skip_comments(max(sig.node.lineno, header.end_lineno or 0))
         docstring = None
@@ -667,7 +736,7 @@ class _ProgramParser(ExprParser):
                         "of the function body",
                         hint="move it to the top of the body (a docstring may precede it)",
                     )
-        body = self._block(body_nodes, sig.node, docstring)
+        body = self._block(itertools.chain(body_nodes, later_pieces), sig.node, docstring)
         if sig.func_type is FunctionType.Inline:
             live = self.dump_tagged()
             exported = tuple(i for i, p in enumerate(sig.params) if p.var.id in live)
@@ -720,11 +789,14 @@ class _ProgramParser(ExprParser):
 
     # -- statements ---------------------------------------------------------------------------
 
-    def _block(self, stmts: list[ast.stmt], owner: ast.AST, docstring: ast.stmt | None = None) -> SeqStmts:
+    def _block(self, stmts: Iterable[ast.stmt], owner: ast.AST, docstring: ast.stmt | None = None) -> SeqStmts:
         with self.nesting(owner):
             out: list[Stmt] = []
             carried = self._docstring_comments(docstring) if docstring is not None else ()
+            first: ast.stmt | None = None
+            last: ast.stmt | None = None
             for stmt in stmts:
+                first, last = first or stmt, stmt
                 comments = carried + self._leading_comments(stmt)
                 if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
                     carried = comments + self._docstring_comments(stmt)
@@ -736,18 +808,18 @@ class _ProgramParser(ExprParser):
                     produced[0] = replace(produced[0], comments=comments)
                 carried = () if produced else comments
                 out.extend(produced)
-            self._drop_block_tail(stmts)
-            span = self.span(stmts[0]) if stmts else self.span(owner)
+            self._drop_block_tail(first, last)
+            span = self.span(first) if first is not None else self.span(owner)
             return SeqStmts(tuple(out), span=span)
 
-    def _drop_block_tail(self, stmts: list[ast.stmt]) -> None:
+    def _drop_block_tail(self, first: ast.stmt | None, last: ast.stmt | None) -> None:
         """The comments after a block's last statement, indented as its statements, go with no
         statement: they are dropped, with a warning, rather than put on whatever follows the
         block (docs/coming-from-pypto.md#leading-comments-and-inlinestmt)."""
         comments = self._comment_table()
-        if not stmts or self._splicing or self._comment_at == len(comments):
+        if first is None or last is None or self._splicing or self._comment_at == len(comments):
             return
-        indent, end = stmts[0].col_offset, stmts[-1].end_lineno or stmts[-1].lineno
+        indent, end = first.col_offset, last.end_lineno or last.lineno
         while self._comment_at < len(comments):
             line, col, _ = comments[self._comment_at]
             own_line = self.lines[line - 1][:col] if 1 <= line <= len(self.lines) else ""
@@ -1951,6 +2023,13 @@ class _ProgramParser(ExprParser):
 
 CHUNKED_FROM = 256 * 1024
 """Sources of this many characters or more are parsed a method at a time (`_chunked_module`)."""
+
+BODY_PIECE_LINES = 4_000
+"""A method body longer than twice this many lines is parsed in pieces of about this many
+(`_body_pieces`): Python's parser takes some 200 bytes per byte of source while it builds a tree."""
+
+_NOT_A_STATEMENT = (")", "]", "}", "else", "elif", "except", "finally", "case", "@", "#")
+"""What a line at a body's indentation may start with that does not begin a statement of its own."""
 
 _SIGNATURE_LINES = 40
 """Lines a method's decorators and signature may take before its chunk is parsed whole."""

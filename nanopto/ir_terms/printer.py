@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections import Counter
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -51,6 +52,7 @@ from nanopto.ir_terms.nodes import (
     ScopeStmt,
     SeqStmts,
     SliceExpr,
+    Span,
     Stmt,
     Submit,
     Symbol,
@@ -184,8 +186,9 @@ def _dim(dim: Expr) -> str:
     """A shape dimension: a constant prints bare, whatever its integer dtype (an annotation does
     not spell a dimension's dtype); a composite one prints typed constants, `n + pl.const(1,
     pl.INDEX)`, so a parser that folds constant dimensions (PyPTO's) rebuilds the tree."""
-    if type(dim) is ConstInt:
-        return str(dim.value)
+    if type(dim) is ConstInt:  # bare when it reads back (an integer literal is a pl.INDEX)
+        low, high = DataType.INDEX.int_range
+        return str(dim.value) if low <= dim.value <= high else _literal_const(dim)
     if type(dim) is Var:
         return dim.name
     return print_expr(dim, typed_consts=True)
@@ -336,7 +339,21 @@ def _joined(items: Sequence[Expr]) -> list[_Piece]:
 
 
 def _literal_const(expr: ConstInt | ConstFloat) -> str:
-    return f"pl.const({expr.value!r}, {_dtype(expr.dtype)})"
+    return f"pl.const({_float(expr) if type(expr) is ConstFloat else expr.value!r}, {_dtype(expr.dtype)})"
+
+
+def _float(expr: ConstFloat) -> str:
+    """A finite float's repr, which reads back to the same float; `inf` or `nan` has none."""
+    if not math.isfinite(expr.value):
+        raise ConstantNotPrintableError(expr.value, expr.span)
+    return repr(expr.value)
+
+
+def _first_span(stmt: Stmt) -> Span | None:
+    """The first statement of a block that has a valid span."""
+    while isinstance(stmt, SeqStmts) and stmt.stmts:
+        stmt = stmt.stmts[0]
+    return stmt.span if stmt.span is not None and stmt.span.is_valid() else None
 
 
 def print_expr(expr: Expr, *, typed_consts: bool = False) -> str:
@@ -405,7 +422,7 @@ def _pieces(expr: Expr) -> str | list[_Piece]:
         case ConstInt(value=value, dtype=dtype):
             return str(value) if dtype is DataType.INDEX else _literal_const(expr)
         case ConstFloat(value=value, dtype=dtype):
-            return repr(value) if dtype is DataType.FP32 else _literal_const(expr)
+            return _float(expr) if dtype is DataType.FP32 else _literal_const(expr)
         case ConstStr(value=value):
             return _string(value)
         case Symbol(path=path):
@@ -562,22 +579,39 @@ def _print_program(program: Program, concise: bool = False) -> str:
     return "\n".join(texts)
 
 
-MAX_PRINTED_BLOCKS = 1_000
-"""Statements indented deeper (a function's body is at level 2) are not printed: each line repeats its indentation, so the text grows as
-the square of the depth (a 100,000-deep `if` nest would be 20 GB), and Python reads back at most
-100 levels anyway. Only hand-built IR, or a pass that nests helpers inside each other, gets
-there: the parser accepts at most 100."""
+MAX_PRINTED_BLOCKS = 99
+"""The deepest indentation, in levels, the printer writes (a function's body is at level 2): Python's
+tokenizer refuses a 100th level ("too many levels of indentation", measured on CPython 3.11 and
+held by tests/ir_terms/test_deep_ir.py), so deeper text could not be read back. The parser accepts
+only what Python parses, so only hand-built IR, or a pass that nests helpers inside each other (a
+helper 50 `if`s deep inlined 50 `if`s deep), gets there."""
 
 
 class NestingTooDeepToPrintError(ValueError):
-    """A statement indented more than `MAX_PRINTED_BLOCKS` levels, given to the printer."""
+    """A statement indented more than `MAX_PRINTED_BLOCKS` levels, given to the printer; located
+    at the statement (after inlining, the helper's line it came from)."""
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, depth: int, span: Span | None = None) -> None:
+        where = f"{span}: " if span is not None and span.is_valid() else ""
         super().__init__(
-            f"cannot print statements indented more than {MAX_PRINTED_BLOCKS:,} levels (reached {depth:,}): "
-            "the text would grow as the square of the depth, and Python reads back at most 100 levels"
+            f"{where}cannot print statements indented more than {MAX_PRINTED_BLOCKS:,} levels (reached {depth:,}): "
+            "Python reads back at most 99 levels of indentation; split the deepest blocks into functions "
+            "that are not Inline, or nest fewer blocks"
         )
         self.depth = depth
+
+
+class ConstantNotPrintableError(ValueError):
+    """A constant `pl` source cannot spell (an infinite or NaN float, from hand-built IR or a
+    rule that folded one); located at the constant."""
+
+    def __init__(self, value: float, span: Span | None = None) -> None:
+        where = f"{span}: " if span is not None and span.is_valid() else ""
+        super().__init__(
+            f"{where}cannot print the float constant {value!r}: pl source has no literal for it "
+            "(the parser reads only finite float constants)"
+        )
+        self.value = value
 
 
 @dataclass(frozen=True)
@@ -654,7 +688,7 @@ class _FunctionPrinter:
                     lines.append(f"{item.indent}pass")
             elif isinstance(item, _Body):
                 if len(item.indent) > MAX_PRINTED_BLOCKS * len(INDENT):
-                    raise NestingTooDeepToPrintError(len(item.indent) // len(INDENT))
+                    raise NestingTooDeepToPrintError(len(item.indent) // len(INDENT), _first_span(item.stmt))
                 stack.append(_EndBody(item.indent, len(lines)))
                 stack.append(_Lines(item.stmt, item.indent, item.yield_vars))
             else:

@@ -93,8 +93,9 @@ class JITFunction:
 
     # -- what a user calls --------------------------------------------------------------------
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Specialize to `args`, lower, and run on the reference interpreter; return the result."""
+        args = self._positional(args, kwargs)
         spec, binding = self._specialize(args, "call")
         try:
             result = interpret(spec.lowered, spec.entry, *binding.values)
@@ -104,13 +105,35 @@ class JITFunction:
             ) from None
         return _as_callers(result, args, binding)
 
-    def lower(self, *args: Any) -> Program:
+    def lower(self, *args: Any, **kwargs: Any) -> Program:
         """The post-pass `Program` for these arguments (the default pipeline)."""
-        return self._specialize(args, "lower")[0].lowered
+        return self._specialize(self._positional(args, kwargs), "lower")[0].lowered
 
-    def compile(self, *args: Any) -> Specialization:
+    def compile(self, *args: Any, **kwargs: Any) -> Specialization:
         """The cached specialization for these arguments; `.program` is the pre-pass program."""
-        return self._specialize(args, "compile")[0]
+        return self._specialize(self._positional(args, kwargs), "compile")[0]
+
+    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """`f(a=x)` as `f(x)`: keyword arguments by parameter name, as a Python call binds them; a
+        name the entry has no parameter for, or one given twice, is a JITError at the `def`."""
+        if not kwargs:
+            return args
+        source = self.source
+        names = [a.arg for a in source.node.args.args]
+        bound: dict[str, Any] = dict(zip(names, args, strict=False))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise source.error(
+                    source.node, f"{self.__name__}() got an unexpected keyword argument '{name}'",
+                    hint=f"its parameters are {', '.join(names) or 'none'}",
+                )
+            if name in bound:
+                raise source.error(source.node, f"{self.__name__}() got multiple values for argument '{name}'")
+            bound[name] = value
+        missing = [name for name in names if name not in bound]
+        if missing:
+            raise source.error(source.node, f"{self.__name__}() is missing argument(s) {', '.join(missing)}")
+        return tuple(bound[name] for name in names)
 
     @property
     def cache(self) -> dict[tuple[Any, ...], Specialization]:

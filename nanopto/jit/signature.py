@@ -13,6 +13,7 @@ extents a dynamic dimension takes), so one specialization serves every extent.
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -146,14 +147,18 @@ def _as_array(value: Any) -> np.ndarray[Any, Any] | None:
     """A numpy array, or a CPU torch tensor seen through numpy (sharing its memory), else None."""
     if isinstance(value, np.ndarray):
         return value
-    module = type(value).__module__
-    if module.startswith("torch") and hasattr(value, "numpy") and hasattr(value, "detach"):
-        device = getattr(value, "device", None)
-        if device is not None and getattr(device, "type", "cpu") != "cpu":
-            return None
-        array = value.detach().numpy()
-        return array if isinstance(array, np.ndarray) else None
-    return None
+    torch = sys.modules.get("torch")  # only a tensor of the torch the caller imported, never an
+    tensor_class = getattr(torch, "Tensor", None)  # object whose class merely says "torch"
+    if not isinstance(tensor_class, type) or not isinstance(value, tensor_class):
+        return None
+    device = getattr(value, "device", None)
+    if device is not None and getattr(device, "type", "cpu") != "cpu":
+        return None
+    try:
+        array = value.detach().numpy()  # type: ignore[attr-defined]
+    except Exception:  # a tensor numpy cannot see (one that needs grad, a meta tensor)
+        return None
+    return array if isinstance(array, np.ndarray) else None
 
 
 def _describe(value: Any) -> str:
@@ -193,6 +198,7 @@ def bind_arguments(source: FunctionSource, specs: Sequence[ParamSpec], args: Seq
     key: list[Any] = []
     dims: dict[str, int] = {}
     dim_owner: dict[str, str] = {}
+    low_index, high_index = DataType.INDEX.int_range
     for spec, value in zip(specs, args, strict=True):
         array = _as_array(value)
         kind = spec.kind
@@ -228,7 +234,17 @@ def bind_arguments(source: FunctionSource, specs: Sequence[ParamSpec], args: Seq
                 )
             dtype = _scalar_dtype(value)
             assert dtype is not None
+            if dtype is DataType.INDEX and not low_index <= int(value) <= high_index and not isinstance(spec.declared, ScalarType):
+                raise _param_error(
+                    source, spec, f"is {value}, which does not fit pl.INDEX ({low_index} to {high_index})"
+                )
             declared = spec.declared
+            if isinstance(declared, ScalarType) and declared.dtype.is_int and dtype.is_int:
+                low, high = declared.dtype.int_range
+                if not low <= int(value) <= high:
+                    raise _param_error(
+                        source, spec, f"is {value}, which does not fit {python_print(declared)} ({low} to {high})"
+                    )
             if isinstance(declared, ScalarType):
                 if declared.dtype.is_int and not (dtype.is_int or dtype is DataType.BOOL):
                     raise _param_error(

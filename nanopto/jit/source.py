@@ -65,10 +65,15 @@ def read_source(fn: Callable[..., Any], decorator: str) -> FunctionSource:
     text = "".join(linecache.getlines(file)) or "".join(lines)
     first = lines[0]
     indent = len(first) - len(first.lstrip())
-    tree = ast.parse(textwrap.dedent("".join(lines)))
+    plain = f"{decorator} decorates a plain `def` function; {name!r} is not one"
+    hint = "write `def f(...):` under the decorator" if name == "<lambda>" else None
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:  # `pl.jit(\n    lambda a: a)`: the lines inspect gives are not a statement
+        raise JITError(plain, file=file, line=start, function=name, hint=hint) from None
     node = tree.body[0] if tree.body else None
-    if not isinstance(node, ast.FunctionDef):
-        raise JITError(f"{decorator} decorates a plain `def` function; {name!r} is not one", file=file, line=start, function=name)
+    if not isinstance(node, ast.FunctionDef) or name == "<lambda>":
+        raise JITError(plain, file=file, line=start, function=name, hint=hint)
     ast.increment_lineno(node, start - 1)
     if indent:
         for sub in ast.walk(node):

@@ -8,6 +8,7 @@ pass that claims more than it does fails loudly at the pass, not three passes la
 
 from __future__ import annotations
 
+import difflib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -52,6 +53,17 @@ class PassOptionError(ValueError):
     checking in the pass itself gives every route the same rules and the same message."""
 
 
+def unknown_option_message(pass_name: str, unknown: Sequence[str], known: Sequence[str], origin: str = "") -> str:
+    """`pass 'p' has no option 'max_iteration'; did you mean 'max_iterations'? (options: ...)`:
+    the option names as the pipeline spec and `nanopto passes` spell them."""
+    parts = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1)
+        parts.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    has = ", ".join(sorted(known)) or "none"
+    return f"pass {pass_name!r}{origin} has no option {', '.join(parts)}; its options: {has}"
+
+
 _POSITIVE_INTS = ("max_iterations", "max_rows", "max_output_statements")
 
 
@@ -61,7 +73,7 @@ def check_limit_options(pass_: Pass) -> None:
 
     def bad(option: str, wanted: str, value: object) -> PassOptionError:
         return PassOptionError(
-            f"bad option for pass '{pass_.name}': {option.replace('_', '-')} must be {wanted}, got {value!r}"
+            f"bad option for pass '{pass_.name}': {option} must be {wanted}, got {value!r}"
         )
 
     fields = vars(pass_)

@@ -9,13 +9,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from nanopto.passes.pass_base import PASS_NAME, Pass, PassOptionError
+from nanopto.passes.pass_base import PASS_NAME, Pass, PassOptionError, unknown_option_message
 
 PassFactory = Callable[..., Pass]
 
 
 class UnknownPassError(KeyError):
-    """No pass is registered under the requested name."""
+    """No pass is registered under the requested name (`pass_name`, when it came from a lookup)."""
+
+    def __init__(self, message: str, pass_name: str | None = None) -> None:
+        super().__init__(message)
+        self.pass_name = pass_name
 
     def __str__(self) -> str:  # KeyError would repr the message
         return str(self.args[0])
@@ -40,13 +44,17 @@ class PassRegistry:
         factory = self._factories.get(name)
         if factory is None:
             known = ", ".join(sorted(self._factories)) or "none"
-            raise UnknownPassError(f"no pass named {name!r} is registered (registered: {known})")
+            raise UnknownPassError(f"no pass named {name!r} is registered (registered: {known})", name)
         try:
-            inspect.signature(factory).bind(**options)
-        except TypeError as exc:
-            raise PassOptionError(f"bad options for pass {name!r}: {exc}") from None
+            signature = inspect.signature(factory)
         except ValueError:  # a factory without an inspectable signature: let the call decide
-            pass
+            signature = None
+        if signature is not None:
+            _check_option_names(name, signature, options)
+            try:
+                signature.bind(**options)
+            except TypeError as exc:
+                raise PassOptionError(f"bad options for pass {name!r}: {exc}") from None
         pass_ = factory(**options)
         if pass_.name != name:
             raise ValueError(f"factory registered as {name!r} built a pass named {pass_.name!r}")
@@ -58,6 +66,18 @@ class PassRegistry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._factories
+
+
+def _check_option_names(name: str, signature: inspect.Signature, options: dict[str, object]) -> None:
+    """An option the pass does not have: its name, the options it has, and the closest one."""
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    params = signature.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return  # the factory takes any keyword (a rules file's pass): it checks its own
+    known = [p.name for p in params if p.kind in kinds]
+    unknown = [key for key in options if key not in known]
+    if unknown:
+        raise PassOptionError(unknown_option_message(name, unknown, known))
 
 
 PASS_REGISTRY = PassRegistry()

@@ -10,6 +10,7 @@ the same file gives the same verdict, and a counterexample is shrunk to a small 
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from nanopto.ir_terms.nodes import FunctionType, Program
 from nanopto.verify.inputs import arguments_for
-from nanopto.verify.interpreter import interpret, values_equal
+from nanopto.verify.interpreter import InterpreterError, interpret, values_equal
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class CheckReport:
 
     runs: dict[str, int] = field(default_factory=dict)
     counterexample: Counterexample | None = None
+    notes: dict[str, str] = field(default_factory=dict)
+    """Per entry, why fewer inputs than asked for were compared."""
 
     @property
     def equivalent(self) -> bool:
@@ -53,12 +56,38 @@ class _Differs(Exception):
         self.found = found
 
 
+MAX_STEPS = 1_000_000
+"""The interpreter's step budget per run: about 3 s, where a program's own loops are short. A run
+that spends it (a loop that does not terminate on the drawn input) stops the check of its function
+(`RunawayInput`), rather than spending the budget again on each of 100 inputs."""
+
+MAX_SECONDS = 120.0
+"""Wall-clock seconds per function: once spent, the check stops drawing and says how many inputs it
+compared (`CheckReport.notes`)."""
+
+
+class RunawayInput(Exception):
+    """The program before the pipeline ran past `MAX_STEPS` on a drawn input: nothing to compare.
+    The command line reports it as the user's program, located at the statement it was running."""
+
+    def __init__(self, entry: str, params: tuple[str, ...], args: tuple[Any, ...], error: InterpreterError) -> None:
+        shown = ", ".join(f"{name} = {show(value)}" for name, value in zip(params, args, strict=True))
+        where = f"{error.span}: " if error.span is not None and error.span.is_valid() else ""
+        super().__init__(
+            f"{where}{entry}({shown}) ran past {MAX_STEPS:,} interpreter steps (a loop that does not "
+            "terminate on this input?); nanopto check cannot compare it: bound the loop, or check "
+            "another function with --entry"
+        )
+
+
 def _run(program: Program, entry: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
     """The result, and the arguments as the run left them; an error is a result too."""
     fresh = copy.deepcopy(args)
     try:
-        result: Any = interpret(program, entry, *fresh)
-    except Exception as exc:  # a program that fails must fail after the pass too
+        result: Any = interpret(program, entry, *fresh, max_steps=MAX_STEPS)
+    except InterpreterError as exc:  # a program that fails must fail after the pass too
+        result = _Failure(type(exc).__name__, str(exc), runaway=exc.reason.startswith("step budget of"), error=exc)
+    except Exception as exc:
         result = _Failure(type(exc).__name__, str(exc))
     return result, fresh
 
@@ -70,6 +99,8 @@ class _Failure:
 
     kind: str
     message: str
+    runaway: bool = False
+    error: InterpreterError | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"error: {self.kind}: {self.message.splitlines()[0]}"
@@ -98,15 +129,37 @@ def check_equivalence(before: Program, after: Program, entries: Sequence[str], e
         if isinstance(runs, Counterexample):
             report.counterexample = runs
             return report
-        report.runs[entry] = runs
+        report.runs[entry], timed_out = runs
+        if timed_out:
+            report.notes[entry] = f"stopped after {MAX_SECONDS:g} s of running"
+        elif report.runs[entry] < examples:
+            report.notes[entry] = (
+                "every distinct input there is to draw: its parameters take few values "
+                "(scalars from small ranges, extents 1 to 4)"
+            )
     return report
 
 
-def _check_entry(before: Program, after: Program, entry: str, examples: int) -> int | Counterexample:
-    """How many inputs agreed, or the (shrunk) first one that did not."""
+class _OutOfTime(BaseException):
+    """`MAX_SECONDS` spent on one function: hypothesis is left with the inputs compared so far (a
+    BaseException, so that hypothesis stops at once rather than shrink it as a failure)."""
+
+
+class _Runaway(BaseException):
+    """Carries a RunawayInput out of hypothesis without shrinking (each try would run away again)."""
+
+    def __init__(self, error: RunawayInput) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _check_entry(before: Program, after: Program, entry: str, examples: int) -> tuple[int, bool] | Counterexample:
+    """How many inputs agreed (and whether the time ran out first), or the (shrunk) first one that
+    did not. Raises RunawayInput when the program runs away on an input before the pipeline."""
     fn = before.functions[entry]
     params = tuple(p.var.name for p in fn.params)
     runs = 0
+    deadline = time.monotonic() + MAX_SECONDS
 
     @settings(
         max_examples=examples,
@@ -119,8 +172,12 @@ def _check_entry(before: Program, after: Program, entry: str, examples: int) -> 
     @given(arguments_for(fn))
     def agree(args: tuple[Any, ...]) -> None:
         nonlocal runs
+        if time.monotonic() > deadline:
+            raise _OutOfTime
         runs += 1
         result_before, buffers_before = _run(before, entry, args)
+        if isinstance(result_before, _Failure) and result_before.runaway and result_before.error is not None:
+            raise _Runaway(RunawayInput(entry, params, args, result_before.error))
         result_after, buffers_after = _run(after, entry, args)
         if not (_same(result_before, result_after) and _same(buffers_before, buffers_after)):
             raise _Differs(Counterexample(entry, params, args, result_before, result_after, buffers_before, buffers_after))
@@ -129,7 +186,11 @@ def _check_entry(before: Program, after: Program, entry: str, examples: int) -> 
         agree()
     except _Differs as differs:
         return differs.found
-    return runs
+    except _OutOfTime:
+        return runs, True
+    except _Runaway as runaway:
+        raise runaway.error from None
+    return runs, False
 
 
 def show(value: Any) -> str:

@@ -29,6 +29,7 @@ from nanopto.passes.inlining import InlineFunctions
 from nanopto.passes.inlining.stage import Stage
 from nanopto.passes.pass_base import Pass
 from nanopto.terms.inlining import HELPER_CONSTRUCTORS
+from nanopto.tools.files import write_whole_file
 
 DEFAULT_MAX_NODES = 300
 """E-nodes drawn per stage by default: enough for every shipped example (the largest stage has
@@ -409,8 +410,7 @@ def write_egraph(path: str, snapshots: Sequence[EGraphSnapshot], max_nodes: int 
     if path.lower().endswith(".svg"):
         text = render_svg(text)
     try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_whole_file(path, text)
     except OSError as exc:
         raise EGraphOutputError(f"--egraph {path}: cannot write: {exc.strerror or exc}") from None
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from nanopto.tools.egraph_dot import DEFAULT_MAX_NODES, EGraphOutputError, write_egraph
 from nanopto.tools.egraph_viewer import viewer_css, viewer_fragment, viewer_page
+from nanopto.tools.files import write_whole_file
 from nanopto.tools.html_page import page_for_file
 from nanopto.tools.pipeline_run import PipelineRun, provenance_in
 
@@ -56,7 +57,6 @@ def write_inline_views(
 
 def _write(path: str, option: str, text: str) -> None:
     try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_whole_file(path, text)
     except OSError as exc:
         raise EGraphOutputError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None

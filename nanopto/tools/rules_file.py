@@ -14,19 +14,28 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import itertools
+import os
 import re
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
-from nanopto.passes.pass_base import Pass, PassOptionError
+from nanopto.passes.pass_base import Pass, PassOptionError, unknown_option_message
 from nanopto.passes.registry import PASS_REGISTRY, PassRegistry
 from nanopto.passes.rewrite import RewriteRules
+from nanopto.tools.files import Interrupted
 
 
 class RulesFileError(ValueError):
     """A rules file that cannot be loaded; the message names the file (and line, when known)."""
+
+
+class _ExitCalled(BaseException):
+    """`os._exit(status)` called by a rules file while it loads (it would end nanopto at once)."""
+
+    def __init__(self, status: object) -> None:
+        super().__init__(f"os._exit({status!r})")
 
 
 _USER_PASS_FILES: dict[str, str] = {}
@@ -45,15 +54,27 @@ def load_rules_file(path: str, registry: PassRegistry = PASS_REGISTRY) -> tuple[
     if spec is None or spec.loader is None:
         raise RulesFileError(f"{path}: cannot be imported as a Python file")
     module = importlib.util.module_from_spec(spec)
+    exit_now = os._exit
+
+    def refuse_exit(status: int) -> NoReturn:
+        raise _ExitCalled(status)
+
+    os._exit = refuse_exit  # contained like any other failure of the user's code (docs/errors.md)
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         raise RulesFileError(f"{path}:{exc.lineno}: syntax error in the rules file: {exc.msg}") from None
-    except Exception as exc:
+    except Interrupted:
+        raise
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the user's code, not nanopto's
         line = _line_in(file, exc)
         where = f"{path}:{line}" if line else path
         message = " ".join(str(exc).split())
-        raise RulesFileError(f"{where}: the rules file raised {type(exc).__name__}: {message}") from None
+        if isinstance(exc, _ExitCalled | SystemExit):
+            raise RulesFileError(f"{where}: the rules file tried to end nanopto ({_exit_call(exc)}); a rules file may only define PASSES") from None
+        raise RulesFileError(f"{where}: the rules file raised {type(exc).__name__}{': ' + message if message else ''}") from None
+    finally:
+        os._exit = exit_now
     declared = getattr(module, "PASSES", None)
     if declared is None:
         raise RulesFileError(
@@ -87,6 +108,24 @@ def load_rules_files(paths: Sequence[str] | None, registry: PassRegistry = PASS_
     return tuple(loaded)
 
 
+def _exit_call(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, _ExitCalled) else f"sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else type(exc).__name__
+
+
+SHIPPED_RULES = Path(__file__).resolve().parent.parent / "examples" / "rules"
+"""The rules files shipped with nanopto (`nanopto/examples/rules`)."""
+
+
+def shipped_rules_defining(pass_name: str) -> str | None:
+    """The shipped rules file that names a pass `pass_name` (read as text, never run), as a path
+    relative to the working directory when it can be."""
+    for file in sorted(SHIPPED_RULES.glob("*.py")):
+        if re.search(rf"name=[\"']{re.escape(pass_name)}[\"']", file.read_text(encoding="utf-8")):
+            relative = os.path.relpath(file)
+            return str(file) if relative.startswith("..") else relative
+    return None
+
+
 def _line_in(file: Path, exc: BaseException) -> int | None:
     """The innermost line of the rules file in the exception's traceback."""
     target = str(file.resolve())
@@ -103,10 +142,7 @@ def _register(pass_: Pass, path: str, registry: PassRegistry) -> None:
     def make(**given: object) -> Pass:
         unknown = sorted(set(given) - options)
         if unknown:
-            raise PassOptionError(
-                f"pass {name!r} (from {path}) has no option {', '.join(unknown)} "
-                f"(options: {', '.join(sorted(options)) or 'none'})"
-            )
+            raise PassOptionError(unknown_option_message(name, unknown, sorted(options), f" (from {path})"))
         made: Pass = dataclasses.replace(pass_, **given)
         return made
 
@@ -116,6 +152,20 @@ def _register(pass_: Pass, path: str, registry: PassRegistry) -> None:
 
 def _squash(text: str) -> str:
     return re.sub(r"\s{2,}", "  ", text.strip())
+
+
+def pass_summary(pass_: Pass) -> str:
+    """One line saying what a pass does: its docstring's first line, or for a pass `rewrite` made
+    (whose class has only the signature dataclasses writes), the rulesets it runs."""
+    if isinstance(pass_, RewriteRules) and pass_.rulesets:
+        rulesets = "; ".join(f"{r.name}: {r.doc}" if r.doc else r.name for r in pass_.rulesets)
+        rules = sum(len(r.rules) for r in pass_.rulesets)
+        return f"rewrite rules ({rules} rule{'s' * (rules != 1)}) from ruleset {rulesets}"
+    cls = type(pass_)
+    doc = (cls.__doc__ or "").strip()
+    if not doc or doc.startswith(f"{cls.__name__}("):  # the signature dataclasses puts there
+        return f"a Python pass ({cls.__name__})"
+    return doc.splitlines()[0]
 
 
 def describe_user_passes(path: str, passes: Sequence[Pass], out: TextIO) -> None:
@@ -134,4 +184,12 @@ def describe_user_passes(path: str, passes: Sequence[Pass], out: TextIO) -> None
                 out.write(f"      {rule.name:<{width}}  {_squash(rule.before)}  =>  {_squash(rule.after)}\n")
 
 
-__all__ = ["RulesFileError", "describe_user_passes", "load_rules_file", "load_rules_files"]
+__all__ = [
+    "Interrupted",
+    "RulesFileError",
+    "describe_user_passes",
+    "load_rules_file",
+    "load_rules_files",
+    "pass_summary",
+    "shipped_rules_defining",
+]

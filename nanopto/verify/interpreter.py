@@ -749,7 +749,7 @@ class _Interpreter:
         except Exception as exc:
             # Whatever made the op fail (an OpError, or numpy rejecting the operands), the
             # program's fault is at this op, so that is where the report points.
-            raise self.error(f"op 'pl.{op.name}': {str(exc).strip()}", expr) from exc
+            raise self.error(f"op 'pl.{op.name}': {str(exc).strip()}{_operands(expr, args)}", expr) from exc
 
     def _eval_submit(self, expr: Submit) -> Any:
         # Synchronous: the task has finished, with all its writes, when submit returns. The
@@ -815,6 +815,17 @@ class _Interpreter:
 # ---------------------------------------------------------------------------------------------
 # Entry points
 # ---------------------------------------------------------------------------------------------
+
+
+def _operands(expr: Call, args: Sequence[Any]) -> str:
+    """The array operands a failed op was given, by the variable each came from: which argument
+    has the wrong shape is what the user must find (`matrix` of shape [4])."""
+    shown = [
+        f"'{arg.name}' of shape {list(value.shape)} ({value.dtype})"
+        for arg, value in zip(expr.args, args, strict=False)
+        if isinstance(arg, Var) and isinstance(value, np.ndarray)
+    ]
+    return f"; operands: {', '.join(shown)}" if shown else ""
 
 
 def interpret(

@@ -72,3 +72,23 @@ def test_a_wrong_cut_or_a_later_syntax_error_reads_as_the_whole_parse(
 def test_a_later_syntax_error_is_reported_before_an_earlier_methods_mistake(monkeypatch: pytest.MonkeyPatch) -> None:
     kind, message, _ = _outcome(LATER_SYNTAX_ERROR, 0, monkeypatch)
     assert kind == "error" and "c.py:11:" in message and "syntax error" in message
+
+
+def test_a_long_body_parsed_in_pieces_agrees_with_the_whole_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every body of more than 6 lines cut every 3 (`BODY_PIECE_LINES`): inside brackets, strings
+    and blocks the cut is refused (or its piece does not parse, and the module is parsed whole)."""
+    monkeypatch.setattr(parser, "BODY_PIECE_LINES", 3)
+    cut: list[int] = []
+    piece = parser._ProgramParser._parse_piece
+
+    def counted(self: parser._ProgramParser, start: int, stop: int) -> object:
+        cut.append(start)
+        return piece(self, start, stop)
+
+    monkeypatch.setattr(parser._ProgramParser, "_parse_piece", counted)
+    for source in _inputs():
+        monkeypatch.setattr(parser, "BODY_PIECE_LINES", 3)
+        chunked = _outcome(source, 0, monkeypatch)
+        monkeypatch.setattr(parser, "BODY_PIECE_LINES", 10**9)
+        assert chunked == _outcome(source, 10**12, monkeypatch), source[:500]
+    assert len(cut) > 50  # the pieces were parsed one at a time

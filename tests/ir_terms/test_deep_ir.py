@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from nanopto.ir_terms import nodes as n
@@ -116,14 +118,17 @@ def _if_nest(k: n.Var, depth: int) -> n.Program:
     return _program(body, k)
 
 
-def test_statements_indented_1000_levels_print_and_deeper_is_a_clear_error() -> None:
+def test_statements_indented_as_deep_as_python_reads_print_and_deeper_is_a_clear_error() -> None:
     k = n.Var("k", INDEX)
     deepest = _if_nest(k, MAX_PRINTED_BLOCKS - 2)  # a function's body is at level 2
-    lines = python_print(deepest).splitlines()
-    assert lines[-1] == "    " * MAX_PRINTED_BLOCKS + "return k"
-    with pytest.raises(NestingTooDeepToPrintError, match="indented more than 1,000 levels"):
+    text = python_print(deepest)
+    assert text.splitlines()[-1] == "    " * MAX_PRINTED_BLOCKS + "return k"
+    ast.parse(text)  # the deepest text the printer writes, Python reads
+    with pytest.raises(SyntaxError, match="too many levels of indentation"):
+        ast.parse(text.replace("return k", "if k:\n" + "    " * (MAX_PRINTED_BLOCKS + 1) + "return k"))
+    with pytest.raises(NestingTooDeepToPrintError, match="indented more than 99 levels"):
         python_print(_if_nest(k, MAX_PRINTED_BLOCKS - 1))
-    with pytest.raises(NestingTooDeepToPrintError, match="indented more than 1,000 levels"):
+    with pytest.raises(NestingTooDeepToPrintError, match="indented more than 99 levels"):
         python_print(_if_nest(k, DEPTH))
     program = _if_nest(k, DEPTH)  # the rest of the machinery takes it
     assert Mutator().visit(program) is program

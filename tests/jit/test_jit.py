@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -256,7 +258,10 @@ class _FakeTorchTensor:
 _FakeTorchTensor.__module__ = "torch"
 
 
-def test_a_torch_like_tensor_is_seen_through_numpy_sharing_its_memory() -> None:
+def test_a_torch_like_tensor_is_seen_through_numpy_sharing_its_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tensor of the `torch` the caller imported (here a stand-in module): an object whose class
+    merely names a torch module is not one (tests/jit/test_jit_edges.py)."""
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(Tensor=_FakeTorchTensor))
     a, out = _FakeTorchTensor(vec(1, 2, 3, 4)), _FakeTorchTensor(np.zeros(4, np.float32))
     result = wrapped(a, out)
     assert result is out  # the caller's own object comes back

@@ -320,7 +320,7 @@ def test_registry_lookup_and_errors(registry: PassRegistry) -> None:
     assert registry.get("inline-functions", trace=True) == FakeInline(trace=True)
     with pytest.raises(UnknownPassError, match="no pass named 'nope'"):
         registry.get("nope")
-    with pytest.raises(ValueError, match="bad options for pass 'inline-functions'"):
+    with pytest.raises(ValueError, match="pass 'inline-functions' has no option 'depth'"):
         registry.get("inline-functions", depth=3)
     with pytest.raises(ValueError, match="already registered"):
         registry.register("keep-program", KeepProgram)

@@ -86,7 +86,7 @@ def test_pipeline_names_a_registered_user_pass() -> None:
     assert manager.passes[1].max_iterations == 50  # type: ignore[attr-defined]
     after = manager.run(ir.parse_program(SCALE))
     ir.assert_structural_equal(after, ir.parse_program(SCALE_INLINED_AND_FOLDED))
-    with pytest.raises(ValueError, match="has no option depth"):
+    with pytest.raises(ValueError, match="has no option 'depth'"):
         PassManager.from_pipeline("fold-mul-one{depth=2}", registry)
 
 

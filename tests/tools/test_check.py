@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from nanopto import ir, passes
-from nanopto.tools.check import check_equivalence
-from nanopto.verify.inputs import UnsupportedParameter, arguments_for
+from nanopto.tools.check import check_equivalence, default_entries
+from nanopto.verify.inputs import arguments_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "nanopto" / "examples"
@@ -117,9 +119,85 @@ class P:
     shapes_agree()
 
 
-def test_an_unannotated_parameter_is_named() -> None:
-    program = ir.parse_program(
-        "import nanopto.language as pl\n\n@pl.program\nclass P:\n    @pl.function\n    def main(self, a):\n        return a\n"
+def _main(params: str, body: str = "return k", inline_only: bool = False) -> str:
+    decorator = "@pl.function(type=pl.FunctionType.Inline)" if inline_only else "@pl.function"
+    return (
+        "import nanopto.language as pl\n\n\n@pl.program\nclass P:\n"
+        f"    {decorator}\n    def main(self, {params}):\n"
+        + "".join(f"        {line}\n" for line in body.splitlines())
     )
-    with pytest.raises(UnsupportedParameter, match="parameter 'a'"):
-        arguments_for(program.functions["main"])
+
+
+def test_an_unannotated_parameter_is_drawn_as_a_small_fp32_tensor() -> None:
+    fn = ir.parse_program(_main("a", "return a")).functions["main"]
+    from hypothesis import given, settings
+
+    @settings(max_examples=5, derandomize=True, database=None)
+    @given(arguments_for(fn))
+    def drawn(args: tuple[object, ...]) -> None:
+        (a,) = args
+        assert isinstance(a, np.ndarray) and a.shape == (4,) and a.dtype == np.float32
+
+    drawn()
+
+
+def test_every_shipped_example_is_checkable_and_an_unannotated_parameter_is_said() -> None:
+    for path in sorted(EXAMPLES.glob("*.py")):
+        before = ir.parse_program(path.read_text(), str(path))
+        after = passes.PassManager.default().run(before)
+        report = check_equivalence(before, after, default_entries(before, after), 3)
+        assert report.equivalent and report.runs, path.name
+    proc = run("check", str(EXAMPLES / "nested.py"), "--examples", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert "nested.py:" in proc.stderr and "parameter 'a' of 'main' has no annotated type: drawn as pl.Tensor[[4], pl.FP32]" in proc.stderr
+
+
+def test_fewer_inputs_than_asked_for_are_explained() -> None:
+    proc = run("check", str(EXAMPLES / "bump.py"))
+    assert proc.returncode == 0, proc.stderr
+    assert re.fullmatch(r"main: equivalent on (\d+) inputs \(every distinct input there is to draw: .*\) before and after .*\n", proc.stdout)
+    assert int(proc.stdout.split()[3]) < 100
+
+
+def test_an_unsigned_scalar_is_drawn_non_negative() -> None:
+    fn = ir.parse_program(_main("k: pl.Scalar[pl.UINT64]")).functions["main"]
+    from hypothesis import given, settings
+
+    seen: list[int] = []
+
+    @settings(max_examples=40, derandomize=True, database=None)
+    @given(arguments_for(fn))
+    def drawn(args: tuple[object, ...]) -> None:
+        seen.append(args[0])  # type: ignore[arg-type]
+
+    drawn()
+    assert min(seen) == 0
+
+
+@pytest.mark.parametrize(
+    "annotation", ["pl.Tensor[[100000, 100000], pl.FP32]", "pl.Array[1000000000, pl.INT64]"]
+)
+def test_a_parameter_too_large_to_draw_is_a_located_user_error(tmp_path: Path, annotation: str) -> None:
+    program = tmp_path / "big.py"
+    program.write_text(_main(f"k: {annotation}"))
+    proc = run("check", str(program))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"nanopto: error: {program}:7:") and "cannot draw inputs for 'main'" in proc.stderr
+    assert "parameter 'k'" in proc.stderr and "elements, more than the 1,048,576 nanopto check draws" in proc.stderr
+
+
+def test_a_runaway_loop_stops_the_check_at_once_located(tmp_path: Path) -> None:
+    program = tmp_path / "loop.py"
+    program.write_text(_main("k: pl.Scalar[pl.INDEX]", "m = k\nwhile m < 10000000000:\n    m = m + 1\nreturn m"))
+    started = time.monotonic()
+    proc = run("check", str(program))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"nanopto: error: {program}:") and "ran past 1,000,000 interpreter steps" in proc.stderr
+    assert time.monotonic() - started < 120  # one input's budget, not 100 of them
+
+
+def test_a_program_of_only_inline_functions_says_there_is_nothing_to_check(tmp_path: Path) -> None:
+    program = tmp_path / "inline_only.py"
+    program.write_text(_main("k: pl.Scalar[pl.INDEX]", inline_only=True))
+    proc = run("check", str(program))
+    assert proc.returncode == 2 and "nothing to check: every function is Inline" in proc.stderr, proc.stderr

@@ -73,3 +73,35 @@ def test_an_inline_main_is_not_run_after_the_pass_that_drops_it() -> None:
         "        return k\n"
     )
     assert fuzz.run_pass(source) == fuzz.Outcome("ok", True)
+
+
+def test_the_rule_finds_an_exit_0_output_that_does_not_parse_back() -> None:
+    """What the printer wrote for `pl.const(1e999, pl.FP32)` before the parser refused it: text
+    that does not read back. A hand-built INDEX constant past 64 bits still prints so."""
+    from nanopto.ir_terms import nodes as n
+    from nanopto.ir_terms.dtypes import DataType
+    from nanopto.ir_terms.types import ScalarType
+
+    k = n.Var("k", ScalarType(DataType.INDEX))
+    body = n.SeqStmts((n.AssignStmt(n.Var("m", ScalarType(DataType.INDEX)), n.ConstInt(2**64)), n.ReturnStmt((k,))))
+    fn = n.Function("main", (n.Param(k),), (ScalarType(DataType.INDEX),), body)
+    finding = fuzz.reads_back(n.Program("P", (fn,)))
+    assert finding is not None and not finding.documented
+    assert finding.result.startswith("exit-0 output does not parse: Parser")
+
+
+@pytest.mark.parametrize(
+    ("helper", "caller", "result"),
+    [
+        ("m = pl.const(1e999, pl.FP32)\nreturn k", "r = self.h(k)\nreturn r", "ParserError"),
+        (
+            "m = k\n" + "".join("    " * d + "if k > 0:\n" for d in range(50)) + "    " * 50 + "m = m + 1\nreturn m",
+            "r = k\n" + "".join("    " * d + "if k > 0:\n" for d in range(50)) + "    " * 50 + "r = self.h(k)\nreturn r",
+            "ok",  # the printer refuses the result (NestingTooDeepToPrintError): no exit-0 output
+        ),
+    ],
+)
+def test_the_soak_findings_of_unparsable_output_are_gone(helper: str, caller: str, result: str) -> None:
+    source = fuzz._program(helper, caller)
+    assert fuzz.front_end_outcome(source).documented
+    assert fuzz.run_pass(source) == fuzz.Outcome(result, True)

@@ -329,7 +329,7 @@ class InlineFunctions(Pass):
     max_rows: int = SaturationLimits.max_rows
     timeout: float = SaturationLimits.timeout
     max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS
-    """Refuse (ExpansionTooLargeError) when the estimated output is larger (`expansion_size`)."""
+    """Refuse (ExpansionTooLargeError) when inlining would add more statements (`expansion_size`)."""
 
     def __post_init__(self) -> None:
         check_limit_options(self)
