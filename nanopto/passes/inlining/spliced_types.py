@@ -62,8 +62,10 @@ class _Typer:
     def visit(self, stmt: Any) -> bool:
         learnt = False
         match stmt:
-            case AssignStmt(var=var, value=value):
+            case AssignStmt(var=Var() as var, value=value):
                 learnt = self.learn(var, value)
+            case AssignStmt():
+                pass  # a target that is no variable: only a planted binding policy makes one, and the checker names it
             case ForStmt(iter_args=iter_args, return_vars=results) | WhileStmt(iter_args=iter_args, return_vars=results):
                 for carry in iter_args:
                     learnt = self.learn(carry, carry.init_value) or learnt
