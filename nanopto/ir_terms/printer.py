@@ -339,7 +339,8 @@ def _joined(items: Sequence[Expr]) -> list[_Piece]:
 
 
 def _literal_const(expr: ConstInt | ConstFloat) -> str:
-    return f"pl.const({_float(expr) if type(expr) is ConstFloat else expr.value!r}, {_dtype(expr.dtype)})"
+    value = _float(expr) if type(expr) is ConstFloat else repr(expr.value)
+    return f"pl.const({value}, {_dtype(expr.dtype)})"
 
 
 def _float(expr: ConstFloat) -> str:

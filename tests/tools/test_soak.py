@@ -22,11 +22,11 @@ SQUARE_RULES = '''\
 """A wrong rule, planted: `x * x -> x`."""
 
 from nanopto import passes
-from nanopto.rules import Ruleset, rewrite_rule, var
+from nanopto.rules import Ruleset, binary, rewrite_rule, var
 
 x = var("x")
 
-SQUARE = Ruleset("square-is-x", "x * x is x (wrong)", (rewrite_rule("square", x * x, x),))
+SQUARE = Ruleset("square-is-x", "x * x is x (wrong)", (rewrite_rule("square", binary("*", x, x), x),))
 
 PASSES = [passes.rewrite(SQUARE, name="square-is-x")]
 '''

@@ -1,8 +1,9 @@
 """A user's own passes in every view: the `--html` rule trace and e-graph, `--egraph FILE.html`,
 the notebook views and widget, and the playground, all read the one recorded run.
 
-The program inlines a helper and multiplies by 1, so the user pass `fold-mul-one` (the shipped
-rules example) has one rule that matches (`mul-x-one`) and one that never does (`mul-one-x`).
+The program inlines a helper and multiplies by 1 (a fresh product it does not return, so the rule's
+side conditions hold), so the user pass `fold-mul-one` (the shipped rules example) has one rule
+that matches (`mul-x-one`) and one that never does (`mul-one-x`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class P:
     def main(self, a):
         z = self.helper(a)
         w = pl.mul(z, 1)
-        return w
+        r = pl.add(w, w)
+        return r
 """
 
 
