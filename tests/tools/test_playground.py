@@ -57,7 +57,7 @@ def test_user_rules_run_and_a_rule_that_never_fired_is_named() -> None:
     assert got["pipeline"][-1] == "fold-mul-one"
     fold = got["passes"][-1]
     assert fold["user"] and fold["never_fired"] == ["mul-x-one", "mul-one-x"]
-    program = TWICE.replace("w = pl.add(a, u)", "w = pl.mul(pl.add(a, u), 1)")
+    program = TWICE.replace("w = pl.add(a, u)", "m = pl.mul(u, 1)\n        w = pl.add(a, m)")
     fired = run_request({"program": program, "rules": FOLD})["passes"][-1]
     assert fired["never_fired"] == ["mul-one-x"] and fired["rules"][0]["matches"] >= 1
 
@@ -91,7 +91,7 @@ def test_step_through_records_each_iteration() -> None:
 
 
 def test_step_through_ends_with_each_user_pass_and_every_rule_of_it() -> None:
-    program = TWICE.replace("w = pl.add(a, u)", "w = pl.mul(pl.add(a, u), 1)")
+    program = TWICE.replace("w = pl.add(a, u)", "m = pl.mul(u, 1)\n        w = pl.add(a, m)")
     got = steps_request({"program": program, "rules": FOLD})
     last = got["steps"][-1]
     assert last["description"] == "pass fold-mul-one" and last["number"] == len(got["steps"])

@@ -112,7 +112,7 @@ def test_an_error_is_prominent_and_the_old_results_are_greyed(page: Any, server:
 
 def test_a_permalink_carries_program_rules_and_pipeline_in_the_fragment(page: Any, server: PlaygroundServer, browser: Any) -> None:
     open_page(page, server.url)
-    program = TWICE.replace("w = pl.add(a, u)", "w = pl.mul(pl.add(a, u), 1)")
+    program = TWICE.replace("w = pl.add(a, u)", "m = pl.mul(u, 1)\n        w = pl.add(a, m)")
     set_editor(page, "program", program)
     set_editor(page, "rules", FOLD)
     page.fill("#pipeline", "hoist-nested-calls,inline-functions,fold-mul-one")
