@@ -7,6 +7,14 @@ caller's later uses, evaluates it somewhere else instead; that is the same only 
 is written in between (docs/specification.md, "Meaning under aliasing"). A `Timeline` numbers the statements of a list
 in evaluation order and records, per Var, where it is read and where it is defined, and where
 storage may be written in place; `may_precede` says whether a write can happen before a read.
+
+This is the one analysis behind every binding decision (docs/specification.md, "Meaning under
+aliasing"): the argument binding at a call site, the returned components of a projected site, and
+the operands `hoist-nested-calls` moves with a call all ask it. Every construct that runs its body
+more than once is a loop here: `pl.range` / `pl.parallel` / `pl.unroll`, `while` / `pl.while_` and a
+`pl.spmd` body (once per block); a `while` condition is read inside its loop. Branches, `break` and
+`continue` only skip statements, so ordering the positions of both branches one after the other
+over-approximates every path. `may_alias_params` gives the variables a call site can make one.
 """
 
 from __future__ import annotations
@@ -23,8 +31,10 @@ from nanopto.ir_terms.nodes import (
     ConstStr,
     Expr,
     ForStmt,
+    Function,
     IfStmt,
     Node,
+    ParamDirection,
     ScopeStmt,
     SeqStmts,
     Stmt,
@@ -50,6 +60,43 @@ def may_precede(write: Point, read: Point) -> bool:
     """Whether the write can happen before the read: earlier in the list, or in a loop around both
     (the next iteration reads what this one wrote)."""
     return write.position < read.position or bool(write.loops & read.loops)
+
+
+def is_loop(stmt: Stmt) -> bool:
+    """A statement whose body may run more than once: every loop kind and a `pl.spmd` body, which
+    runs once per block (docs/specification.md, "Meaning under aliasing")."""
+    return isinstance(stmt, ForStmt | WhileStmt) or (isinstance(stmt, ScopeStmt) and stmt.constructor == "spmd")
+
+
+def is_by_reference(direction: ParamDirection, ty: object) -> bool:
+    """A `pl.Out` / `pl.InOut` scalar: the caller's variable itself (the explicit scalar calling
+    convention), not a copy."""
+    return direction is not ParamDirection.In and isinstance(ty, ScalarType)
+
+
+def may_alias_params(fn: Function) -> dict[int, frozenset[int]]:
+    """Param Var id -> the params of `fn` a call site may make the same variable.
+
+    Two `pl.Out` / `pl.InOut` scalars given one Var are one variable, so inside `fn` a write through
+    one may be a write through the other, at every level of nesting: the answer is per function,
+    for whatever site calls it. (Storage shared by two tensor or array parameters needs no entry:
+    any in-place write counts against every read of elements, see `reads_contents`.)"""
+    by_reference = frozenset(p.var.id for p in fn.params if is_by_reference(p.direction, p.var.type))
+    if len(by_reference) < 2:
+        return {}
+    return {pid: by_reference for pid in by_reference}
+
+
+def may_happen_between(site: Point, write: Point, reads: Iterable[Point]) -> bool:
+    """Whether `write` may happen after the call at `site` and before one of `reads`: later in the
+    list and before the read, or later than the call in a loop around the write and the read that
+    is not around the call (the next iteration reads what this one wrote)."""
+    for read in reads:
+        if site.position < write.position < read.position:
+            return True
+        if write.position > site.position and (write.loops & read.loops) - site.loops:
+            return True
+    return False
 
 
 def vars_read(expr: Node) -> Iterator[Var]:
@@ -122,6 +169,8 @@ class Timeline:
     stores: list[Point] = field(default_factory=list)
     points: dict[int, Point] = field(default_factory=dict)
     """Each statement (by identity) -> where it is evaluated."""
+    conditions: dict[int, Point] = field(default_factory=dict)
+    """Each `while` statement (by identity) -> where its condition is evaluated: inside its loop."""
     end: int = 0
 
     @classmethod
@@ -150,7 +199,7 @@ class Timeline:
     def _visit(self, stmt: Stmt, loops: frozenset[int]) -> None:
         at = self.points[id(stmt)] = Point(self._next(), loops, stmt)
         own = [c for c in iter_children(stmt) if not isinstance(c, Stmt)]
-        inner = loops | {id(stmt)} if isinstance(stmt, ForStmt | WhileStmt) else loops
+        inner = loops | {id(stmt)} if is_loop(stmt) else loops
         targets: list[Var] = []
         match stmt:
             case AssignStmt():
@@ -163,7 +212,8 @@ class Timeline:
                     self._define(iter_arg, Point(at.position, inner, stmt))
             case WhileStmt():
                 own = [a.init_value for a in stmt.iter_args]
-                self._read(stmt.cond, Point(at.position, inner, stmt))
+                self.conditions[id(stmt)] = Point(at.position, inner, stmt)
+                self._read(stmt.cond, self.conditions[id(stmt)])
                 for iter_arg in stmt.iter_args:
                     self._define(iter_arg, Point(at.position, inner, stmt))
             case IfStmt():
@@ -171,7 +221,7 @@ class Timeline:
             case ScopeStmt():
                 own = [*stmt.args, *stmt.kwargs]
                 if stmt.var is not None:
-                    targets = [stmt.var]
+                    self._define(stmt.var, Point(at.position, inner, stmt))  # per block for pl.spmd
             case SeqStmts():
                 own = []
         for expr in own:

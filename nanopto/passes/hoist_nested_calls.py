@@ -49,7 +49,14 @@ from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import map_children, nodes_of, walk_stmts, whole_value
 from nanopto.ir_terms.types import ScalarType, Type, UnknownType
 from nanopto.passes.context import PassContext
-from nanopto.passes.evaluation_order import Timeline, is_constant, reads_contents, vars_read, writes_in_place
+from nanopto.passes.evaluation_order import (
+    Timeline,
+    is_constant,
+    may_alias_params,
+    reads_contents,
+    vars_read,
+    writes_in_place,
+)
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
 from nanopto.verify.check_rebinding import RebindingCheckError, check_hoisted_operands
@@ -235,7 +242,7 @@ def _hoist(fn: Function, inline: dict[str, Function]) -> tuple[Function, list[Ho
 
     if not isinstance(fn.body, SeqStmts) or not _has_nested_call(fn.body, hoistable):
         return fn, []
-    hoister = _Hoister(hoistable, result_type, disturbs_by_helpers(inline))
+    hoister = _Hoister(hoistable, result_type, disturbs_by_helpers(inline, may_alias_params(fn)))
     body = hoister.seq(fn.body)
     if hoister.version == 0:
         return fn, []
@@ -264,11 +271,13 @@ def _returned_values(fn: Function) -> int:
     return 0
 
 
-def disturbs_by_helpers(inline: dict[str, Function]) -> Disturbs:
+def disturbs_by_helpers(inline: dict[str, Function], aliases: dict[int, frozenset[int]] | None = None) -> Disturbs:
     """`Disturbs` read from the helpers themselves, conservatively: a call changes an operand when
-    it may write back, through a `pl.Out`/`pl.InOut` scalar, a Var the operand reads, or may write
-    storage in place while the operand reads elements (a helper calling another helper may do
+    it may write back, through a `pl.Out`/`pl.InOut` scalar, a Var the operand reads (or one that
+    `aliases`, the enclosing function's `may_alias_params`, says a site may make the same), or may
+    write storage in place while the operand reads elements (a helper calling another helper may do
     either); an operand with an effect of its own keeps its place too."""
+    aliases = aliases or {}
     effects: dict[str, tuple[frozenset[int], bool]] = {}
 
     def effects_of(name: str) -> tuple[frozenset[int], bool]:
@@ -293,8 +302,13 @@ def disturbs_by_helpers(inline: dict[str, Function]) -> Disturbs:
         if call.op not in inline or is_constant(operand):
             return None
         outs, stores = effects_of(call.op)
-        rebound = {a.id: a.name for i, a in enumerate(call.args) if i in outs and isinstance(a, Var)}
-        written = next((v.name for v in vars_read(operand) if v.id in rebound), None)
+        rebound = {
+            alias: a.name
+            for i, a in enumerate(call.args)
+            if i in outs and isinstance(a, Var)
+            for alias in aliases.get(a.id, frozenset({a.id}))
+        }
+        written = next((rebound[v.id] for v in vars_read(operand) if v.id in rebound), None)
         if written is not None:
             return f"hoisted: `{python_print(call)}` writes `{written}`, which this operand reads"
         if stores and reads_contents(operand):

@@ -446,7 +446,9 @@ class _Order:
         self.count += 1
         at = (self.count, loops)
         self.position[id(stmt)] = self.count
-        inner = loops | {id(stmt)} if isinstance(stmt, ForStmt | WhileStmt) else loops
+        # A body that may run more than once: every loop kind, and a `pl.spmd` body (once per block).
+        repeats = isinstance(stmt, ForStmt | WhileStmt) or (isinstance(stmt, ScopeStmt) and stmt.constructor == "spmd")
+        inner = loops | {id(stmt)} if repeats else loops
         if isinstance(stmt, AssignStmt):
             exprs: list[Node] = [stmt.value]
             self.defs.setdefault(stmt.var.id, []).append(at)
@@ -664,11 +666,25 @@ def _tuple_made_early(program: Program, name: str) -> tuple[AssignStmt, list[Stm
 
 def _written_ids(stmt: Stmt) -> set[int]:
     """The Vars a statement defines itself, or whose storage its own expressions write in place."""
+    return _rebound_ids(stmt) | _stored_ids(stmt)
+
+
+def _rebound_ids(stmt: Stmt) -> set[int]:
+    """The Vars a statement makes name another value. A self-update (`t = pl.tensor.assemble(t,
+    ...)`) is not one: `t` still names the storage it named, only the elements change."""
     ids = {v.id for v in getattr(stmt, "return_vars", ())}
-    if isinstance(stmt, AssignStmt | ScopeStmt) and stmt.var is not None:
+    if isinstance(stmt, AssignStmt) and not is_self_update(stmt):
+        ids.add(stmt.var.id)
+    if isinstance(stmt, ScopeStmt) and stmt.var is not None:
         ids.add(stmt.var.id)
     if isinstance(stmt, ForStmt):
         ids.add(stmt.loop_var.id)
+    return ids
+
+
+def _stored_ids(stmt: Stmt) -> set[int]:
+    """The Vars whose storage a statement's own expressions write in place."""
+    ids: set[int] = set()
     for expr in (c for c in iter_children(stmt) if not isinstance(c, Stmt)):
         for node in _shallow(expr):
             op = OPS.lookup(node.op) if isinstance(node, Call) and not node.function else None
@@ -680,8 +696,25 @@ def _written_ids(stmt: Stmt) -> set[int]:
 
 def _own_reads(stmt: Stmt) -> set[str]:
     """The names of the Vars a statement's own expressions read (not its nested statements')."""
-    exprs: list[Node] = [stmt.value] if isinstance(stmt, AssignStmt) else [c for c in iter_children(stmt) if not isinstance(c, Stmt | Var)]
-    return {node.name for e in exprs for node in _shallow(e) if isinstance(node, Var)}
+    return {node.name for e in _own_exprs(stmt) for node in _shallow(e) if isinstance(node, Var)}
+
+
+def _own_element_reads(stmt: Stmt) -> set[str]:
+    """The names of the tensors, tiles and arrays whose elements a statement's own expressions
+    read: an in-place write changes what those evaluate to, not what a bare handle names."""
+    return {
+        node.name
+        for e in _own_exprs(stmt)
+        if _reads_elements(e)
+        for node in _shallow(e)
+        if isinstance(node, Var) and not isinstance(node.type, ScalarType)
+    }
+
+
+def _own_exprs(stmt: Stmt) -> list[Node]:
+    if isinstance(stmt, AssignStmt):
+        return [stmt.value]
+    return [c for c in iter_children(stmt) if not isinstance(c, Stmt | Var)]
 
 
 def check_tuple_temporaries(
@@ -710,11 +743,16 @@ def check_tuple_temporaries(
             if not b.bind_local and isinstance(b.actual, Var):
                 names.setdefault(b.param.id, b.actual.name)
         writes: dict[tuple[type, Span], set[str]] = {}
+        stored: dict[tuple[type, Span], set[str]] = {}
         for stmt in later:
             for inner in walk_stmts(stmt):
-                written = {names[i] for i in _written_ids(inner) if i in names}
-                if inner.span is not None and written and not isinstance(inner, SeqStmts):
-                    writes.setdefault((type(inner), inner.span), set()).update(written)
+                if inner.span is None or isinstance(inner, SeqStmts):
+                    continue
+                rebound = {names[i] for i in _rebound_ids(inner) if i in names}
+                into = {names[i] for i in _stored_ids(inner) if i in names}
+                if rebound or into:
+                    writes.setdefault((type(inner), inner.span), set()).update(rebound)
+                    stored.setdefault((type(inner), inner.span), set()).update(into)
         if not writes:
             continue
         # Where this site's components are evaluated: a bound returned value (a fresh local of the
@@ -733,21 +771,28 @@ def check_tuple_temporaries(
         start = next((i for i, s in enumerate(order) if isinstance(s, AssignStmt) and s.var.name in own_locals), None)
         if start is None:
             continue
-        written_at: list[tuple[Stmt, set[str]]] = []
+        written_at: list[tuple[Stmt, set[str], set[str]]] = []
         for stmt in order[start:]:
             if stmt.span is None:
                 continue
-            written = writes.get((type(stmt), stmt.span), set()) & _written_names(stmt)
-            if written:
-                written_at.append((stmt, written))
+            key = (type(stmt), stmt.span)
+            names_here = _written_names(stmt)
+            written = writes.get(key, set()) & names_here
+            into = stored.get(key, set()) & names_here
+            if written or into:
+                written_at.append((stmt, written, into))
                 continue
             evaluates = (type(stmt), stmt.span, stmt.var.name if isinstance(stmt, AssignStmt) else None) in landing or (
                 isinstance(stmt, AssignStmt) and stmt.span in at_tuple and stmt.var.name in own_locals
             )
             if not evaluates:
                 continue
-            reads = _own_reads(stmt)
-            stale = [(w, sorted(wrote & reads)) for w, wrote in written_at if wrote & reads]
+            reads, elements = _own_reads(stmt), _own_element_reads(stmt)
+            stale = [
+                (w, sorted((wrote & reads) | (into & elements)))
+                for w, wrote, into in written_at
+                if (wrote & reads) | (into & elements)
+            ]
             if stale:
                 w, vs = stale[-1]
                 problems.append(

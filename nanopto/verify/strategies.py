@@ -43,16 +43,21 @@ are used, so float32 arithmetic is exact and comparisons need no tolerance.
 such calls on the caller's InOut `c`: the shape a pass that deletes discarded calls gets wrong.
 
 `aliasing=True` draws the shapes inlining can get wrong under aliasing and evaluation order
-(docs/specification.md, "Meaning under aliasing"): one caller variable passed to several parameters, expressions over a
-variable next to that variable (`k * 2 + 1`, `arr[0] + k`, `pl.add(a, b)` beside `a`), `pl.Out`
-scalars given assignable Vars, tuple receivers the call reads (`k, j = self.h(k, j)`), tuple
-results read late (after a rebinding of an argument), never or twice, calls nested after an
-operand (`m = k * 10 + self.h(k)`), loops carrying a value (`init_values=`) given to a `pl.Out`
-scalar (read again after the call, which is refused, or not), helpers rebinding a tensor
-parameter to a view of it (`t = t[0:2]`) or an Array parameter to another array (refused), and
-helpers returning a tuple temporary after rebinding one of its elements. Each program gets one trap of the
-argument kinds and one of the returned-value kinds (`_TRAPS`); about one program in six is
-refused, for a documented hazard (bench/aliasing_soak.py counts them).
+(docs/specification.md, "Meaning under aliasing"): one caller variable passed to several parameters,
+also two `pl.Out` scalars of a helper that passes them on to another (one variable at several levels
+of nesting), expressions over a variable next to that variable (`k * 2 + 1`, `arr[0] + k`,
+`pl.add(a, b)` beside `a`), `pl.Out` scalars given assignable Vars, tuple receivers the call reads
+(`k, j = self.h(k, j)`), tuple results read late (after a rebinding of an argument), never, twice,
+in a `while` condition or in a `pl.spmd` body, calls nested after an operand (`m = k * 10 +
+self.h(k)`), calls in every loop kind (`pl.range`, `pl.parallel`, `pl.unroll`, `while`, a `pl.spmd`
+body) with `break` / `continue`, loops carrying a scalar or tensor value (`init_values=`, also
+`pl.while_`, with or without a yield) given to parameters of every direction, a `pl.Out` scalar
+defined by a branch result, helpers rebinding a tensor parameter to a view of it (`t = t[0:2]`) or
+an Array parameter to another array (before every later use; rarely where a later use may see
+either, which is refused), and helpers returning a tuple temporary after rebinding one of its
+elements or writing in place. Each program gets one trap of the argument kinds and one of the
+returned-value kinds (`_TRAPS`); about one program in a hundred is refused, for a documented
+hazard (bench/aliasing_soak.py counts them).
 
 `ops`, `constants` and `shapes` steer the drawing toward the pattern a user's rule targets
 (`programs(ops=["mul"], constants=[1])` draws `pl.mul(x, 1)` and `k * 1`); left unset, programs
@@ -68,7 +73,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from hypothesis import strategies as st
@@ -130,13 +135,23 @@ class Line:
         return [_INDENT * depth + self.text]
 
 
+LOOP_KINDS = ("range", "parallel", "unroll", "spmd", "while")
+"""The loop kinds `aliasing=True` draws a body in: every counted loop, a `pl.spmd` body (once per
+block) and a natural `while` over a counter."""
+
+
 @dataclass(frozen=True)
 class Loop:
     var: str
     body: tuple[Stmt, ...]
+    kind: str = "range"
 
     def render(self, depth: int) -> list[str]:
-        return [f"{_INDENT * depth}for {self.var} in pl.range(2):", *_render_block(self.body, depth + 1)]
+        pad = _INDENT * depth
+        if self.kind == "while":  # the counter first: a `continue` in the body cannot skip it
+            head = [f"{pad}{self.var} = 0", f"{pad}while {self.var} < 2:", f"{pad}{_INDENT}{self.var} = {self.var} + 1"]
+            return [*head, *(line for s in self.body for line in s.render(depth + 1))]
+        return [f"{pad}for {self.var} in pl.{self.kind}(2):", *_render_block(self.body, depth + 1)]
 
 
 @dataclass(frozen=True)
@@ -165,19 +180,31 @@ class Lines:
 @dataclass(frozen=True)
 class CarriedLoop:
     """`for i, (acc,) in pl.range(2, init_values=(init,)):` ... `result = pl.yield_(acc)` (or
-    `pl.yield_(yields)`)."""
+    `pl.yield_(yields)`); `kind` is any counted loop or `while_` (`pl.cond(acc < 12)` first);
+    `exit` puts an `if ...: continue` / `break` before the yield; with `result` None the body has
+    no yield (pre-SSA: the body's own assignments to `acc` carry it)."""
 
     var: str
     acc: str
     init: str
     body: tuple[Stmt, ...]
-    result: str
+    result: str | None
     yields: str | None = None
+    kind: str = "range"
+    exit: str | None = None
 
     def render(self, depth: int) -> list[str]:
-        head = f"{_INDENT * depth}for {self.var}, ({self.acc},) in pl.range(2, init_values=({self.init},)):"
+        pad, inner = _INDENT * depth, _INDENT * (depth + 1)
+        if self.kind == "while_":
+            head = [f"{pad}for ({self.acc},) in pl.while_(init_values=({self.init},)):", f"{inner}pl.cond({self.acc} < 12)"]
+        else:
+            head = [f"{pad}for {self.var}, ({self.acc},) in pl.{self.kind}(2, init_values=({self.init},)):"]
         body = [line for s in self.body for line in s.render(depth + 1)]
-        return [head, *body, f"{_INDENT * (depth + 1)}{self.result} = pl.yield_({self.yields or self.acc})"]
+        if self.exit is not None:
+            test = f"{self.acc} > 7" if self.kind == "while_" else f"{self.var} > 0"
+            body += [f"{inner}if {test}:", f"{inner}{_INDENT}{self.exit}"]
+        tail = [] if self.result is None else [f"{inner}{self.result} = pl.yield_({self.yields or self.acc})"]
+        return [*head, *body, *tail] if body or tail else [*head, f"{inner}pass"]
 
 
 Stmt = Line | Lines | Loop | Branch | CarriedLoop
@@ -384,6 +411,9 @@ class _Drawer:
         """An argument that aliases another often: the same Var again, an expression over a Var
         passed next to it, an element of an array; an Out scalar mostly gets an assignable Var."""
         names = [n for n in used if n in scope.names(param.kind)]
+        carried = [n for n in self.carried if n in scope.names(param.kind)]
+        if carried and self.draw(st.integers(0, 3)) == 0:
+            return carried[-1]  # a loop-carried value, whatever the parameter's direction
         if param.kind == "scalar" and param.direction != "In":
             assignable = scope.assignable("scalar") or scope.scalars
             if self.carried and self.carried[-1] in assignable and self.draw(st.booleans()):
@@ -429,16 +459,28 @@ class _Drawer:
         if kind == "nested-call":
             return self.nested_call(scope)
         if kind == "carried-loop":
-            var, acc, result = self.fresh("i"), self.fresh("acc"), self.fresh("r")
+            var, acc = self.fresh("i"), self.fresh("acc")
+            tensor = bool(self.options.aliasing and scope.tensors and self.draw(st.integers(0, 2)) == 0)
             inner = scope.nested()
-            inner.scalars += [var, acc]
+            inner.names("tensor" if tensor else "scalar").append(acc)
+            inner.scalars.append(var)
             inner.readonly.add(var)
             self.carried.append(acc)
             calls = [self.call_site(inner)] if self.callable_helpers(inner) else []
             body = (*calls, *self.block(inner, depth + 1, min_size=1 - len(calls), max_size=2))
             self.carried.pop()
-            scope.scalars.append(result)
-            return CarriedLoop(var, acc, self.pick(scope.scalars[:-1]), body, result)
+            loop_kind = self.draw(st.sampled_from(["range", "parallel", "unroll"]))
+            # break / continue need a sequential innermost loop (pl.range, while).
+            exit_ = self.draw(st.sampled_from([None, None, "continue", "break"])) if loop_kind == "range" else None
+            if tensor:
+                result = self.fresh("y")
+                init = self.pick(scope.tensors)
+                scope.tensors.append(result)
+            else:
+                result = self.fresh("r")
+                init = self.pick(scope.scalars)
+                scope.scalars.append(result)
+            return CarriedLoop(var, acc, init, body, result, kind=loop_kind, exit=exit_)
         if kind == "tensor-local":
             name = self.fresh("v")
             text = f"{name} = {self.tensor_expr(scope)}"
@@ -472,7 +514,14 @@ class _Drawer:
             inner = scope.nested()
             inner.scalars.append(var)
             inner.readonly.add(var)
-            return Loop(var, self.block(inner, depth + 1, min_size=1, max_size=3))
+            loop_kind = self.draw(st.sampled_from(LOOP_KINDS)) if self.options.aliasing else "range"
+            body = self.block(inner, depth + 1, min_size=1, max_size=3)
+            if loop_kind in ("range", "while") and self.draw(st.integers(0, 3)) == 0:
+                # `break` / `continue` skip the rest of the body: the back edge still counts.
+                exit_ = self.draw(st.sampled_from(["break", "continue"]))
+                at = self.draw(st.integers(0, len(body)))
+                body = (*body[:at], Branch(self.condition(inner), (Line(exit_),)), *body[at:])
+            return Loop(var, body, loop_kind)
         if kind == "branch":
             cond = self.condition(scope)
             body = self.block(scope.nested(), depth + 1, min_size=1, max_size=3)
@@ -669,7 +718,10 @@ _OBSERVE = (
 _S, _T = _TYPES["scalar"], _TYPES["tensor"]
 
 
-_TRAPS = (("out-scalar", "in-place", "view", "carried", "new-array", "hoist"), ("temp", "swap", "effect", "late"))
+_TRAPS = (
+    ("out-scalar", "in-place", "view", "shared", "spmd", "carried", "new-array", "hoist"),
+    ("temp", "swap", "effect", "condition", "spmd-tuple", "in-place-tuple", "late"),
+)
 """The kinds of trap, arguments and operands first, returned values second: a program draws one of
 each. Hypothesis draws the ends of a list more often than its middle; the kinds whose old
 behaviour shows least often are at the ends."""
@@ -677,7 +729,14 @@ behaviour shows least often are at the ends."""
 
 def _trap(
     draw: st.DrawFn, name: str, scope: _Scope, drawer: _Drawer, kinds: tuple[str, ...] = _TRAPS[0] + _TRAPS[1]
-) -> tuple[FunctionDesc, tuple[Stmt, ...]]:
+) -> tuple[tuple[FunctionDesc, ...], tuple[Stmt, ...]]:
+    *made, stmts = _trap_helpers(draw, name, scope, drawer, kinds)
+    return tuple(cast(FunctionDesc, h) for h in reversed(made)), cast(tuple[Stmt, ...], stmts)
+
+
+def _trap_helpers(
+    draw: st.DrawFn, name: str, scope: _Scope, drawer: _Drawer, kinds: tuple[str, ...]
+) -> tuple[Any, ...]:
     """One of the shapes inlining gets wrong under aliasing or evaluation order, with its variations:
     a helper and the statements of `main` that call it (docs/specification.md, "Meaning under aliasing")."""
     kind = draw(st.sampled_from(kinds))
@@ -708,10 +767,52 @@ def _trap(
         sig = f"{name}(self, t: {_T}) -> pl.Tensor[[2], pl.FP32]"
         helper = _helper(sig, ["t = t[0:2]"], "t", ("tensor",))  # a [2] view: no other site calls it
         return helper, (Line(f"{drawer.fresh('v')} = self.{name}(a)"),)
-    if kind == "new-array":  # an Array parameter rebound to another array (refused)
-        sig = f"{name}(self, xs: {_TYPES['array']}) -> {_S}"
-        helper = _helper(sig, ["xs = pl.array.create(4, pl.INT64)", f"xs[0] = {c}"], "xs[0]", ("scalar",))
-        return helper, (Line(f"{new('m')} = self.{name}(arr)"),)
+    if kind == "new-array":  # an Array parameter rebound to another array
+        sig = f"{name}(self, xs: {_TYPES['array']}, n: {_S}) -> {_S}"
+        form = draw(st.integers(0, 7))
+        if form == 0:  # rebound in a branch, used after it: either array (refused)
+            body = ["if n > 2:", "    xs = pl.array.create(4, pl.INT64)", f"xs[0] = {c}"]
+        elif form <= 3:  # rebound in straight-line code: a local from there on
+            body = ["xs[1] = n", "xs = pl.array.create(4, pl.INT64)", f"xs[0] = n + {c}", "n = xs[0] + xs[1]"]
+        else:  # rebound and used only inside its block
+            body = ["xs[1] = n", "if n > 1:", "    xs = pl.array.create(4, pl.INT64)", f"    xs[0] = {c}", "    n = n + xs[0]"]
+        returns = "xs[0]" if form == 0 else "n"
+        helper = _helper(sig, body, returns, ("scalar",))
+        return helper, (Line(f"{new('m')} = self.{name}(arr, {v})"),)
+    if kind == "shared":  # two pl.Out scalars given one variable, through a nested helper
+        inner = _helper(
+            f"{name}_g(self, x: {_S}, y: pl.Out[{_S}]) -> {_S}", [f"y = y + {c}", "r = x + y"], "r", ("scalar",)
+        )
+        body = [f"r = self.{name}_g(q, p)" if draw(st.booleans()) else f"r = q * 10 + self.{name}_g(p, p)"]
+        helper = _helper(f"{name}(self, p: pl.Out[{_S}], q: pl.Out[{_S}]) -> {_S}", body, "r", ("scalar",))
+        if draw(st.booleans()):
+            return helper, inner, (Line(f"{new('m')} = self.{name}({v}, {v})"),)
+        i, acc, res = drawer.fresh("i"), drawer.fresh("acc"), new("m")
+        body_stmts = (Line(f"{drawer.fresh('m')} = self.{name}({acc}, {acc})"),)
+        return helper, inner, (CarriedLoop(i, acc, v, body_stmts, res),)
+    if kind == "spmd":  # a pl.spmd body runs once per block: a write late in it precedes a read early in it
+        sig = f"{name}(self, n: {_S}, m: pl.Out[{_S}], xs: {_TYPES['array']}) -> {_S}"
+        body = ["for blk in pl.spmd(2):", "    xs[blk] = n", f"    m = m + {c}"]
+        helper = _helper(sig, body, "m", ("scalar",))
+        arg = draw(st.sampled_from([v, f"{v} + 1", f"{v} * 2"]))
+        return helper, (Line(f"{new('m')} = self.{name}({arg}, {v}, arr)"),)
+    if kind == "condition":  # a tuple component read in a while condition, its argument rebound in the body
+        helper = _helper(f"{name}(self, n: {_S}) -> tuple[{_S}, {_S}]", [], "n, n + 1", ("scalar", "scalar"))
+        t, w = drawer.fresh("tup"), new("m")
+        texts = [f"{t} = self.{name}({v})", f"{w} = 0", f"while {w} < {t}[{draw(st.integers(0, 1))}]:"]
+        texts += [f"    {v} = {v} + 1", f"    {w} = {w} + 1"]
+        return helper, (Lines(tuple(texts)),)
+    if kind == "spmd-tuple":  # a tuple component read in a pl.spmd body that rebinds its argument
+        helper = _helper(f"{name}(self, n: {_S}) -> tuple[{_S}, {_S}]", [], "n, n + 1", ("scalar", "scalar"))
+        t = drawer.fresh("tup")
+        texts = [f"{t} = self.{name}({v})", "for blk in pl.spmd(2):", f"    arr[blk] = arr[blk] + {t}[0]"]
+        texts.append(f"    {v} = {v} + {c}")
+        return helper, (Lines(tuple(texts)),)
+    if kind == "in-place-tuple":  # a tuple temporary, then an in-place write (not a rebinding of a handle)
+        sig = f"{name}(self, o: pl.InOut[{_T}], x: {_T}) -> tuple[{_T}, {_T}]"
+        body = ["tmp = (x, pl.add(x, x))", "o = pl.tensor.assemble(o, pl.add(o, x), [0])"]
+        helper = _helper(sig, body, "tmp", ("tensor", "tensor"))
+        return helper, (Line(f"{new('y')}, {new('y')} = self.{name}(c, c)"),)
     if kind == "hoist":  # an operand evaluated before a nested call that changes it
         helper = _helper(out, [f"m = m + {c}"], "m", ("scalar",))
         return helper, (Line(f"{new('m')} = {v} * 10 + self.{name}({v})"),)
@@ -740,16 +841,30 @@ def _trap(
         t = drawer.fresh("tup")
         reads = [f"{new('y')} = {t}[{i}]" for i in draw(st.sampled_from([[0], [1, 1], [0, 1]]))]
         return helper, (Lines((f"{t} = self.{name}(c, a)", *reads)),)
-    # A loop-carried value given to a pl.Out scalar: read again after the call (refused: the
-    # write-back would be lost), or only the call's result carried on (bound to a local).
-    helper = _helper(out, [f"m = m + {c}"], "m", ("scalar",))
-    i, acc, r, res = drawer.fresh("i"), drawer.fresh("acc"), drawer.fresh("m"), new("m")
+    # A loop-carried value given to a pl.Out scalar, in every loop kind, read again after the call or
+    # not, with `continue` / `break`, with or without a yield; the helper defines the parameter by an
+    # assignment, or by a branch's result (which the splice must not leave on the loop's name).
     if draw(st.booleans()):
-        body = (Line(f"{r} = self.{name}({acc})"), Line(f"{acc} = {acc} + {r}"))
-        return helper, (CarriedLoop(i, acc, v, body, res),)
+        helper = _helper(out, [f"m = m + {c}"], "m", ("scalar",))
+    else:
+        helper = _helper(out, ["if m > 3:", f"    m = pl.yield_(m + {c})", "else:", "    m = pl.yield_(m + 1)"], "m", ("scalar",))
+    i, acc, r, res = drawer.fresh("i"), drawer.fresh("acc"), drawer.fresh("m"), new("m")
+    loop_kind = draw(st.sampled_from(["range", "parallel", "unroll", "while_"]))
+    exit_ = draw(st.sampled_from([None, "continue", "break"])) if loop_kind in ("range", "while_") else None
+    form = draw(st.integers(0, 3))
+    if form == 0:  # pre-SSA: the write-back alone carries the value, observed in the array
+        index = "0" if loop_kind == "while_" else i
+        loop_body: tuple[Stmt, ...] = (Line(f"arr[{index}] = arr[{index}] + {acc}"), Line(f"self.{name}({acc})"))
+        return helper, (CarriedLoop(i, acc, v, loop_body, None, kind=loop_kind, exit=exit_), Line(f"{res} = {v}"))
+    if form == 1:
+        loop_body = (Line(f"{r} = self.{name}({acc})"), Line(f"{acc} = {acc} + {r}"))
+        return helper, (CarriedLoop(i, acc, v, loop_body, res, kind=loop_kind, exit=exit_),)
+    if form == 2:  # the yield reads the value after the call
+        loop_body = (Line(f"{r} = self.{name}({acc})"),)
+        return helper, (CarriedLoop(i, acc, v, loop_body, res, kind=loop_kind, exit=exit_),)
     step = drawer.fresh("m")
-    body = (Line(f"{r} = self.{name}({acc})"), Line(f"{step} = {r} + 1"))
-    return helper, (CarriedLoop(i, acc, v, body, res, yields=step),)
+    loop_body = (Line(f"{r} = self.{name}({acc})"), Line(f"{step} = {r} + 1"))
+    return helper, (CarriedLoop(i, acc, v, loop_body, res, yields=step, kind=loop_kind, exit=exit_),)
 
 
 def _helper(signature: str, body: list[str], returns: str, result_kinds: tuple[Kind, ...]) -> FunctionDesc:
@@ -807,8 +922,8 @@ def _program_descs(
     traps: tuple[Stmt, ...] = ()
     if aliasing:
         for kinds in _TRAPS:
-            helper, stmts = _trap(draw, f"h{len(helpers)}", scope, drawer, kinds)
-            helpers += (helper,)
+            made, stmts = _trap(draw, f"h{len(helpers)}", scope, drawer, kinds)
+            helpers += made
             traps += stmts
     body = (first, *traps, *drawer.block(scope, 0, max_size=4), *_OBSERVE)
     if aliasing:

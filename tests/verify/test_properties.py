@@ -25,14 +25,16 @@ from egglog import String, eq, rule, union
 from hypothesis import Phase, given, note, settings
 from hypothesis import strategies as st
 
+import nanopto.passes.evaluation_order as evaluation_order
 import nanopto.passes.inlining.call_sites as call_sites
 import nanopto.passes.inlining.rebinding as rebinding_module
 import nanopto.passes.inlining.tuple_results as tuple_results
 from nanopto.egraph import roundtrip_program
-from nanopto.ir_terms.nodes import AssignStmt, Call, IterArg, MakeTuple, Program, Var
+from nanopto.ir_terms.nodes import AssignStmt, Call, ForStmt, IterArg, MakeTuple, Program, Var, WhileStmt
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.schema import walk, walk_stmts
 from nanopto.ir_terms.structural import assert_structural_equal
 from nanopto.passes import PassManager, inline_functions
 from nanopto.passes.inlining.rebinding import RebindingRow, classify_params
@@ -99,6 +101,8 @@ def test_inlining_preserves_meaning_under_aliasing(case: tuple[Program, tuple[An
         return
     note(f"inlined:\n{python_print(inlined)}")
     assert differences(program, inlined, args) == []
+    # The printed result is a program too: parsed again, it computes the same.
+    assert differences(program, parse_program(python_print(inlined)), args) == []
 
 
 def assert_documented_refusal(error: call_sites.InlineError) -> None:
@@ -110,12 +114,12 @@ def assert_documented_refusal(error: call_sites.InlineError) -> None:
 
 
 def test_only_a_located_hazard_is_a_documented_refusal() -> None:
-    hazard = call_sites.Hazard.LOST_WRITE_BACK
-    assert_documented_refusal(call_sites.InlineError("p.py:3:9: the loop-carried value ...", hazard))
+    hazard = call_sites.Hazard.ARRAY_REBOUND
+    assert_documented_refusal(call_sites.InlineError("p.py:3:9: Inline function 'g' rebinds ...", hazard))
     with pytest.raises(AssertionError, match="not for a documented hazard"):
         assert_documented_refusal(call_sites.InlineError("p.py:3:9: argument 1 of the call ... does not fit"))
     with pytest.raises(AssertionError, match="without a location"):
-        assert_documented_refusal(call_sites.InlineError("the loop-carried value ...", hazard))
+        assert_documented_refusal(call_sites.InlineError("Inline function 'g' rebinds ...", hazard))
 
 
 REFUSAL_BUDGET = settings(max_examples=30, derandomize=True, database=None, deadline=None, phases=[Phase.generate])
@@ -123,8 +127,9 @@ REFUSAL_BUDGET = settings(max_examples=30, derandomize=True, database=None, dead
 
 def test_most_aliasing_programs_are_not_refused() -> None:
     """If most drawn programs were refused, the property above would test little: the generator
-    is steered so that about one in six is (a loop-carried value read again after its pl.Out
-    write-back, half the times that trap is drawn; bench/aliasing_soak.py measures the rate)."""
+    is steered so that about one in a hundred is (an Array parameter rebound where a later use may
+    see either array, one time in eight that trap is drawn; bench/aliasing_soak.py measures the
+    rate)."""
     outcomes: list[bool] = []
 
     @REFUSAL_BUDGET
@@ -139,7 +144,7 @@ def test_most_aliasing_programs_are_not_refused() -> None:
             outcomes.append(False)
 
     draw()
-    assert sum(outcomes) <= len(outcomes) // 4, f"{sum(outcomes)} of {len(outcomes)} drawn programs refused"
+    assert sum(outcomes) <= len(outcomes) // 10, f"{sum(outcomes)} of {len(outcomes)} drawn programs refused"
 
 
 @given(programs())
@@ -187,6 +192,14 @@ class Counterexample(Exception):
         self.program, self.args = program, args
 
 
+def _reparsed(program: Program) -> Program | None:
+    """`program` printed and parsed again; None when the text does not parse."""
+    try:
+        return parse_program(python_print(program))
+    except ValueError:
+        return None
+
+
 def counterexample(
     inline: Inline, *, errors_count: bool, writing_discards: bool = False, aliasing: bool = False
 ) -> tuple[Program, tuple[Any, ...]]:
@@ -206,6 +219,9 @@ def counterexample(
             return
         try:
             changed = bool(differences(program, inlined, args))
+            if aliasing and not changed:  # the printed result must say the same
+                reparsed = _reparsed(inlined)
+                changed = reparsed is None or bool(differences(program, reparsed, args))
         except InterpreterError:
             changed = True  # the inlined program no longer runs (a read before any binding, ...)
         if changed:
@@ -270,8 +286,18 @@ def test_property_reports_a_missing_discard_rule(no_rebinding_checker: None) -> 
 
 
 # The old behaviours under aliasing and evaluation order (docs/08-aliasing-traps.md), planted back.
-def _substitute_as_specified(template: Any, bindings: list[Any]) -> list[Any]:
+def _substitute_as_specified(template: Any, bindings: list[Any], *aliases: Any) -> list[Any]:
     return bindings
+
+
+def _points_of_holders(fn: Any, reads: Any, caller: Any) -> list[Any]:
+    """The old placement: a read in a `while` condition taken to be at the `while` statement."""
+    holder: dict[int, Any] = {}
+    for stmt in walk_stmts(fn.body):
+        for node in walk(stmt):
+            if id(node) in {id(r) for r in reads} and id(stmt) in caller.points:
+                holder[id(node)] = caller.points[id(stmt)]
+    return [holder[id(r)] for r in reads]
 
 
 def _project_at_the_return(stmts: Any, returns: Any, by_reference: Any = ()) -> Any:
@@ -304,13 +330,16 @@ _receiver_reads = tuple_results.receiver_reads
 
 OLD_BEHAVIOURS: dict[str, tuple[Any, str, Any]] = {
     "argument-substituted-after-a-write": (call_sites, "bind_disturbed_arguments", _substitute_as_specified),
-    "operand-moved-after-a-hoisted-call": (hoist_module, "disturbs_by_helpers", lambda inline: None),
+    "operand-moved-after-a-hoisted-call": (hoist_module, "disturbs_by_helpers", lambda *args: None),
     "returned-value-evaluated-at-its-reads": (tuple_results, "bound_returns", lambda *args: ()),
     "one-receiver-for-two-sites": (tuple_results, "receiver_reads", _without_stand_ins),
-    "iter-arg-bound-away-from-its-write-back": (call_sites, "refuse_lost_write_back", lambda *args: None),
     "tuple-temporary-read-at-the-return": (call_sites, "_project_returned_tuple", _project_at_the_return),
     "a-view-counted-as-a-self-update": (rebinding_module, "is_self_update", _a_view_counts),
-    "array-rebound-to-another-array": (call_sites, "_check_array_rebinding", lambda fn: None),
+    "array-rebound-to-another-array": (call_sites, "_rename_rebound_arrays", lambda fn: fn),
+    "spmd-body-taken-to-run-once": (evaluation_order, "is_loop", lambda stmt: isinstance(stmt, ForStmt | WhileStmt)),
+    "while-condition-read-before-its-loop": (tuple_results, "_read_points", _points_of_holders),
+    "out-scalars-distinct-inside-a-helper": (call_sites, "may_alias_params", lambda fn: {}),
+    "branch-result-left-on-a-loop-name": (inline_module, "write_back_templates", lambda *args: None),
 }
 
 

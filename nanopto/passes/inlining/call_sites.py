@@ -10,10 +10,14 @@ all the splicing, substituting and renaming.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
+import linecache
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.nodes import (
@@ -22,20 +26,24 @@ from nanopto.ir_terms.nodes import (
     ConstInt,
     EvalStmt,
     Expr,
+    ForStmt,
     Function,
     IterArg,
     MakeTuple,
+    Node,
     ParamDirection,
     ReturnStmt,
+    ScopeStmt,
     SeqStmts,
     Span,
     Stmt,
     Submit,
     TupleGetItemExpr,
     Var,
+    WhileStmt,
 )
 from nanopto.ir_terms.printer import print_type, python_print
-from nanopto.ir_terms.schema import iter_children, nodes_of, walk, whole_value
+from nanopto.ir_terms.schema import iter_children, map_children, nodes_of, walk, whole_value
 from nanopto.ir_terms.types import (
     ArrayType,
     ScalarType,
@@ -51,6 +59,8 @@ from nanopto.passes.evaluation_order import (
     has_call,
     is_atom,
     is_constant,
+    is_loop,
+    may_alias_params,
     reads_contents,
     writes_in_place,
 )
@@ -70,8 +80,7 @@ class Hazard(enum.Enum):
     under aliasing"): the binding that would keep it is one the specification forbids. The value is
     how a report names it."""
 
-    ARRAY_REBOUND = "an Array parameter rebound to another array"
-    LOST_WRITE_BACK = "a loop-carried value's pl.Out write-back would be lost"
+    ARRAY_REBOUND = "an Array parameter rebound to another array where a later use may see either"
 
 
 class InlineError(ValueError):
@@ -100,6 +109,16 @@ class HelperTemplate:
     @property
     def name(self) -> str:
         return self.function.name
+
+    @functools.cached_property
+    def defined_by_control_flow(self) -> frozenset[int]:
+        """Params the body defines other than by an assignment: an if or loop result, a loop or
+        scope variable."""
+        params = {p.var.id for p in self.function.params}
+        found: set[int] = set()
+        for node in walk(SeqStmts(self.body)):
+            found.update(v for v in _defined_vars(node) if v in params)
+        return frozenset(found)
 
     @functools.cached_property
     def timeline(self) -> Timeline:
@@ -134,6 +153,10 @@ class CallSite:
     receiver at this site's assignment and reads only."""
     bound_returns: tuple[tuple[int, str], ...] = ()
     """A projected site: the returned components bound at the call, each with the reason."""
+    copied_out: tuple[int, ...] = ()
+    """The `pl.Out` scalar parameters (by index) whose argument is a loop-scoped name the helper
+    defines by a control-flow result: the body works on a local, copied back to the argument at
+    its end (`write_back_templates`)."""
 
     @property
     def span(self) -> Span | None:
@@ -147,6 +170,7 @@ def _where(node: Stmt | Expr, fn: Function) -> str:
 
 def make_template(fn: Function) -> HelperTemplate:
     """Split a (fully expanded) helper into body and returned values and classify its params."""
+    fn = _rename_rebound_arrays(fn)
     stmts = fn.body.stmts if isinstance(fn.body, SeqStmts) else (fn.body,)
     returns: tuple[Expr, ...] = ()
     if stmts and isinstance(stmts[-1], ReturnStmt):
@@ -158,7 +182,6 @@ def make_template(fn: Function) -> HelperTemplate:
                 f"{_where(node, fn)}: Inline function '{fn.name}' returns before its last statement; "
                 "an Inline body can only return at its end (bind the value and return it last)"
             )
-    _check_array_rebinding(fn)
     by_reference = frozenset(
         p.var.id for p in fn.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
     )
@@ -179,20 +202,105 @@ def make_template(fn: Function) -> HelperTemplate:
     return HelperTemplate(fn, stmts, returns, classify_params(fn), frozenset(local_ids), frozenset(free))
 
 
-def _check_array_rebinding(fn: Function) -> None:
+def _rename_rebound_arrays(fn: Function) -> Function:
     """An Array parameter's rebinding lands on the caller's Var (the table's Array row: codegen
-    cannot declare an array alias, so no local can take it). That is right for an in-place update
-    (`xs[i] = v`); rebinding the name to another array would replace the caller's buffer, so the
-    helper is refused (docs/specification.md, "Meaning under aliasing")."""
-    arrays = {p.var.id for p in fn.params if isinstance(p.var.type, ArrayType)}
-    for node in walk(fn.body):
-        if isinstance(node, AssignStmt) and node.var.id in arrays and not is_self_update(node):
-            raise InlineError(
-                f"{_where(node, fn)}: Inline function '{fn.name}' rebinds its Array parameter '{node.var.name}' "
-                f"to another array (`{python_print(node)}`); the rebinding would land on the caller's array "
-                "(an Array parameter is never given a local copy). Give the new array a name of its own.",
-                Hazard.ARRAY_REBOUND,
-            )
+    cannot declare an array alias). That is right for an in-place update (`xs[i] = v`); a rebinding
+    to another array (`xs = pl.array.create(...)`) would replace the caller's buffer. Where every
+    later use of the parameter runs after that rebinding, in straight-line code or inside the
+    rebinding's own block, the new array is a local of its own from there on, which needs no alias
+    (nanopto's choice: docs/specification.md, "Meaning under aliasing"); otherwise no splice keeps
+    the meaning and the helper is refused at the line."""
+    arrays = [p.var for p in fn.params if isinstance(p.var.type, ArrayType)]
+    for param in arrays:
+        while True:
+            path = _first_rebinding(fn.body, param)
+            if path is None:
+                break
+            fn = _split_at(fn, param, path)
+    return fn
+
+
+_Path = list[tuple[SeqStmts, int]]
+
+
+def _first_rebinding(body: Stmt, param: Var) -> _Path | None:
+    """The path (each enclosing list and index) to the first assignment rebinding Array `param`
+    to another array, or None."""
+
+    def search(stmt: Stmt, path: _Path) -> _Path | None:
+        if isinstance(stmt, SeqStmts):
+            for i, inner in enumerate(stmt.stmts):
+                found = search(inner, [*path, (stmt, i)])
+                if found is not None:
+                    return found
+            return None
+        if isinstance(stmt, AssignStmt):
+            return path if stmt.var.id == param.id and not is_self_update(stmt) else None
+        for child in iter_children(stmt):
+            if isinstance(child, Stmt):
+                found = search(child, path)
+                if found is not None:
+                    return found
+        return None
+
+    return search(body, [])
+
+
+def _split_at(fn: Function, param: Var, path: _Path) -> Function:
+    """`fn` with Array `param` renamed to a fresh local from the rebinding at `path` to the end of
+    its block; refused (`Hazard.ARRAY_REBOUND`) when a use after that block, or before it in a loop
+    that runs the block again, could see either array."""
+    block, index = path[-1]
+    stmt = block.stmts[index]
+    assert isinstance(stmt, AssignStmt)
+    fresh = Var(param.name, param.type, span=stmt.span)
+    by = {param.id: fresh}
+    new_body: Stmt = SeqStmts(
+        (*block.stmts[:index], dataclasses.replace(stmt, var=fresh), *(replace_vars(s, by) for s in block.stmts[index + 1 :])),
+        span=block.span,
+    )
+    old_child: Stmt = block
+    seen_later = False
+    for outer, i in reversed(path[:-1]):
+        holder = _with_child(outer.stmts[i], old_child, new_body)
+        if is_loop(holder) and param.id in _ids(holder):
+            seen_later = True  # the next iteration reads the parameter, meaning the new array
+        seen_later = seen_later or any(param.id in _ids(later) for later in outer.stmts[i + 1 :])
+        old_child, new_body = outer, SeqStmts((*outer.stmts[:i], holder, *outer.stmts[i + 1 :]), span=outer.span)
+    if seen_later:
+        raise InlineError(
+            f"{_where(stmt, fn)}: Inline function '{fn.name}' rebinds its Array parameter '{param.name}' "
+            f"to another array ({_quoted(stmt)}) where a later use may see either array; the rebinding "
+            "would land on the caller's array (an Array parameter is never given a local copy). "
+            "Give the new array a name of its own.",
+            Hazard.ARRAY_REBOUND,
+        )
+    return dataclasses.replace(fn, body=new_body)
+
+
+def _with_child(holder: Stmt, old: Stmt, new: Stmt) -> Stmt:
+    """`holder` with its child statement `old` (by identity) replaced by `new`."""
+
+    def swap(child: Any) -> Any:
+        return new if child is old else child
+
+    return map_children(holder, swap)
+
+
+def _ids(stmt: Stmt) -> set[int]:
+    return {v.id for v in walk(stmt) if isinstance(v, Var)}
+
+
+def _quoted(stmt: Stmt) -> str:
+    """The user's line for `stmt`: the source line at its span when the file can be read, else the
+    statement as printed, unless printing shows names the user did not write."""
+    span = stmt.span
+    if span is not None and span.is_valid() and os.path.isfile(span.file):
+        line = linecache.getline(span.file, span.line).strip()
+        if line:
+            return f"`{line}`"
+    printed = python_print(stmt)
+    return f"`{printed}`" if "__inline" not in printed else "at that line"
 
 
 def _defined_vars(node: object) -> Iterator[int]:
@@ -262,39 +370,11 @@ def bind_argument(param: Var, row: RebindingRow, actual: Expr) -> tuple[bool, st
         return True, "computed argument: evaluated once at the call site"
     if row.binds_local:
         return True, "the callee rebinds this parameter: its rebinding stays on a local"
-    if row.rebinds_caller_var and (not isinstance(actual, Var) or isinstance(actual, IterArg)):
+    if row.rebinds_caller_var and not isinstance(actual, Var):
         return True, "rebound parameter whose argument is not an assignable Var"
+    if row.rebinds_caller_var and isinstance(actual, IterArg) and row is not RebindingRow.OUT_SCALAR:
+        return True, "rebound parameter whose argument is a loop-carried value"
     return False, "substituted directly"
-
-
-def refuse_lost_write_back(fn: Function, site_stmt: Stmt, helper: str, bindings: list[ParamBinding]) -> None:
-    """Refuse a loop-carried value given to a `pl.Out` / `pl.InOut` scalar and read after the call.
-
-    The specification binds an IterArg to a fresh local (it is not an assignable Var). For such a
-    scalar the write-back then lands on the local, so a read of the IterArg after the call in the
-    same iteration would see the value from before the call: the meaning would change, and the
-    binding that would keep it (an assignment to the IterArg) is one the specification rules out
-    (docs/specification.md, "Meaning under aliasing").
-    """
-    carried = [
-        b for b in bindings if b.row is RebindingRow.OUT_SCALAR and b.bind_local and isinstance(b.actual, IterArg)
-    ]
-    if not carried:
-        return
-    timeline = Timeline.of(fn.body.stmts if isinstance(fn.body, SeqStmts) else (fn.body,))
-    at = timeline.points.get(id(site_stmt))
-    for b in carried:
-        assert isinstance(b.actual, Var)
-        later = [p for p in timeline.reads.get(b.actual.id, ()) if at is not None and p.position > at.position]
-        if later:
-            raise InlineError(
-                f"{_where(site_stmt, fn)}: the loop-carried value '{b.actual.name}' is passed to pl.Out/pl.InOut "
-                f"scalar parameter '{b.param.name}' of Inline function '{helper}' and read again after the call "
-                f"in '{fn.name}': its write-back cannot land on a loop-carried value (the specification binds it "
-                f"to a local, which would lose the write). Copy it into a variable first (`v = {b.actual.name}`), "
-                "pass that and read it after the call.",
-                Hazard.LOST_WRITE_BACK,
-            )
 
 
 def find_sites(
@@ -333,6 +413,20 @@ class _WholeUses:
         if self._ids is None:
             self._ids = _whole_tuple_uses(self.fn)
         return var_id in self._ids
+
+    @functools.cached_property
+    def loop_scoped(self) -> frozenset[int]:
+        """The caller's IterArgs, loop variables and scope variables: names a control-flow result
+        cannot take in printed `pl` (printed and parsed again, it would be a new variable)."""
+        scoped: set[int] = set()
+        for node in nodes_of(self.fn.body):
+            if isinstance(node, ForStmt):
+                scoped.add(node.loop_var.id)
+            if isinstance(node, ForStmt | WhileStmt):
+                scoped.update(a.id for a in node.iter_args)
+            if isinstance(node, ScopeStmt) and node.var is not None:
+                scoped.add(node.var.id)
+        return frozenset(scoped)
 
 
 def _whole_tuple_uses(fn: Function) -> set[int]:
@@ -375,20 +469,32 @@ def _make_site(
         validate_argument(fn, call, helper, index, actual)
         bind, reason = policy(param.var, row, actual)
         bindings.append(ParamBinding(param.var, actual, row, bind, reason))
-    bindings = bind_disturbed_arguments(template, bindings)
-    refuse_lost_write_back(fn, stmt, helper.name, bindings)
+    bindings = bind_disturbed_arguments(template, bindings, may_alias_params(fn))
     form = _form_of(fn, stmt, template, whole_uses)
-    return CallSite(number, fn.name, helper.name, call, stmt, form, tuple(bindings))
+    copied_out = tuple(
+        i
+        for i, b in enumerate(bindings)
+        if b.row is RebindingRow.OUT_SCALAR
+        and not b.bind_local
+        and isinstance(b.actual, Var)
+        and b.actual.id in whole_uses.loop_scoped
+        and b.param.id in template.defined_by_control_flow
+    )
+    return CallSite(number, fn.name, helper.name, call, stmt, form, tuple(bindings), copied_out=copied_out)
 
 
-def bind_disturbed_arguments(template: HelperTemplate, bindings: list[ParamBinding]) -> list[ParamBinding]:
+def bind_disturbed_arguments(
+    template: HelperTemplate, bindings: list[ParamBinding], aliases: dict[int, frozenset[int]] | None = None
+) -> list[ParamBinding]:
     """Bind an argument the specification substitutes directly when the body would change what
     it evaluates to before using it (docs/specification.md, "Meaning under aliasing").
 
     The call evaluates every argument once, before the body. A substituted argument is evaluated
     at each use instead, which is the same unless the body first rebinds a caller Var the argument
     reads (a `pl.Out` scalar given that Var) or writes in place storage whose elements it reads;
-    then it is bound to a fresh local at the call, which is what the call evaluated.
+    then it is bound to a fresh local at the call, which is what the call evaluated. `aliases` are
+    the caller's variables a site of the caller may make one (`may_alias_params`): a write to one
+    is a write to each.
     """
     timeline = template.timeline
     rebinders = [
@@ -402,12 +508,18 @@ def bind_disturbed_arguments(template: HelperTemplate, bindings: list[ParamBindi
     out: list[ParamBinding] = []
     for b in bindings:
         shared = b.param.id in by_reference and isinstance(b.actual, Var)
-        reason = None if b.bind_local or b.row.rebinds_caller_var or shared else _disturbance(timeline, b, rebinders)
+        reason = (
+            None
+            if b.bind_local or b.row.rebinds_caller_var or shared
+            else _disturbance(timeline, b, rebinders, aliases or {})
+        )
         out.append(b if reason is None else ParamBinding(b.param, b.actual, b.row, True, reason))
     return out
 
 
-def _disturbance(timeline: Timeline, b: ParamBinding, rebinders: list[ParamBinding]) -> str | None:
+def _disturbance(
+    timeline: Timeline, b: ParamBinding, rebinders: list[ParamBinding], aliases: dict[int, frozenset[int]]
+) -> str | None:
     """Why the substituted argument of `b` must be bound instead, or None."""
     if is_constant(b.actual):
         return None
@@ -416,7 +528,8 @@ def _disturbance(timeline: Timeline, b: ParamBinding, rebinders: list[ParamBindi
     read = {v.id for v in walk(b.actual) if isinstance(v, Var)}
     for writer in rebinders:
         assert isinstance(writer.actual, Var)
-        if writer is not b and writer.actual.id in read and timeline.rebound_before_read(writer.param.id, b.param.id):
+        written = aliases.get(writer.actual.id, frozenset({writer.actual.id}))
+        if writer is not b and written & read and timeline.rebound_before_read(writer.param.id, b.param.id):
             return f"bound: `{writer.param.name}` writes `{writer.actual.name}`, which this argument reads"
     if reads_contents(b.actual):
         store = timeline.stored_before_read(b.param.id)
@@ -540,3 +653,53 @@ def binding_type(binding: ParamBinding) -> Type:
     if isinstance(binding.actual, Var):
         return binding.actual.type
     return UnknownType()
+
+
+def write_back_templates(sites: list[CallSite], templates: dict[str, HelperTemplate], chosen: dict[int, str]) -> None:
+    """Give each site with `copied_out` parameters the variant of its template that copies them.
+
+    A `pl.Out` scalar's definitions land on the caller's variable; when that variable is an IterArg
+    or a loop variable and the helper defines the parameter by an if or loop result, the result
+    would be that loop-scoped name, which printed `pl` cannot say (parsed again, it is a new
+    variable). The variant works on a local and assigns it to the parameter once, at its end: the
+    same value lands on the same variable (nanopto's choice: docs/specification.md, "Meaning under
+    aliasing")."""
+    for site in sites:
+        if not site.copied_out:
+            continue
+        base = chosen.get(site.number, site.helper)
+        key = f"{base}@copy_out({', '.join(map(str, site.copied_out))})"
+        if key not in templates:
+            templates[key] = with_copied_out(templates[base], site.copied_out)
+        chosen[site.number] = key
+
+
+def with_copied_out(template: HelperTemplate, indices: tuple[int, ...]) -> HelperTemplate:
+    """`template` whose parameters `indices` are worked on through a local each: `p_local = p`
+    first, `p = p_local` last."""
+    params = [template.function.params[i].var for i in indices]
+    local_of = {p.id: Var(p.name, p.type, span=p.span) for p in params}
+    body = [replace_vars(stmt, local_of) for stmt in template.body]
+    returns = tuple(replace_vars(value, local_of) for value in template.returns)
+    first = [AssignStmt(local_of[p.id], p, annotated=False, span=p.span) for p in params]
+    last = [AssignStmt(p, local_of[p.id], annotated=False, span=p.span) for p in params]
+    return dataclasses.replace(
+        template,
+        body=(*first, *body, *last),
+        returns=returns,
+        local_ids=template.local_ids | {v.id for v in local_of.values()},
+    )
+
+
+_N = TypeVar("_N", bound=Node)
+
+
+def replace_vars(node: _N, by: dict[int, Var]) -> _N:
+    """`node` with each Var whose id is in `by` replaced."""
+    if isinstance(node, Var) and not isinstance(node, IterArg):
+        return cast(_N, by.get(node.id, node))
+
+    def visit(child: Any) -> Any:
+        return replace_vars(child, by) if isinstance(child, Node) else child
+
+    return map_children(node, visit)

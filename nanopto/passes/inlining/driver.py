@@ -34,6 +34,7 @@ from nanopto.passes.inlining.call_sites import (
     bind_argument,
     find_sites,
     make_template,
+    write_back_templates,
 )
 from nanopto.passes.inlining.dump_tags import site_templates
 from nanopto.passes.inlining.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_expansion_size
@@ -154,6 +155,7 @@ def run_stages(
         started = time.perf_counter()
         chosen = site_templates(sites, templates)
         result_templates(sites, templates, chosen)
+        write_back_templates(sites, templates, chosen)
         state.clock("classify", started)
         run = StageRun(sites, functions, StageReport())
 

@@ -21,13 +21,21 @@ Python decides these per site; the rules still splice the body, the bindings and
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from nanopto.ir_terms.infer import type_of
-from nanopto.ir_terms.nodes import AssignStmt, Function, Node, SeqStmts, Stmt, TupleGetItemExpr, Var
+from nanopto.ir_terms.nodes import AssignStmt, Function, SeqStmts, TupleGetItemExpr, Var, WhileStmt
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.schema import walk, walk_stmts
-from nanopto.passes.evaluation_order import Point, Timeline, is_atom, is_constant, reads_contents, vars_read
+from nanopto.passes.evaluation_order import (
+    Point,
+    Timeline,
+    is_atom,
+    is_constant,
+    may_happen_between,
+    reads_contents,
+    vars_read,
+)
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, InlineError, SiteForm
 
 
@@ -116,7 +124,7 @@ def bound_returns(
 ) -> tuple[tuple[int, str], ...]:
     """The returned components `site` binds at the call, each with the reason."""
     at = caller.points[id(site.stmt)]
-    read_points = [caller.points[id(stmt)] for stmt in _holding_stmts(fn, reads.reads)]
+    read_points = _read_points(fn, reads.reads, caller)
     actual_of = {b.param.id: b for b in site.bindings}
     bound: list[tuple[int, str]] = []
     for i, value in enumerate(template.returns):
@@ -138,37 +146,29 @@ def bound_returns(
                 bound.append((i, f"bound: the caller rebinds `{var.name}` before it reads this value"))
                 break
         else:
-            if reads_contents(b.actual) and any(_between(at, w, points) for w in caller.stores):
+            if reads_contents(b.actual) and any(may_happen_between(at, w, points) for w in caller.stores):
                 bound.append((i, "bound: the caller writes storage this value reads before it reads it"))
     return tuple(bound)
 
 
-def _holding_stmts(fn: Function, reads: Sequence[Node]) -> Iterator[Stmt]:
-    """The innermost statement holding each read, in the order of `reads`."""
+def _read_points(fn: Function, reads: Sequence[TupleGetItemExpr], caller: Timeline) -> list[Point]:
+    """Where each read is evaluated: at the innermost statement holding it, or, for a read in a
+    `while` condition, inside that loop (the condition is evaluated before every iteration)."""
     wanted = {id(r) for r in reads}
-    holder: dict[int, Stmt] = {}
+    holder: dict[int, Point] = {}
     for stmt in walk_stmts(fn.body):
         if isinstance(stmt, SeqStmts):
             continue
+        in_condition = {id(n) for n in walk(stmt.cond)} if isinstance(stmt, WhileStmt) else set()
         for node in walk(stmt):
-            if id(node) in wanted:
-                holder[id(node)] = stmt  # inner statements come later in the walk and win
-    return (holder[id(r)] for r in reads)
-
-
-def _between(site: Point, write: Point, reads: Sequence[Point]) -> bool:
-    """Whether `write` may happen after the call at `site` and before one of `reads`."""
-    for read in reads:
-        if site.position < write.position < read.position:
-            return True
-        if write.position > site.position and (write.loops & read.loops) - site.loops:
-            return True
-    return False
+            if id(node) in wanted:  # inner statements come later in the walk and win
+                holder[id(node)] = caller.conditions[id(stmt)] if id(node) in in_condition else caller.points[id(stmt)]
+    return [holder[id(r)] for r in reads]
 
 
 def _rebound_between(caller: Timeline, var_id: int, site: Point, reads: Sequence[Point]) -> Point | None:
     for write in caller.defs.get(var_id, ()):
-        if _between(site, write, reads):
+        if may_happen_between(site, write, reads):
             return write
     return None
 
