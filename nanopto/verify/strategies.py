@@ -516,7 +516,7 @@ class _Drawer:
             inner.readonly.add(var)
             loop_kind = self.draw(st.sampled_from(LOOP_KINDS)) if self.options.aliasing else "range"
             body = self.block(inner, depth + 1, min_size=1, max_size=3)
-            if loop_kind in ("range", "while") and self.draw(st.integers(0, 3)) == 0:
+            if self.options.aliasing and loop_kind in ("range", "while") and self.draw(st.integers(0, 3)) == 0:
                 # `break` / `continue` skip the rest of the body: the back edge still counts.
                 exit_ = self.draw(st.sampled_from(["break", "continue"]))
                 at = self.draw(st.integers(0, len(body)))
