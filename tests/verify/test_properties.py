@@ -338,7 +338,6 @@ OLD_BEHAVIOURS: dict[str, tuple[Any, str, Any]] = {
     "array-rebound-to-another-array": (call_sites, "_rename_rebound_arrays", lambda fn: fn),
     "spmd-body-taken-to-run-once": (evaluation_order, "is_loop", lambda stmt: isinstance(stmt, ForStmt | WhileStmt)),
     "while-condition-read-before-its-loop": (tuple_results, "_read_points", _points_of_holders),
-    "out-scalars-distinct-inside-a-helper": (call_sites, "may_alias_params", lambda fn: {}),
     "branch-result-left-on-a-loop-name": (inline_module, "write_back_templates", lambda *args: None),
 }
 
