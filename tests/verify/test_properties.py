@@ -336,7 +336,6 @@ OLD_BEHAVIOURS: dict[str, tuple[Any, str, Any]] = {
     "tuple-temporary-read-at-the-return": (call_sites, "_project_returned_tuple", _project_at_the_return),
     "a-view-counted-as-a-self-update": (rebinding_module, "is_self_update", _a_view_counts),
     "array-rebound-to-another-array": (call_sites, "_rename_rebound_arrays", lambda fn: fn),
-    "spmd-body-taken-to-run-once": (evaluation_order, "is_loop", lambda stmt: isinstance(stmt, ForStmt | WhileStmt)),
     "while-condition-read-before-its-loop": (tuple_results, "_read_points", _points_of_holders),
     "branch-result-left-on-a-loop-name": (inline_module, "write_back_templates", lambda *args: None),
 }
