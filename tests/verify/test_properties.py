@@ -25,12 +25,11 @@ from egglog import String, eq, rule, union
 from hypothesis import Phase, given, note, settings
 from hypothesis import strategies as st
 
-import nanopto.passes.evaluation_order as evaluation_order
 import nanopto.passes.inlining.call_sites as call_sites
 import nanopto.passes.inlining.rebinding as rebinding_module
 import nanopto.passes.inlining.tuple_results as tuple_results
 from nanopto.egraph import roundtrip_program
-from nanopto.ir_terms.nodes import AssignStmt, Call, ForStmt, IterArg, MakeTuple, Program, Var, WhileStmt
+from nanopto.ir_terms.nodes import AssignStmt, Call, IterArg, MakeTuple, Program, Var
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
