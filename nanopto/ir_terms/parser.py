@@ -855,9 +855,11 @@ class _ProgramParser(ExprParser):
                     continue
                 for index in self._exported_tags[node.op]:
                     actual = node.args[index] if index < len(node.args) else None
-                    rebound = isinstance(stmt, AssignStmt) and stmt.var is actual  # `a = self.h(a)`: a new value
-                    bound = isinstance(actual, Var) and not rebound and self._fn.names.get(actual.name) is actual
-                    if bound and isinstance(actual, Var) and isinstance(actual.type, (TensorType, UnknownType)):
+                    if not isinstance(actual, Var) or self._fn.names.get(actual.name) is not actual:
+                        continue  # not a variable, or no longer bound to this value
+                    if isinstance(stmt, AssignStmt) and stmt.var is actual:
+                        continue  # `a = self.h(a)`: the receiver is a new value
+                    if isinstance(actual.type, (TensorType, UnknownType)):
                         self._fn.tagged.setdefault(actual.id, actual)
 
     def _leading_comments(self, node: ast.stmt) -> tuple[str, ...]:

@@ -34,9 +34,6 @@ from nanopto.ir_terms.nodes import (
 from nanopto.ir_terms.schema import Mutator, walk
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate
 
-CARRIERS = DUMP_CARRIERS
-"""Scopes a selection lands on: the parser's own set, with the parser's rule (every live mark)."""
-
 
 class _MarkCarriers(Mutator):
     """Add the live marks to each carrier scope's selection and to each nested dispatch passed them.
@@ -102,7 +99,7 @@ class _MarkCarriers(Mutator):
         rebuilt: ScopeStmt = self.generic_visit(scope)
         self._kill(scope.var)
         dumps = rebuilt.dumps
-        if scope.constructor in CARRIERS:
+        if scope.constructor in DUMP_CARRIERS:
             dumps = seeded(dumps, at_entry)
         return dataclasses.replace(rebuilt, dumps=self._once_per_value(dumps))
 
@@ -125,8 +122,9 @@ class _MarkCarriers(Mutator):
 def with_call_site_tags(
     template: HelperTemplate, tagged: Sequence[Var], same_value: Mapping[int, int] | None = None
 ) -> HelperTemplate:
-    """A variant of the template whose carriers and dispatches using the `tagged` formals (while
-    they still hold the caller's value) are marked, each selection naming a value once."""
+    """A variant of the template in which each carrier opened, and each dispatch passed a `tagged`
+    formal, while that formal still holds the caller's value, is marked; each selection names a
+    value once."""
     body: SeqStmts = _MarkCarriers(tagged, same_value or {}).visit(SeqStmts(template.body))
     return dataclasses.replace(template, body=body.stmts)
 
