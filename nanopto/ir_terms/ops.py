@@ -529,13 +529,23 @@ def _row_reduction(fn: Callable[..., Any]) -> Semantics:
 
 
 def _row(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
-    return OpDef(name, (name, f"tensor.{name}", f"tile.{name}"), _row_reduced_type, _row_reduction(fn), doc=doc)
+    """A row reduction; the tile form's scratch tile (`tmp_tile`) is accepted and unused."""
+    return OpDef(
+        name,
+        (name, f"tensor.{name}", f"tile.{name}"),
+        _row_reduced_type,
+        _row_reduction(fn),
+        doc=doc,
+        signature="(input, tmp_tile=None)",
+    )
 
 
 def _scalar_operand(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
     """PyPTO's tensor-scalar spellings (`pl.tensor.muls(t, 2.0)`): the elementwise op with a
     scalar second operand."""
-    return OpDef(name, (f"tensor.{name}", f"tile.{name}"), _same_as(0), _elementwise(fn), doc=doc)
+    return OpDef(
+        name, (f"tensor.{name}", f"tile.{name}"), _same_as(0), _elementwise(fn), doc=doc, signature="(lhs, rhs)"
+    )
 
 
 def _keyword_named(name: str, fn: Callable[..., Any], doc: str, signature: str = "(lhs, rhs)") -> OpDef:
