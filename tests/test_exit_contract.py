@@ -105,6 +105,49 @@ def test_a_rules_file_that_exits_or_interrupts_is_a_located_user_error(tmp_path:
     assert proc.stdout == ""
 
 
+USER_PASS = """import os, sys
+from dataclasses import dataclass
+from typing import ClassVar
+
+from nanopto.passes import Pass
+
+
+@dataclass(frozen=True)
+class Boom(Pass):
+    \"\"\"A Python pass of the user's that fails while it runs.\"\"\"
+
+    name: ClassVar[str] = "boom"
+
+    def run(self, program):
+        {statement}
+        return program
+
+
+PASSES = [Boom()]
+"""
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("sys.exit(0)", "pass 'boom' tried to end nanopto (sys.exit(0)) while it ran"),
+        ("os._exit(7)", "pass 'boom' tried to end nanopto (os._exit(7)) while it ran"),
+        ("raise KeyboardInterrupt", "pass 'boom' raised KeyboardInterrupt"),
+        ("raise ValueError('no')", "pass 'boom' raised ValueError: no"),
+    ],
+)
+def test_a_user_pass_that_exits_or_fails_while_it_runs_is_a_located_user_error(
+    tmp_path: Path, statement: str, message: str
+) -> None:
+    rules = tmp_path / "my_pass.py"
+    rules.write_text(USER_PASS.format(statement=statement))
+    out, egg = tmp_path / "out.py", tmp_path / "run.egg"
+    proc = run("inline", str(EXAMPLES / "twice.py"), "--rules", str(rules), "-o", str(out), "--emit-egglog", str(egg))
+    assert_user_error(proc, f"{rules}:15: {message}")
+    assert proc.stdout == ""
+    assert set(tmp_path.iterdir()) == {rules}  # nothing half-written
+
+
 # ---------------------------------------------------------------------------------------------
 # Options and help
 # ---------------------------------------------------------------------------------------------

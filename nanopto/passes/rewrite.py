@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
 from nanopto.egglog_bindings import bindings as eb
-from nanopto.egraph import EGraphRun, SaturationLimits, SaturationObserver, StageReport, UnextractableError
+from nanopto.egraph import (
+    EGraphRun,
+    SaturationError,
+    SaturationLimits,
+    SaturationObserver,
+    StageReport,
+    UnextractableError,
+)
 from nanopto.ir_terms import nodes as n
 from nanopto.passes.context import PassContext
 from nanopto.passes.pass_base import PASS_NAME, Pass, check_limit_options
@@ -88,15 +95,40 @@ def rewrite_program(
     try:
         functions = run.rewrite(program.function_list, encoder.rows, Decoder(vars=dict(encoder.vars)), report)
     except UnextractableError:
-        retiring = [r.name for rs in rulesets for r in rs.rules if r.subsumes]
-        fired = [name for name in retiring if report.matches.get(name)] or retiring
+        retiring = [r for rs in rulesets for r in rs.rules if r.subsumes]
+        fired = [r for r in retiring if report.matches.get(r.name)] or retiring
+        several = len(fired) > 1
+        blamed = ", ".join(f"{r.name!r} ({r.where})" if several and r.where else repr(r.name) for r in fired) or "a rule"
+        located = f"{fired[0].where}: " if fired and fired[0].where else ""
         raise UserRuleError(
-            f"ruleset(s) {names}: after the rules ran, a function body had no term left to extract; "
-            f"every form of it was retired by {', '.join(repr(n) for n in fired) or 'a rule'} "
+            f"{located}ruleset(s) {names}: after the rules ran, a function body had no term left to extract; "
+            f"every form of it was retired by {blamed} "
             "(subsume=True or delete). A subsuming rule must leave a form it does not retire: "
             "drop subsume=True, or make sure the right side is never matched by the same rule."
         ) from None
+    except SaturationError as exc:
+        failed = _PRIMITIVE_FAILED.search(str(exc))
+        if failed is None:
+            raise
+        raise UserRuleError(_primitive_failure(failed.group(1), failed.group(2), rulesets, names)) from None
     return RewriteResult(n.Program(program.name, tuple(functions), span=program.span), report)
+
+
+_PRIMITIVE_FAILED = re.compile(r"In [0-9:-]+: (\(.*?\)): call of primitive (\S+) failed")
+"""egglog's words when a rule's computation on constants fails (an i64 overflow, a division by 0)."""
+
+
+def _primitive_failure(call: str, primitive: str, rulesets: Sequence[Ruleset], names: str) -> str:
+    """A user rule's computation failed while it ran: the user's error, blamed on the rule that computes it."""
+    culprits = [r for rs in rulesets for r in rs.rules if call in r.text] or [r for rs in rulesets for r in rs.rules]
+    first = culprits[0] if len(culprits) == 1 else None
+    located = f"{first.where}: " if first is not None and first.where else ""
+    blamed = f"rule {first.name!r}" if first is not None else f"one of the rules {', '.join(repr(r.name) for r in culprits)}"
+    return (
+        f"{located}ruleset(s) {names}: {blamed} computes {call}, and egglog's {primitive} failed on the constants "
+        "it matched (an overflow or a division by zero). Give the rule conditions that keep its operands "
+        "where the computation is defined (docs/your-own-rules.md#computing-on-constants)."
+    )
 
 
 @dataclass(frozen=True)

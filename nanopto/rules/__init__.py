@@ -19,10 +19,14 @@ if TYPE_CHECKING:
     from nanopto.rules.patterns import binary, call, const, exprs, rewrite_rule, term, var
 
 
+_RENDERED = "nanopto/rules/rendered.py"
+"""Where every stock rule is found as egglog text (declared in `nanopto.rules.inlining`/`subst`)."""
+
+
 def _stock(name: str) -> Ruleset:
     for ruleset, doc, rules in RULESETS:
         if ruleset == name:
-            return Ruleset(ruleset, doc, tuple(Rule(n, before, after, text, doc=why) for n, before, after, why, text in rules))
+            return Ruleset(ruleset, doc, tuple(Rule(n, before, after, text, doc=why, where=_RENDERED) for n, before, after, why, text in rules))
     return Ruleset(name, "not rendered yet: run `python3 -m nanopto.rules.generate`", ())
 
 

@@ -13,6 +13,8 @@ text is still accepted (a user's rules file may hold one).
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -66,6 +68,12 @@ class Rule:
     doc: str = ""
     """What the rule is for, in words (`nanopto rules` prints it after the before/after line)."""
     rendered: Rendered | None = field(default=None, compare=False, repr=False)
+    where: str = field(default="", compare=False, repr=False)
+    """`file:line` of the code that declared the rule (a user's rules file), for errors that blame it."""
+
+    def __post_init__(self) -> None:
+        if not self.where:
+            object.__setattr__(self, "where", declared_at())
 
     @property
     def egglog_names(self) -> tuple[str, ...]:
@@ -93,6 +101,21 @@ class Rule:
         return "\n".join(
             str(eb.RuleCommand(eb.Rule(SPAN, head, body, name, ruleset))) for name, head, body in rendered.rules
         )
+
+
+_RULES_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def declared_at() -> str:
+    """`file:line` of the nearest caller outside `nanopto.rules` (and Python's own machinery): where
+    a user wrote the rule."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(("<", _RULES_DIR)) and "/egglog/" not in filename:
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return ""
 
 
 _PARSER = eb.EGraph()

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
+from nanopto.ir_terms.nodes import Program
 from nanopto.passes.pass_base import Pass, PassOptionError, unknown_option_message
 from nanopto.passes.registry import PASS_REGISTRY, PassRegistry
 from nanopto.passes.rewrite import RewriteRules
@@ -36,6 +37,10 @@ class _ExitCalled(BaseException):
 
     def __init__(self, status: object) -> None:
         super().__init__(f"os._exit({status!r})")
+
+
+def _refuse_exit(status: int) -> NoReturn:
+    raise _ExitCalled(status)
 
 
 _USER_PASS_FILES: dict[str, str] = {}
@@ -55,11 +60,7 @@ def load_rules_file(path: str, registry: PassRegistry = PASS_REGISTRY) -> tuple[
         raise RulesFileError(f"{path}: cannot be imported as a Python file")
     module = importlib.util.module_from_spec(spec)
     exit_now = os._exit
-
-    def refuse_exit(status: int) -> NoReturn:
-        raise _ExitCalled(status)
-
-    os._exit = refuse_exit  # contained like any other failure of the user's code (docs/errors.md)
+    os._exit = _refuse_exit  # contained like any other failure of the user's code (docs/errors.md)
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
@@ -95,6 +96,7 @@ def load_rules_file(path: str, registry: PassRegistry = PASS_REGISTRY) -> tuple[
     for name in names:
         if names.count(name) > 1:
             raise RulesFileError(f"{path}: two passes are named {name!r}")
+    found = [_contained(pass_, file, str(path)) for pass_ in found]
     for pass_ in found:
         _register(pass_, str(path), registry)
     return tuple(found)
@@ -106,6 +108,42 @@ def load_rules_files(paths: Sequence[str] | None, registry: PassRegistry = PASS_
     for path in paths or ():
         loaded += load_rules_file(path, registry)
     return tuple(loaded)
+
+
+def _contained(pass_: Pass, file: Path, path: str) -> Pass:
+    """`pass_` with its `run` contained: a Python pass of the rules file runs the user's code when
+    the pipeline runs it, so `sys.exit`, `os._exit`, `raise KeyboardInterrupt` and any other
+    exception there are the user's failure (docs/errors.md#whose-mistake-the-exit-code-says),
+    located in the rules file. A pass `passes.rewrite` made runs nanopto's code, which reports a
+    mistake in a rule itself."""
+    cls = type(pass_)
+    if isinstance(pass_, RewriteRules) or cls.__dict__.get("_contained_from") is not None:
+        return pass_
+    user_run = cls.run
+
+    def run(self: Pass, program: Program) -> Program:
+        exit_now = os._exit
+        os._exit = _refuse_exit
+        try:
+            return user_run(self, program)
+        except Interrupted:
+            raise
+        except BaseException as exc:  # the user's code, not nanopto's: SystemExit and KeyboardInterrupt too
+            line = _line_in(file, exc)
+            where = f"{path}:{line}" if line else path
+            if isinstance(exc, _ExitCalled | SystemExit):
+                raise RulesFileError(f"{where}: pass {self.name!r} tried to end nanopto ({_exit_call(exc)}) while it ran") from None
+            message = " ".join(str(exc).split())
+            raise RulesFileError(f"{where}: pass {self.name!r} raised {type(exc).__name__}{': ' + message if message else ''}") from None
+        finally:
+            os._exit = exit_now
+
+    namespace = {"run": run, "_contained_from": path, "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__}
+    contained = type(cls.__name__, (cls,), namespace)
+    made: Pass = object.__new__(contained)
+    for name in (f.name for f in dataclasses.fields(pass_)):
+        object.__setattr__(made, name, getattr(pass_, name))
+    return made
 
 
 def _exit_call(exc: BaseException) -> str:

@@ -363,6 +363,7 @@ class P:
             "x, y = var('x'), var('y')\n"
             "SUB = Ruleset('sub-comm', '', (rewrite_rule('sub-comm', binary('-', x, y), binary('-', y, x), subsume=True),))\n"
             "PASSES = [passes.rewrite(SUB)]\n",
+            "rules.py:4: ruleset(s) sub-comm: after the rules ran, a function body had no term left to extract; "
             "every form of it was retired by 'sub-comm'",
         ),
         (
@@ -396,3 +397,26 @@ def test_a_mistake_in_a_rule_is_the_users_error_naming_the_rule(tmp_path: Path, 
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("nanopto: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert expected in done.stderr
+
+
+def test_a_rule_whose_computation_fails_is_the_users_error_naming_the_rule(tmp_path: Path) -> None:
+    """A sum the rule computes overflows an i64 (it has no condition keeping its operands small)."""
+    program, path = tmp_path / "prog.py", tmp_path / "rules.py"
+    overflowing = "        j = pl.const(9223372036854775807, pl.INT64) + pl.const(1, pl.INT64)\n"
+    program.write_text(SUB_PROGRAM.replace("        return k\n", overflowing + "        return k\n"))
+    path.write_text(
+        "from egglog import String, i64, rewrite\n"
+        "from nanopto import passes\n"
+        "from nanopto.rules import Ruleset, binary, declare, var\n"
+        "from nanopto.terms.language import ConstInt\n"
+        "a, b, d = var('a', i64), var('b', i64), var('d', String)\n"
+        "FOLD = Ruleset('fold', '', (\n"
+        "    declare('fold-sub', rewrite(binary('-', ConstInt(a, d), ConstInt(b, d))).to(ConstInt(a - b, d))),\n"
+        "    declare('fold-add', rewrite(binary('+', ConstInt(a, d), ConstInt(b, d))).to(ConstInt(a + b, d))),\n"
+        "))\n"
+        "PASSES = [passes.rewrite(FOLD)]\n"
+    )
+    done = run("inline", str(program), "--rules", str(path))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("nanopto: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert f"{path}:8: ruleset(s) fold: rule 'fold-add' computes (+ _a _b), and egglog's + failed" in done.stderr
