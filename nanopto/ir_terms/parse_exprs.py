@@ -934,6 +934,12 @@ class ExprParser:
 
     def _subscript(self, node: ast.Subscript) -> Expr:
         base = self.expr(node.value)
+        if isinstance(base, Symbol):  # `pl.Tensor[[4], pl.FP32]` where a value belongs (an extent)
+            raise self.error(
+                node,
+                f"pl.{base.path}[...] is a type, not a value",
+                hint="an extent or an index is an integer or a scalar expression",
+            )
         index_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if (
             isinstance(self.type_of(base), TupleType)

@@ -87,6 +87,13 @@ def test_op_arguments_are_checked_when_parsed_against_the_op_signature(call: str
     refused(program(f"m = {call}"), message)
 
 
+@pytest.mark.parametrize(
+    "extent", ["pl.Tensor[[4], pl.FP32]", "pl.FP32[0]", "pl.Scalar[pl.INDEX]"]
+)
+def test_a_type_written_where_a_value_belongs_is_refused(extent: str) -> None:
+    refused(program("m = k", f"k: pl.Scalar[pl.INDEX], t: pl.Tensor[[{extent}, 4], pl.FP32]"), "is a type, not a value")
+
+
 def test_every_op_the_source_calls_by_name_declares_its_signature() -> None:
     undeclared = {op.name for op in OPS if op.parameters is None}
     assert undeclared == {"subscript"}  # written `a[i]`, never pl.subscript(...)

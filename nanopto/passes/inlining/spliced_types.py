@@ -84,8 +84,15 @@ def _yielded(body: Stmt) -> tuple[Expr, ...]:
 
 
 class _Retype(Mutator):
-    def __init__(self, types: dict[int, Type]) -> None:
+    def __init__(self, types: dict[int, Type], annotate: set[int]) -> None:
         self.types = types
+        self.annotate = annotate
+        """The target Vars whose assignment prints its annotation (`_declared_otherwise`)."""
+
+    def leave(self, node: Any) -> Any:
+        if self.annotate and isinstance(node, AssignStmt) and node.var.id in self.annotate:
+            return dataclasses.replace(node, annotated=True)
+        return node
 
     def visit_Var(self, var: Var) -> Var:
         return self._retyped(var)
@@ -142,10 +149,26 @@ def derive_types(fn: Function, targets: set[int], target_vars: Iterable[Var] | N
         pass
     if unresolved:
         _reject_unresolved(fn, typer, unresolved)
-    if not typer.known:
+    declared = {
+        stmt.var.id
+        for stmt in statements
+        if isinstance(stmt, AssignStmt) and not stmt.annotated and stmt.var.id in targets and _declared_otherwise(typer, stmt)
+    }
+    if not typer.known and not declared:
         return fn
-    retyped: Function = _Retype(typer.known).visit(fn)
+    retyped: Function = _Retype(typer.known, declared).visit(fn)
     return retyped
+
+
+def _declared_otherwise(typer: _Typer, stmt: AssignStmt) -> bool:
+    """Whether a target keeps a type its value does not have: a receiver typed by the helper's
+    declared return type, a fresh local by the formal's, where the value's own type differs. Such
+    an assignment prints its annotation, or the text would read back with the value's type."""
+    declared = typer.of_var(stmt.var)
+    if isinstance(declared, UnknownType):
+        return False
+    own = typer.of(stmt.value)
+    return not isinstance(own, UnknownType) and own != declared
 
 
 def _reject_unresolved(fn: Function, typer: _Typer, unresolved: set[int]) -> None:

@@ -55,3 +55,46 @@ def test_unannotated_helper_locals_take_the_callers_types() -> None:
     merged = next(name for name in local if name.startswith("r_inline"))
     assert local[merged] == TENSOR  # the if result: the yielded values
     assert types["z"] == TENSOR  # the receiver
+
+
+def test_a_receiver_typed_by_the_helpers_declared_return_keeps_it_when_printed() -> None:
+    """The helper declares `[8]` and returns a `[16]` value: the receiver keeps the declared type,
+    and its assignment prints it, so the output reads back as the same program."""
+    before = parse_program(
+        textwrap.dedent(
+            """
+            import nanopto.language as pl
+
+            @pl.program
+            class P:
+                @pl.function(type=pl.FunctionType.Inline)
+                def scaled(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:
+                    y = pl.mul(x, x)
+                    return y
+
+                @pl.function
+                def main(self, a: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:
+                    b = self.scaled(a)
+                    return b
+            """
+        )
+    )
+    expected = parse_program(
+        textwrap.dedent(
+            """
+            import nanopto.language as pl
+
+            @pl.program
+            class P:
+                @pl.function
+                def main(self, a: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:
+                    y_inline0 = pl.mul(a, a)
+                    b: pl.Tensor[[8], pl.FP32] = y_inline0
+                    return b
+            """
+        )
+    )
+    after = passes.inline_functions()(before)
+    ir.assert_structural_equal(after, expected, enable_auto_mapping=True)
+    ir.assert_structural_equal(parse_program(ir.python_print(after)), after, enable_auto_mapping=True)
+    assert "b: pl.Tensor[[8], pl.FP32] = y_inline0" in ir.python_print(after)
