@@ -4,6 +4,7 @@ Re-exported as `nanopto.ir`, so user code reads `ir.assert_structural_equal(afte
 """
 
 from nanopto.ir_terms import op_builders as op
+from nanopto.ir_terms import ops_distributed, ops_system  # noqa: F401 - register their ops in OPS
 from nanopto.ir_terms.dtypes import ArgDirection, DataType, MemorySpace, PadValue, TensorLayout
 from nanopto.ir_terms.expr_classes import (
     Abs,
@@ -58,9 +59,11 @@ from nanopto.ir_terms.nodes import (
     InlineStmt,
     IterArg,
     Keyword,
+    Keywords,
     Level,
     MakeTuple,
     Node,
+    NotifyOp,
     Op,
     OpName,
     Param,
@@ -82,6 +85,7 @@ from nanopto.ir_terms.nodes import (
     UnaryExpr,
     UnOp,
     Var,
+    WaitCmp,
     WhileStmt,
     YieldStmt,
     attach_leading_comments,
@@ -116,10 +120,14 @@ from nanopto.ir_terms.structural import (
 )
 from nanopto.ir_terms.types import (
     ArrayType,
+    CommCtxType,
     CompactMode,
+    DistributedTensorType,
     MemRef,
+    PtrType,
     ScalarType,
     TensorType,
+    TensorView,
     TileLayout,
     TileType,
     TileView,
@@ -156,6 +164,7 @@ __all__ = [
     "BreakStmt",
     "Call",
     "ClusterScopeStmt",
+    "CommCtxType",
     "CompactMode",
     "ConstBool",
     "ConstFloat",
@@ -164,6 +173,7 @@ __all__ = [
     "ContinueStmt",
     "CoreType",
     "DataType",
+    "DistributedTensorType",
     "Eq",
     "EvalStmt",
     "Expr",
@@ -189,6 +199,7 @@ __all__ = [
     "InvalidOperationError",
     "IterArg",
     "Keyword",
+    "Keywords",
     "Le",
     "Level",
     "Lt",
@@ -203,6 +214,7 @@ __all__ = [
     "Neg",
     "Node",
     "Not",
+    "NotifyOp",
     "Op",
     "OpDef",
     "OpName",
@@ -217,6 +229,7 @@ __all__ = [
     "PipeType",
     "Pow",
     "Program",
+    "PtrType",
     "ReturnStmt",
     "Role",
     "RuntimeScopeStmt",
@@ -236,6 +249,7 @@ __all__ = [
     "Symbol",
     "TensorLayout",
     "TensorType",
+    "TensorView",
     "TileLayout",
     "TileType",
     "TileView",
@@ -248,6 +262,7 @@ __all__ = [
     "UnknownType",
     "UnsupportedFeatureError",
     "Var",
+    "WaitCmp",
     "WhileStmt",
     "YieldStmt",
     "assert_structural_equal",

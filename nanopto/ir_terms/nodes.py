@@ -210,6 +210,8 @@ def build(cls: type[N], values: dict[str, object]) -> N:
         callee = GlobalVar if values.get("function") else OpName
         if type(values["op"]) is not callee:
             object.__setattr__(node, "op", callee(values["op"]))  # type: ignore[arg-type]
+        if type(node.kwargs) is tuple:  # type: ignore[attr-defined]
+            object.__setattr__(node, "kwargs", Keywords(node.kwargs))  # type: ignore[attr-defined]
     return node
 
 
@@ -374,6 +376,51 @@ class Keyword(Node):
     span: Span | None = _span()
 
 
+class Keywords(tuple[Keyword, ...]):
+    """A call's keyword arguments: a tuple of `Keyword`s in source order, which also reads as
+    PyPTO's `call.kwargs` dict: `call.kwargs["atomic"]` is the value as Python reads it
+    (`attr_value`), `"dtype" in call.kwargs` asks for a name, and `call.kwargs == {}` compares by
+    name and value. Indexing by position and equality with a tuple are the tuple's."""
+
+    __slots__ = ()
+
+    def _find(self, name: str) -> Keyword | None:
+        return next((k for k in self if k.name == name), None)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            found = self._find(key)
+            if found is None:
+                raise KeyError(key)
+            return attr_value(found.value)
+        return tuple.__getitem__(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            return self._find(key) is not None
+        return tuple.__contains__(self, key)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+    def keys(self) -> list[str]:
+        return [k.name for k in self]
+
+    def items(self) -> list[tuple[str, object]]:
+        return [(k.name, attr_value(k.value)) for k in self]
+
+    def get(self, name: str, default: object = None) -> object:
+        found = self._find(name)
+        return default if found is None else attr_value(found.value)
+
+
 class OpName(str):
     """The callee of a `Call`: a string (the op's canonical name or the function's name) that also
     answers `.name`, as PyPTO's `call.op.name` does.
@@ -414,8 +461,10 @@ class Call(_InferredType, Expr):
     span: Span | None = _span()
 
     def __post_init__(self) -> None:
-        if type(self.args) is not tuple or type(self.kwargs) is not tuple:
+        if type(self.args) is not tuple or not isinstance(self.kwargs, tuple):
             self._pypto_arguments()
+        if type(self.kwargs) is tuple:
+            object.__setattr__(self, "kwargs", Keywords(self.kwargs))
         if isinstance(self.op, GlobalVar):
             object.__setattr__(self, "function", True)
         callee = GlobalVar if self.function else OpName
@@ -482,6 +531,8 @@ class Call(_InferredType, Expr):
         `pl.system.task_dummy` also answers PyPTO's `dummy_task` and `manual_dep_edges` (its
         `deps=`), which its source spells as the op and a keyword."""
         view = _attrs_view(self.dumps, self.attr_items)
+        if self.function:  # `self.orch(..., device=r)`: the dispatch's device, as PyPTO's attrs hold it
+            view.update((k.name, k.value) for k in self.kwargs if k.name == "device")
         if self.op == "system.task_dummy":
             deps = next((k.value for k in self.kwargs if k.name == "deps"), None)
             view["dummy_task"] = True
@@ -1067,7 +1118,24 @@ class AtomicType(enum.IntEnum):
     Add = 1
 
 
+class WaitCmp(enum.IntEnum):
+    """How `pld.system.wait(signal, offsets, expected, cmp=...)` compares a signal slot with what
+    it expects: equal, or at least. An int enum, as in PyPTO."""
+
+    Eq = 0
+    Ge = 1
+
+
+class NotifyOp(enum.IntEnum):
+    """How `pld.system.notify(..., op=...)` deposits its value in the peer's slot: add it, or set it."""
+
+    AtomicAdd = 0
+    Set = 1
+
+
 register_symbol_enum("AtomicType", AtomicType)
+register_symbol_enum("WaitCmp", WaitCmp)
+register_symbol_enum("NotifyOp", NotifyOp)
 register_symbol_enum("Level", Level)
 register_symbol_enum("Role", Role)
 register_symbol_enum("SplitMode", SplitMode)
@@ -1283,6 +1351,16 @@ class Param(Node):
     direction: ParamDirection = ParamDirection.In
     span: Span | None = _span()
 
+    @property
+    def type(self) -> Type:
+        """The parameter's type, its Var's (PyPTO's `func.params[i].type`)."""
+        return self.var.type
+
+    @property
+    def name_hint(self) -> str:
+        """The parameter's name, its Var's (PyPTO's `func.params[i].name_hint`)."""
+        return self.var.name
+
 
 DECORATOR_ATTRS = frozenset({"auto_scope", "level", "role", "external_source", "strict_ssa"})
 """Function attributes written on `@pl.function(...)`: the parser reads them before the body, so
@@ -1454,6 +1532,11 @@ class Program(Node):
     def get_function(self, name: str) -> Function | None:
         """The function called `name`, or None (PyPTO's `Program.get_function`)."""
         return next((f for f in self.function_list if f.name == name), None)
+
+    def get_global_var(self, name: str) -> GlobalVar | None:
+        """PyPTO's reference to the function called `name` (None if there is none): a key of
+        `functions`, as `program.functions[program.get_global_var("f")]` reads it."""
+        return GlobalVar(name) if self.get_function(name) is not None else None
 
 
 AnyNode = Expr | Stmt | Keyword | Param | Function | Program

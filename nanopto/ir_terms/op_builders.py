@@ -79,4 +79,6 @@ tensor = _Namespace("tensor")
 array = _Namespace("array")
 system = _Namespace("system")
 
-__all__ = ["Expr", "array", "create_op_call", "get_op", "system", "tensor", "tile"]
+from nanopto.ir_terms import system_ops  # noqa: E402 - PyPTO's `ir.op.system_ops`, beside the namespaces
+
+__all__ = ["Expr", "array", "create_op_call", "get_op", "system", "system_ops", "tensor", "tile"]

@@ -14,7 +14,7 @@ import inspect
 import itertools
 import keyword
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -470,7 +470,7 @@ def _slice_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]
         return UnknownType()
     if isinstance(base, TileType):
         return TileType(shape, base.dtype, base.memory_space)
-    return TensorType(shape, base.dtype)
+    return replace(base, shape=shape)  # a slice of a distributed tensor is one too
 
 
 def _slice(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from nanopto.ir_terms import parse_distributed
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, enum_of_symbol
 from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.names import validate_base_name
@@ -195,6 +196,8 @@ class ExprParser:
         self._depth = 0
         self._char_starts: dict[tuple[int, int], list[int] | None] = {}
         self._open: list[ast.AST] = []
+        self.window_buffers: set[str] = set()
+        """The names of the program's `pld.alloc_window_buffer`s, unique across its functions."""
         self.failed_at: ast.AST | None = None
         """The innermost node being parsed when an unexpected exception (RecursionError,
         MemoryError, a parser bug) went through: where `parse_program` reports it."""
@@ -210,6 +213,19 @@ class ExprParser:
     def dump_tagged(self) -> Mapping[int, Var]:
         """The values a `pl.dump_tag` has marked so far (Var id -> Var); none by default."""
         return {}
+
+    def function_attr(self, name: str) -> Expr | None:
+        """The value of the enclosing function's decorator attribute `name` (`level=`), if given."""
+        return None
+
+    def assigned_name(self, value: ast.expr) -> str | None:
+        """The name `value` is assigned to when it is the whole right side of `name = value`."""
+        return None
+
+    def callee_is_orchestrator(self, name: str) -> bool:
+        """Whether program function `name` is an orchestrator (`FunctionType.Orchestration`, or
+        `role=pl.Role.Orchestrator`)."""
+        return False
 
     def enclosing_scopes(self) -> Sequence[str]:
         """The `pl` scope constructors around the expression, outermost first; none by default."""
@@ -366,6 +382,9 @@ class ExprParser:
                 return self._name(name, node)
             case ast.Attribute():
                 path = dotted_name(node)
+                distributed = parse_distributed.symbol(path) if path and parse_distributed.is_distributed(path) else None
+                if distributed is not None:
+                    return Symbol(distributed.path, span=span)
                 if path is None or not path.startswith("pl."):
                     raise self.error(node, "only pl.<name> attributes may be read", hint="write pl.FP32, pl.Mem.Vec, ...")
                 return Symbol(_canonical_symbol(path[3:]), span=span)
@@ -721,6 +740,7 @@ class ExprParser:
             values = tuple(self.expr(a) for a in self.positional(node))
             explicit, nodes, items = self.call_attrs(node, f"{path}(...)", selection=True)
             dumps = self.dispatch_dumps(values, explicit, nodes, 'attrs["dump_vars"]', "call")
+            parse_distributed.check_device_keyword(self, callee, node)
             kwargs = self.keywords(node, skip=("attrs",))
             return Call(callee, values, kwargs, function=True, dumps=dumps, attr_items=items, span=span)
         if path in self.inline_templates:
@@ -730,6 +750,8 @@ class ExprParser:
                 hint=f"bind its result first: r = {path}(...)",
                 kind=UnsupportedFeatureError,
             )
+        if parse_distributed.is_distributed(path):
+            return parse_distributed.call(self, node, path)
         if not path.startswith("pl."):
             raise self.error(node.func, f"unknown function '{path}'", hint="builtin ops are called as pl.<op>(...)")
         spelling = OPS.ir_name(path[3:])
@@ -760,7 +782,18 @@ class ExprParser:
         scalar = self._scalar_dispatch(spelling, values, node)
         if scalar is not None:
             return scalar
-        return Call(spelling, values, kwargs, attr_items=items, span=span)
+        opdef = OPS.lookup(spelling)
+        if opdef is not None and opdef.extra.get("canonical"):
+            spelling = opdef.name  # printed as PyPTO prints it: `pl.tpush_to_aic` is `pl.tile.tpush_to_aic`
+        call = Call(spelling, values, kwargs, attr_items=items, span=span)
+        normalize = opdef.extra.get("normalize") if opdef is not None else None
+        if normalize is None:
+            return call
+        try:
+            normalized: Expr = normalize(call)
+        except (TypeError, ValueError) as exc:
+            raise self.error(node, f"pl.{spelling}: {exc}", kind=ParserTypeError) from None
+        return normalized
 
     def _check_arguments(self, spelling: str, node: ast.Call) -> None:
         """The call's arguments against the op's declared signature (`OpDef.signature`): too many,
@@ -1111,6 +1144,10 @@ class ExprParser:
             kind=ParserTypeError,
         )
 
+    def shape(self, node: ast.expr) -> tuple[Expr, ...]:
+        """The dimensions of a shape list in an annotation."""
+        return self._shape(node)
+
     def _shape(self, node: ast.expr) -> tuple[Expr, ...]:
         for extent in node.elts if isinstance(node, ast.List | ast.Tuple) else ():
             self.check_extent(extent)
@@ -1141,6 +1178,9 @@ class ExprParser:
             return self._type_annotation(node)
 
     def _type_annotation(self, node: ast.expr) -> Type:
+        distributed = parse_distributed.annotation(self, node)
+        if distributed is not None:
+            return distributed
         if not isinstance(node, ast.Subscript):
             if isinstance(node, ast.Constant) and node.value is Ellipsis:
                 return UnknownType()

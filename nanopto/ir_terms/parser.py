@@ -63,6 +63,7 @@ from nanopto.ir_terms.nodes import (
     Span,
     Stmt,
     Submit,
+    Symbol,
     TupleGetItemExpr,
     Var,
     WhileStmt,
@@ -92,6 +93,7 @@ from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TupleType,
 __all__ = ["DynamicDim", "ParserError", "parse_function", "parse_program"]
 
 _LANGUAGE_MODULES = ("nanopto.language", "pypto.language")
+_DISTRIBUTED_IMPORTS = (("nanopto.language.distributed", "pld"), ("pypto.language.distributed", "pld"))
 _RANGE_LOOPS = {
     "range": ForKind.Sequential,
     "parallel": ForKind.Parallel,
@@ -146,6 +148,8 @@ class _FunctionState:
     auto_scope: bool = True
     scopes: list[str] = field(default_factory=list)
     """The `pl` scope constructors enclosing the statement being parsed, outermost first."""
+    attrs: tuple[Keyword, ...] = ()
+    """The function's decorator attributes (`level=`, `role=`, ...)."""
     tagged: dict[int, Var] = field(default_factory=dict)
     """The values `pl.dump_tag` has marked (Var id -> Var), in tag order. Assigning the name again
     makes a new value, so the assignment removes it (docs/specification.md, "Dump tags")."""
@@ -269,6 +273,8 @@ class _ProgramParser(ExprParser):
                 self._templates[name] = value
                 self.inline_templates.add(name)
         self._signatures: dict[str, _Signature] = {}
+        self._assigned: dict[int, str] = {}
+        """The target name of each `name = value` being parsed, by the id of its value node."""
         self._fn = _FunctionState()
         self._standalone_def = False
         self._splicing: list[str] = []
@@ -285,6 +291,19 @@ class _ProgramParser(ExprParser):
 
     def enclosing_scopes(self) -> list[str]:
         return self._fn.scopes
+
+    def function_attr(self, name: str) -> Expr | None:
+        return next((k.value for k in self._fn.attrs if k.name == name), None)
+
+    def assigned_name(self, value: ast.expr) -> str | None:
+        return self._assigned.get(id(value))
+
+    def callee_is_orchestrator(self, name: str) -> bool:
+        sig = self._signatures.get(name)
+        if sig is None:
+            return False
+        role = next((k.value for k in sig.attrs if k.name == "role"), None)
+        return sig.func_type is FunctionType.Orchestration or (isinstance(role, Symbol) and role.path == "Role.Orchestrator")
 
     def dump_tagged(self) -> dict[int, Var]:
         """The tagged values still bound here: a loop's iteration variables and a block's own
@@ -529,6 +548,8 @@ class _ProgramParser(ExprParser):
 
     def _check_import(self, stmt: ast.Import) -> None:
         for alias in stmt.names:
+            if (alias.name, alias.asname) in _DISTRIBUTED_IMPORTS:
+                continue
             if alias.name not in _LANGUAGE_MODULES or alias.asname != "pl":
                 raise self.error(
                     stmt,
@@ -707,7 +728,7 @@ class _ProgramParser(ExprParser):
         auto_scope = not any(
             k.name == "auto_scope" and isinstance(k.value, ConstBool) and not k.value.value for k in sig.attrs
         )
-        self._fn = _FunctionState(func_type=sig.func_type, auto_scope=auto_scope)
+        self._fn = _FunctionState(func_type=sig.func_type, auto_scope=auto_scope, attrs=sig.attrs)
         for param in sig.params:
             self._fn.names[param.var.name] = param.var
         pieces = self._method_body(sig.node)
@@ -979,6 +1000,7 @@ class _ProgramParser(ExprParser):
             assert isinstance(node.value, ast.Call)
             return self._splice_into(template, node.value, target, None, node)
         if isinstance(target, ast.Name):
+            self._assigned[id(node.value)] = target.id
             value = self.expr(node.value)
             var = self._bind(target, self.type_of(value))
             return [AssignStmt(var, value, annotated=False, span=self.span(node))]
@@ -1007,6 +1029,7 @@ class _ProgramParser(ExprParser):
         if template is not None:
             assert isinstance(node.value, ast.Call)
             return self._splice_into(template, node.value, node.target, ty, node)
+        self._assigned[id(node.value)] = node.target.id
         value = self.expr(node.value)
         var = self._bind(node.target, ty)
         return [AssignStmt(var, value, annotated=True, span=self.span(node))]

@@ -69,7 +69,10 @@ from nanopto.ir_terms.printed_names import definitions, is_dimension, printed_na
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.types import (
     ArrayType,
+    CommCtxType,
+    DistributedTensorType,
     MemRef,
+    PtrType,
     ScalarType,
     TensorType,
     TileType,
@@ -83,6 +86,10 @@ __all__ = ["print_expr", "print_type", "python_print"]
 
 INDENT = "    "
 HEADER = "import nanopto.language as pl"
+DISTRIBUTED_HEADER = "import nanopto.language.distributed as pld"
+"""Printed after `HEADER` when the program uses `pld` (docs/coming-from-pypto.md, "Distributed programs")."""
+DISTRIBUTED_PREFIX = "pld."
+ALLOC = "pld.tensor.alloc_window_buffer"
 TMP_MARKER = "__tmp_v"
 
 # Python operator precedence, loosest first; 13 is an atom (name, call, subscript, literal).
@@ -159,7 +166,7 @@ def _python_print(node: Node | Type | MemRef | TileView, concise: bool) -> str:
             return f"{node.name}={print_expr(node.value)}"
         case Param():
             return _param(node)
-        case ScalarType() | TensorType() | TileType() | ArrayType() | TupleType() | UnknownType():
+        case ScalarType() | TensorType() | TileType() | ArrayType() | TupleType() | UnknownType() | PtrType() | CommCtxType():
             return print_type(node)
         case MemRef():
             return _memref(node)
@@ -220,8 +227,15 @@ def print_type(ty: Type, *, explicit_layout: bool | None = None) -> str:
     match ty:
         case ScalarType(dtype):
             return f"pl.Scalar[{_dtype(dtype)}]"
+        case DistributedTensorType(shape=shape, dtype=dtype, layout=layout):
+            layout_part = "" if layout is None else f", pl.TensorLayout.{layout.name}"
+            return f"pld.DistributedTensor[{_shape(shape)}, {_dtype(dtype)}{layout_part}]"
         case TensorType(shape, dtype):
             return f"pl.Tensor[{_shape(shape)}, {_dtype(dtype)}]"
+        case PtrType():
+            return "pl.Ptr"
+        case CommCtxType():
+            return "pld.CommCtx"
         case TileType(shape=shape, dtype=dtype, memref=memref, tile_view=view, memory_space=memory):
             parts = [_shape(shape), _dtype(dtype)]
             if memref is not None:
@@ -436,6 +450,10 @@ def _pieces(expr: Expr) -> str | list[_Piece]:
             return [*_wrap(args[0], _precedence(args[0]) < _ATOM), "[", *_joined(args[1:]), "]"]
         case Call(op=op, args=args, kwargs=kwargs, function=True, dumps=dumps, attr_items=items):
             return [f"self.{op}(", *_arg_pieces(args, kwargs, _call_attrs(args, dumps, items)), ")"]
+        case Call(op=op, args=args, kwargs=kwargs, attr_items=items) if op.startswith(DISTRIBUTED_PREFIX):
+            if op == ALLOC:  # the buffer's name is its variable's: the parser gives it again
+                kwargs = tuple(k for k in kwargs if k.name != "name")
+            return [f"{op}(", *_arg_pieces(args, kwargs, _call_attrs(args, (), items)), ")"]
         case Call(op=op, args=args, kwargs=kwargs, attr_items=items):
             return [f"pl.{source_spelling(op)}(", *_arg_pieces(args, kwargs, _call_attrs(args, (), items)), ")"]
         case Submit(callee=callee, args=args, kwargs=kwargs, dumps=dumps, spmd=spmd, attr_items=items):
@@ -577,6 +595,8 @@ def _print_program(program: Program, concise: bool = False) -> str:
         occurrences[index] = []  # done with: a large program's occurrences are megabytes
         texts.append("\n".join(["", *printed] if index else printed))
     texts.append("")  # the final newline, without a copy of the whole text to add it
+    if any(DISTRIBUTED_PREFIX in text for text in texts[1:]):
+        texts[0] = texts[0].replace(HEADER, f"{HEADER}\n{DISTRIBUTED_HEADER}", 1)
     return "\n".join(texts)
 
 

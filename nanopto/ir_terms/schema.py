@@ -113,9 +113,9 @@ T = TypeVar("T")
 def map_type(ty: t.Type, fn: Callable[[n.Expr], n.Expr]) -> t.Type:
     """Apply `fn` to every shape/size expression of a type; returns `ty` itself if nothing changed."""
     match ty:
-        case t.TensorType(shape, dtype):
+        case t.TensorType(shape):  # a distributed tensor keeps its kind and layout
             new = tuple(fn(d) for d in shape)
-            return ty if _same(new, shape) else t.TensorType(new, dtype)
+            return ty if _same(new, shape) else dataclasses.replace(ty, shape=new)
         case t.TileType(shape=shape, memref=memref, tile_view=view):
             new = tuple(fn(d) for d in shape)
             new_memref = None if memref is None else _map_memref(memref, fn)

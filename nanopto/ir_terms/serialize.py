@@ -18,7 +18,7 @@ from typing import Any
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms import types as t
-from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue
+from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, TensorLayout
 from nanopto.ir_terms.schema import NODE_CLASSES, fields_of
 
 FORMAT = "nanopto-ir/1"
@@ -39,6 +39,7 @@ _ENUMS: dict[str, type[enum.Enum]] = {
         t.TileLayout,
         PadValue,
         t.CompactMode,
+        TensorLayout,
     )
 }
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
-from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, register_symbol_enum
+from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, TensorLayout, register_symbol_enum
 
 if TYPE_CHECKING:
     from nanopto.ir_terms.nodes import Expr
@@ -56,6 +56,47 @@ class TensorType:
     def __post_init__(self) -> None:
         if type(self.shape) is not tuple:
             object.__setattr__(self, "shape", _shape(self.shape))
+
+
+@dataclass(frozen=True, slots=True)
+class TensorView:
+    """What a distributed tensor's annotation says beyond shape and dtype: its storage layout
+    (`pld.DistributedTensor[[64], pl.FP32, pl.NZ]`)."""
+
+    layout: TensorLayout
+
+
+@dataclass(frozen=True)
+class DistributedTensorType(TensorType):
+    """`pld.DistributedTensor[[shape], dtype]`: a tensor in a window every rank can reach
+    (docs/coming-from-pypto.md, "Distributed programs"). A tensor for every op that takes one, so
+    an op whose result is its tensor argument keeps the kind; `layout` is the optional third
+    annotation slot."""
+
+    layout: TensorLayout | None = None
+
+    @property
+    def tensor_view(self) -> TensorView | None:
+        """PyPTO's name for the layout slot: None when the annotation gives no layout."""
+        return None if self.layout is None else TensorView(self.layout)
+
+    @property
+    def window_buffer(self) -> None:
+        """The window buffer the tensor views: PyPTO fills it in a later pass nanopto does not
+        have, so it is never set here (as in a freshly parsed PyPTO program)."""
+        return None
+
+
+@dataclass(frozen=True)
+class PtrType:
+    """`pl.Ptr`: the handle `pld.alloc_window_buffer(...)` returns, a raw window allocation that
+    `pld.window(buf, shape, dtype=...)` views as a distributed tensor. Every handle has this one type."""
+
+
+@dataclass(frozen=True)
+class CommCtxType:
+    """`pld.CommCtx`: the communication context of a distributed tensor, which
+    `pld.rank(ctx)` and `pld.nranks(ctx)` read."""
 
 
 class TileLayout(enum.Enum):
@@ -259,8 +300,20 @@ class UnknownType:
     """The type of an unannotated parameter or a value whose type nanopto cannot infer."""
 
 
-Type = ScalarType | TensorType | TileType | ArrayType | TupleType | UnknownType
+Type = ScalarType | TensorType | TileType | ArrayType | TupleType | UnknownType | PtrType | CommCtxType
 
-TYPE_DATACLASSES = (ScalarType, TensorType, TileType, ArrayType, TupleType, UnknownType, TileView, MemRef)
+TYPE_DATACLASSES = (
+    ScalarType,
+    TensorType,
+    DistributedTensorType,
+    TileType,
+    ArrayType,
+    TupleType,
+    UnknownType,
+    PtrType,
+    CommCtxType,
+    TileView,
+    MemRef,
+)
 """Every dataclass a type is made of: the types, and the parts of a tile type that hold
 expressions. Structural equality and serialization read them field by field."""

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from nanopto.egglog_bindings import bindings as eb
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms import types as t
-from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue
+from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, TensorLayout
 from nanopto.ir_terms.schema import NODE_CLASSES, FieldKind, FieldSpec, fields_of
 from nanopto.terms.term_rows import (
     Cell,
@@ -274,6 +274,15 @@ def ir_constructors() -> tuple[Constructor, ...]:
         ),
         Constructor("TMemRef", ("String", "Ex", "i64"), "Ty", doc="a tile's memref: allocation, byte offset, size"),
         Constructor("TNone", (), "Ty", doc="a tile without a memref, or whose view its memory space implies"),
+        Constructor(
+            "TDistTensor",
+            ("ExL", "String", "String"),
+            "Ty",
+            doc="a distributed tensor: shape, dtype, layout ('' for none)",
+            fields=("shape", "dtype", "layout"),
+        ),
+        Constructor("TPtr", (), "Ty", doc="a window buffer handle, pl.Ptr"),
+        Constructor("TCommCtx", (), "Ty", doc="a communication context, pld.CommCtx"),
         Constructor("TArray", ("Ex", "String"), "Ty"),
         Constructor("TTuple", ("TyL",), "Ty"),
         Constructor("TUnknown", (), "Ty"),
@@ -543,8 +552,14 @@ class Encoder:
         match ty:
             case t.ScalarType(dtype):
                 return term("TScalar", dtype.name)
+            case t.DistributedTensorType(shape=shape, dtype=dtype, layout=layout):
+                return term("TDistTensor", self.exprs(shape), dtype.name, "" if layout is None else layout.name)
             case t.TensorType(shape, dtype):
                 return term("TTensor", self.exprs(shape), dtype.name)
+            case t.PtrType():
+                return term("TPtr")
+            case t.CommCtxType():
+                return term("TCommCtx")
             case t.TileType(shape=shape, dtype=dtype, memref=memref, tile_view=view, memory_space=mem):
                 return term(
                     "TTile",
@@ -710,6 +725,16 @@ class Decoder:
     def _tensor_type(self, args: list[int]) -> t.Type:
         return t.TensorType(self._term(args[0]), DataType[self.lit(args[1])])
 
+    def _distributed_tensor_type(self, args: list[int]) -> t.Type:
+        layout = self.lit(args[2])
+        return t.DistributedTensorType(self._term(args[0]), DataType[self.lit(args[1])], TensorLayout[layout] if layout else None)
+
+    def _ptr_type(self, args: list[int]) -> t.Type:
+        return t.PtrType()
+
+    def _comm_ctx_type(self, args: list[int]) -> t.Type:
+        return t.CommCtxType()
+
     def _tile_type(self, args: list[int]) -> t.Type:
         mem = self.lit(args[4])
         space = MemorySpace[mem] if mem else None
@@ -761,6 +786,9 @@ Decoder.SPECIAL = {
     "Opaque": Decoder._opaque,
     "TScalar": Decoder._scalar_type,
     "TTensor": Decoder._tensor_type,
+    "TDistTensor": Decoder._distributed_tensor_type,
+    "TPtr": Decoder._ptr_type,
+    "TCommCtx": Decoder._comm_ctx_type,
     "TTile": Decoder._tile_type,
     "TView": Decoder._tile_view,
     "TMemRef": Decoder._memref,

@@ -326,6 +326,21 @@ def TNone() -> Ty:
     """a tile without a memref, or whose view its memory space implies"""
 
 
+@egg.function(egg_fn="TDistTensor")
+def TDistTensor(shape: ExL, dtype: egg.StringLike, layout: egg.StringLike) -> Ty:
+    """a distributed tensor: shape, dtype, layout ('' for none)"""
+
+
+@egg.function(egg_fn="TPtr")
+def TPtr() -> Ty:
+    """a window buffer handle, pl.Ptr"""
+
+
+@egg.function(egg_fn="TCommCtx")
+def TCommCtx() -> Ty:
+    """a communication context, pld.CommCtx"""
+
+
 @egg.function(egg_fn="TArray")
 def TArray(a0: Ex, a1: egg.StringLike) -> Ty:
     ...

@@ -749,7 +749,8 @@ class _Interpreter:
         except Exception as exc:
             # Whatever made the op fail (an OpError, or numpy rejecting the operands), the
             # program's fault is at this op, so that is where the report points.
-            raise self.error(f"op 'pl.{op.name}': {str(exc).strip()}{_operands(expr, args)}", expr) from exc
+            shown = op.name if op.name.startswith("pld.") else f"pl.{op.name}"
+            raise self.error(f"op '{shown}': {str(exc).strip()}{_operands(expr, args)}", expr) from exc
 
     def _eval_submit(self, expr: Submit) -> Any:
         # Synchronous: the task has finished, with all its writes, when submit returns. The

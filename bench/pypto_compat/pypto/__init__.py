@@ -31,6 +31,7 @@ MODULES: dict[str, str] = {
     "pypto.language": "nanopto.language",
     "pypto.language.typing": "nanopto.language",
     "pypto.language.arg_direction": "nanopto.ir_terms.dtypes",
+    "pypto.language.distributed": "nanopto.language.distributed",
     "pypto.language.parser": "nanopto.ir_terms",
     "pypto.language.parser.ast_parser": "nanopto.ir_terms.parser",
     "pypto.language.parser.comment_extractor": "nanopto.ir_terms.parser",

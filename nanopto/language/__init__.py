@@ -34,6 +34,7 @@ from nanopto.ir_terms.parser import DynamicDim, ParserError, parse_function, par
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.scope_classes import SplitMode
 from nanopto.ir_terms.source_lookup import get_class_source_lines
+from nanopto.ir_terms.system_ops import check_cacheinvalid, check_syncall
 from nanopto.ir_terms.templates import InlineFunction
 from nanopto.ir_terms.types import CompactMode, MemRef, TileLayout, TileView
 
@@ -107,6 +108,7 @@ __all__ = [
     "python_print",
     "split",
     "spmd",
+    "system",
 ]
 
 INT4 = DataType.INT4
@@ -203,6 +205,27 @@ Out = _Inert("pl.Out")
 InOut = _Inert("pl.InOut")
 Tuple = _Inert("pl.Tuple")
 Level = _Inert("pl.Level")
+
+
+class _System(_Inert):
+    """`pl.system`: inert as every `pl` op outside a parsed body, except that the ops whose
+    arguments PyPTO checks when called from Python check them here too (the rules of
+    `nanopto.ir_terms.system_ops`), so a wrong call fails where it is made."""
+
+    __slots__ = ()
+
+    def syncall(
+        self, *, mode: str | None = None, core_type: str = "mix", gm_workspace: object = None, used_cores: object = None
+    ) -> _Inert:
+        check_syncall(mode, core_type, gm_workspace is not None, used_cores)
+        return _Inert("pl.system.syncall(...)")
+
+    def cacheinvalid(self, tensor: object = None, shapes: object = None, offsets: object = None) -> _Inert:
+        check_cacheinvalid(tensor is not None, shapes, offsets)
+        return _Inert("pl.system.cacheinvalid(...)")
+
+
+system = _System("pl.system")
 
 
 @dataclass(frozen=True)
