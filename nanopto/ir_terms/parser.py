@@ -2101,25 +2101,20 @@ def _header_end(node: ast.stmt) -> int:
     return max([node.lineno, *(getattr(part, "end_lineno", None) or node.lineno for part in parts)])
 
 
+_OPERATOR_CHARACTERS = "+-*/%@&|^~<>!.([{"
+"""The characters that open a level of an expression (an operator, a call, an attribute, a bracket)."""
+
+
 def _deepest_line(source: str) -> tuple[int, int]:
     """Where Python's parser most likely ran out of stack: the line with the most operators and
-    open brackets (a RecursionError from `ast.parse` carries no location; `tokenize` is flat)."""
+    open brackets, at its first (a RecursionError from `ast.parse` carries no location). Counted
+    with `str.count`, so a 200 KB chain is located in milliseconds (tokenizing it took 0.5 s)."""
     best, where = -1, (1, 0)
-    count, start = 0, (1, 0)
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER):
-                if count > best:
-                    best, where = count, start
-                count, start = 0, (token.end[0] + 1, 0)
-            elif token.type == tokenize.OP and token.string not in (",", ":", ")", "]", "}", "="):
-                if count == 0:
-                    start = token.start
-                count += 1
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    if count > best:
-        where = start
+    for number, line in enumerate(source.splitlines(), 1):
+        count = sum(map(line.count, _OPERATOR_CHARACTERS)) + line.count(" and ") + line.count(" or ")
+        if count > best:
+            first = min((k for k in map(line.find, _OPERATOR_CHARACTERS) if k >= 0), default=0)
+            best, where = count, (number, first)
     return where
 
 
