@@ -249,6 +249,28 @@ def finish(
     return result, copies
 
 
+def check_step(before: Program, after: Program, sites: list[CallSite], state: Staging) -> None:
+    """The rebinding table checked for `sites`, spliced into `before` to give `after` (one step of
+    the stepper: `finish` checks the pass's whole run the same way)."""
+    started = time.perf_counter()
+    copies = {key: var.name for key, var in state.fresh.items()}
+    problems = check_rebinding(before, after, sites, copies)
+    state.clock("rebinding-check", started)
+    if problems:
+        raise RebindingCheckError(problems)
+
+
+def inline_helpers(program: Program, max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS) -> dict[str, Function]:
+    """The Inline functions `run_stages` expands, checked before any splicing as the pass and the
+    stepper both check them: no cycle among them (docs/specification.md, "Recursion"), and an
+    expansion under `max_output_statements`. Empty when there is nothing to inline."""
+    inline = inline_functions_of(program)
+    if inline:
+        check_acyclic(inline)
+        check_expansion_size(program, inline, max_output_statements)
+    return inline
+
+
 def inline_program(
     program: Program,
     rulesets: Sequence[Ruleset] = INLINE_RULESETS,
@@ -280,11 +302,9 @@ def inline_program(
                 unhoisted,
             )
         started = time.perf_counter()
-        inline = inline_functions_of(program)
+        inline = inline_helpers(program, max_output_statements)
         if not inline:
             return InlineResult(program, before=program)
-        check_acyclic(inline)
-        check_expansion_size(program, inline, max_output_statements)  # before any splicing
         result = InlineResult(program, before=program, rulesets=tuple(r.name for r in rulesets))
         state = Staging(times=result.report.times)
         state.clock("classify", started)

@@ -1,9 +1,10 @@
 """InlineFunctions one call site at a time, for `nanopto step` (egglog's slide mode, xdsl-gui's
 single rewrite): watch each splice happen, with the rules it fired.
 
-The staging is InlineFunctions' own driver (`driver.run_stages`): helpers callee-first by call
-depth, each helper fully expanded before anything that calls it, nested calls hoisted first, then
-the non-Inline functions, and the same typing at the end (`driver.finish`).
+The staging is InlineFunctions' own driver (`driver.run_stages`): the same checks before any
+splicing (`driver.inline_helpers`), helpers callee-first by call depth, each helper fully expanded
+before anything that calls it, nested calls hoisted first, then the non-Inline functions, each step
+held to the rebinding table (`driver.check_step`), and the same typing at the end (`driver.finish`).
 The difference is granularity: where the pass saturates all sites of a batch in one e-graph, a
 step is one `Stage` with one site. After each step the function is
 re-scanned (`find_sites`), so the next site is classified against the program as it now is, which
@@ -25,9 +26,9 @@ from nanopto import egraph
 from nanopto.egraph import SaturationLimits, StageReport
 from nanopto.ir_terms import nodes as n
 from nanopto.passes.hoist_nested_calls import hoist_program
-from nanopto.passes.inlining.call_graph import check_acyclic, inline_functions_of
+from nanopto.passes.inlining.call_graph import inline_functions_of
 from nanopto.passes.inlining.call_sites import BindingPolicy, CallSite, bind_argument
-from nanopto.passes.inlining.driver import Staging, finish, run_stages
+from nanopto.passes.inlining.driver import Staging, check_step, finish, inline_helpers, run_stages
 from nanopto.rules import INLINE_RULESETS, Ruleset
 
 HOIST_STEP = "hoist nested Inline calls onto their own bindings (hoist-nested-calls)"
@@ -86,17 +87,15 @@ def inline_steps(
     names of fresh locals. A program without Inline functions
     yields nothing.
     """
-    inline = inline_functions_of(program)
-    if not inline:
+    if not inline_functions_of(program):
         return
-    check_acyclic(inline)
     number = 0
     hoisted = hoist_program(program)
+    inline = inline_helpers(hoisted)  # refused here as the pass refuses it, before any step
     if hoisted is not program:
         number += 1
         yield Step(number, None, StageReport(), hoisted, title=HOIST_STEP)
         program = hoisted
-    inline = inline_functions_of(program)
     current: dict[str, n.Function] = {f.name: f for f in program.function_list}
 
     def snapshot() -> n.Program:
@@ -120,13 +119,15 @@ def inline_steps(
             callers: list[n.Function] = done.value
             break
         (fn,) = run.functions
+        before = snapshot()
         current[fn.name] = fn
+        after = snapshot()
+        # Each step is the pass applied to one site of the program as it now is, so the rebinding
+        # table is checked step by step (docs/specification.md, "Argument binding").
+        check_step(before, after, run.sites, state)
         number += 1
         iterations = [Iteration.seen(it, functions) for it, functions in run.iterations]
-        yield Step(number, run.sites[0], run.report, snapshot(), iterations)
-    # The rebinding checker judges one classification of the whole program; the steps classify the
-    # sites one re-scan at a time (a tuple receiver two sites assign is one site's receiver per
-    # step), so the check is the pass's: `nanopto step` compares the final program with it.
+        yield Step(number, run.sites[0], run.report, after, iterations)
     final, _ = finish(program, callers, state, check=False)
     number += 1
     yield Step(number, None, StageReport(), final)

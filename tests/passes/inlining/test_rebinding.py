@@ -12,6 +12,7 @@ from nanopto import ir, passes
 from nanopto.ir_terms.parser import parse_program
 from nanopto.passes.inlining import call_sites, inline_program
 from nanopto.passes.inlining.rebinding import RebindingRow, classify_params
+from nanopto.passes.inlining.steps import inline_steps
 from nanopto.verify import RebindingCheckError, check_rebinding
 from nanopto.verify.interpreter import interpret, values_equal
 
@@ -223,6 +224,16 @@ def _never_bind(param: ir.Var, row: RebindingRow, actual: ir.Expr) -> tuple[bool
 def test_a_wrong_policy_is_caught_by_the_checker(program: ir.Program, needle: str) -> None:
     with pytest.raises(RebindingCheckError) as info:
         inline_program(program, binding_policy=_never_bind)
+    message = str(info.value)
+    assert needle in message and "fresh local" in message and "call site #0" in message
+
+
+@pytest.mark.parametrize(("program", "needle"), [(TWICE, "'a'"), (BUMP, "'k'")])
+def test_a_wrong_policy_is_caught_by_the_checker_when_stepping_too(program: ir.Program, needle: str) -> None:
+    """The stepper checks each step as the pass checks its run: no step with the wrong binding is shown."""
+    steps = inline_steps(program, binding_policy=_never_bind)
+    with pytest.raises(RebindingCheckError) as info:
+        next(steps)
     message = str(info.value)
     assert needle in message and "fresh local" in message and "call site #0" in message
 
