@@ -1,8 +1,14 @@
-"""The `nanopto` command line, always through the real entry point (`python -m nanopto`)."""
+"""The `nanopto` command line. Most tests call `cli.main` in this process, which is all that
+`python -m nanopto` runs (`sys.exit(main())`), with standard input, output and error swapped for
+buffers: a new interpreter per command cost about a second of imports each. The tests whose point
+is a real process (a program piped to `-` on standard input, a FIFO that must not block, the exit
+status of `python -m nanopto`) start one."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import json
 import os
 import pkgutil
@@ -13,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from nanopto import cli
 from nanopto.cli import EXAMPLE_ORDER, JIT_EXAMPLE_ORDER, example_names, jit_example_names
 from nanopto.rules import INLINE_RULESETS
 
@@ -48,13 +55,27 @@ class P:
 """
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run(*args: str, cwd: Path | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """`nanopto ARGS` in this process: its exit code (argparse's own exits included) and what it
+    wrote to standard output and error; `stdin` is what it reads from standard input."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_stdin = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), contextlib.chdir(cwd or Path.cwd()):
+            try:
+                code = cli.main(list(args))
+            except SystemExit as exit_:  # argparse: a usage error, --help
+                code = exit_.code if isinstance(exit_.code, int) else 0 if exit_.code is None else 1
+    finally:
+        sys.stdin = saved_stdin
+    return subprocess.CompletedProcess(["nanopto", *args], code, out.getvalue(), err.getvalue())
+
+
+def run_process(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """`python -m nanopto ARGS` in a new process, for what only a real process shows."""
     return subprocess.run(
-        [sys.executable, "-m", "nanopto", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
+        [sys.executable, "-m", "nanopto", *args], input=stdin, capture_output=True, text=True, timeout=300
     )
 
 
@@ -524,7 +545,8 @@ def test_emit_egglog_writes_a_program_egglog_replays_without_nanopto(tmp_path: P
 def test_a_fifo_is_refused_without_blocking(tmp_path: Path, command: str) -> None:
     fifo = tmp_path / "prog.py"
     os.mkfifo(fifo)
-    assert_user_error(run(command, str(fifo)), "is not a regular file (a FIFO)")
+    # a real process: a regression that opens the FIFO blocks there until the timeout, not the test run
+    assert_user_error(run_process(command, str(fifo)), "is not a regular file (a FIFO)")
 
 
 def test_a_device_is_refused_without_reading_it() -> None:
@@ -611,35 +633,29 @@ def test_docs_errors_lists_every_error_with_the_exit_code_the_cli_gives() -> Non
     assert "exits with 3" in ERRORS_DOC.read_text(encoding="utf-8")
 
 
-def test_an_internal_error_exits_3_with_a_bug_report_hint(tmp_path: Path) -> None:
+def test_an_internal_error_exits_3_with_a_bug_report_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A plain ValueError from inside nanopto is a bug, not a user error (it hid huge literals)."""
-    script = (
-        "import sys\n"
-        "import nanopto.cli as cli\n"
-        "def broken(source, path):\n"
-        "    raise ValueError('Exceeds the limit (4300 digits)')\n"
-        "cli.parse_program = broken\n"
-        f"sys.exit(cli.main(['inline', {str(write(tmp_path, HELPER_PROGRAM))!r}]))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+
+    def broken(source: str, path: str) -> None:
+        raise ValueError("Exceeds the limit (4300 digits)")
+
+    monkeypatch.setattr(cli, "parse_program", broken)
+    proc = run("inline", str(write(tmp_path, HELPER_PROGRAM)))
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.startswith("nanopto: internal error: ValueError: Exceeds the limit")
     assert "this is a bug in nanopto; please report it" in proc.stderr
 
 
-def test_an_internal_parser_error_exits_3_located_with_a_bug_report_hint(tmp_path: Path) -> None:
+def test_an_internal_parser_error_exits_3_located_with_a_bug_report_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A parser bug (an exception the parser did not mean to raise) is not the user's error: it
     exited 2 as a ParserError "internal parser error" before."""
-    script = (
-        "import sys\n"
-        "import nanopto.cli as cli\n"
-        "from nanopto.ir_terms import parser\n"
-        "def broken(self, node, *args, **kwargs):\n"
-        "    raise KeyError('a bug')\n"
-        "parser._ProgramParser._stmt = broken\n"
-        f"sys.exit(cli.main(['inline', {str(write(tmp_path, HELPER_PROGRAM))!r}]))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    from nanopto.ir_terms import parser
+
+    def broken(self: object, node: object, *args: object, **kwargs: object) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(parser._ProgramParser, "_stmt", broken)
+    proc = run("inline", str(write(tmp_path, HELPER_PROGRAM)))
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.startswith("nanopto: internal error: InternalParserError: "), proc.stderr
     assert "prog.py:" in proc.stderr and "internal parser error (KeyError): 'a bug'" in proc.stderr
@@ -673,26 +689,16 @@ def test_a_flag_value_that_is_not_a_number_is_a_usage_error(tmp_path: Path) -> N
 
 
 def test_dash_reads_standard_input_and_o_writes_a_file(tmp_path: Path) -> None:
+    """Through `python -m nanopto` with a real pipe: the entry point's exit status, standard input
+    read as bytes, nothing on standard output or error (egglog's own log lines included)."""
     source = (EXAMPLES / "bump.py").read_text()
     target = tmp_path / "out.py"
-    proc = subprocess.run(
-        [sys.executable, "-m", "nanopto", "inline", "-", "-o", str(target)],
-        input=source, capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    proc = run_process("inline", "-", "-o", str(target), stdin=source)
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == "", proc.stderr
     assert target.read_text() == run("inline", str(EXAMPLES / "bump.py")).stdout
-    bad = subprocess.run(
-        [sys.executable, "-m", "nanopto", "inline", "-", "-o", str(tmp_path / "never.py")],
-        input="def", capture_output=True, text=True, timeout=300,
-    )
+    bad = run_process("inline", "-", "-o", str(tmp_path / "never.py"), stdin="def")
     assert bad.returncode == 2 and bad.stderr.startswith("nanopto: error: <stdin>:")
     assert not (tmp_path / "never.py").exists()  # nothing is half-written
-
-
-def _piped(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nanopto", *args], input=stdin, capture_output=True, text=True, timeout=300
-    )
 
 
 @pytest.mark.parametrize("command", ["step", "check"])
@@ -703,10 +709,10 @@ def test_every_command_reading_a_program_takes_dash_and_o(command: str, tmp_path
     from_file = run(command, str(path), *extra)
     assert from_file.returncode == 0, from_file.stderr
     target = tmp_path / "out.txt"
-    piped = _piped(command, "-", "-o", str(target), *extra, stdin=path.read_text())
+    piped = run(command, "-", "-o", str(target), *extra, stdin=path.read_text())
     assert piped.returncode == 0 and piped.stdout == "", piped.stderr
     assert target.read_text() == from_file.stdout.replace(str(path), "-")
-    broken = _piped(command, "-", "-o", str(tmp_path / "never.txt"), stdin="def")
+    broken = run(command, "-", "-o", str(tmp_path / "never.txt"), stdin="def")
     assert broken.returncode == 2 and broken.stderr.startswith("nanopto: error: <stdin>:")
     assert not (tmp_path / "never.txt").exists()
 
@@ -732,14 +738,14 @@ def test_check_writes_a_counterexample_to_o_and_still_exits_1(tmp_path: Path) ->
     program = "import nanopto.language as pl\n\n@pl.program\nclass P:\n    @pl.function\n" \
         "    def main(self, a: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n        b = a * a\n        return b\n"
     target = tmp_path / "verdict.txt"
-    proc = _piped("check", "-", "--rules", str(rules), "-o", str(target), stdin=program)
+    proc = run("check", "-", "--rules", str(rules), "-o", str(target), stdin=program)
     assert proc.returncode == 1 and proc.stdout == "", proc.stderr
     assert "NOT equivalent" in target.read_text()
 
 
 def test_step_pause_needs_the_terminal(tmp_path: Path) -> None:
     for args in (["-", "--pause"], [str(EXAMPLES / "bump.py"), "--pause", "-o", str(tmp_path / "x.txt")]):
-        proc = _piped("step", *args, stdin=(EXAMPLES / "bump.py").read_text())
+        proc = run("step", *args, stdin=(EXAMPLES / "bump.py").read_text())
         assert proc.returncode == 2 and "--pause" in proc.stderr, proc.stderr
 
 
