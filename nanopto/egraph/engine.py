@@ -25,8 +25,8 @@ from typing import Protocol
 
 from nanopto.egglog_bindings import bindings as eb
 from nanopto.ir_terms import nodes as n
-from nanopto.rules.ruleset import Ruleset
-from nanopto.terms.encoding import Decoder
+from nanopto.rules.ruleset import COST_TABLE, Ruleset
+from nanopto.terms.encoding import Decoder, cost_table_declarations
 from nanopto.terms.term_rows import SPAN, TermRows, load_commands, load_rows, run_text
 
 
@@ -272,6 +272,34 @@ def extract_all_roots(egraph: eb.EGraph, count: int) -> list[Extracted]:
     return [ExtractedRoot(dag, body) for body in bodies]
 
 
+def extract_by_cost(egraph: eb.EGraph, count: int, tables: frozenset[str]) -> list[Extracted]:
+    """Each root's cheapest term where rules set costs (egglog-python's `set_cost`): a term's cost
+    is its own (the one a rule set on it, else 1) plus its children's, as egglog's own extraction
+    adds them with every constructor costing 1 (docs/your-own-rules.md#costs)."""
+    set_costs = {table.removeprefix(COST_TABLE) for table in tables}
+
+    def enode_cost(name: str, args: list[eb.Value]) -> int:
+        if name in set_costs:
+            cost = egraph.lookup_function(COST_TABLE + name, args)
+            if cost is not None:
+                return egraph.value_to_i64(cost)
+        return 1
+
+    def fold(name: str, own: int, children: list[int]) -> int:
+        return own + sum(children)
+
+    # egglog-python's own default model counts in ints too; its stub's `_Cost` protocol rejects `int`.
+    model = eb.CostModel(fold, enode_cost, lambda sort, value, elements: sum(elements), lambda sort, value: 1)  # type: ignore[type-var]
+    extractor = eb.Extractor(None, egraph, model)  # type: ignore[type-var]
+    termdag = eb.TermDag()
+    extracted: list[Extracted] = []
+    for i in range(count):
+        sort, root = egraph.eval_expr(eb.Call(SPAN, "Root", [eb.Lit(SPAN, eb.Int(i))]))
+        _, term = extractor.extract_best(egraph, termdag, root, sort)
+        extracted.append(ExtractedRoot(termdag, term))
+    return extracted
+
+
 def decode_roots(functions: Sequence[n.Function], extracted: Sequence[Extracted], decoder: Decoder) -> list[n.Function]:
     """Each function with its body replaced by the decoding of its extracted root; params, types
     and attributes stay the very same objects."""
@@ -353,8 +381,15 @@ class EGraphRun:
     transcript: list[str] | None = None
     """When a list, each run appends the egglog program that replays it (`replay_text`)."""
 
+    @property
+    def cost_tables(self) -> frozenset[str]:
+        """The cost tables the rules write (`set_cost`); with any, extraction honours them."""
+        return frozenset(table for r in self.rulesets for table in r.cost_tables)
+
     def rules_text(self) -> str:
-        return "\n".join([self.declarations, *(r.commands() for r in self.rulesets)])
+        tables = self.cost_tables
+        costs = [cost_table_declarations(tables)] if tables else []
+        return "\n".join([self.declarations, *costs, *(r.commands() for r in self.rulesets)])
 
     def replay_text(self, rows: TermRows, roots: int) -> str:
         """One run as an egglog program of its own: the declarations and rules, the terms and
@@ -390,7 +425,8 @@ class EGraphRun:
             if self.at_saturation is not None:
                 self.at_saturation(egraph, report)
                 started = time.perf_counter()
-            extracted = extract_all_roots(egraph, len(functions))
+            tables = self.cost_tables
+            extracted = extract_by_cost(egraph, len(functions), tables) if tables else extract_all_roots(egraph, len(functions))
             started = _lap(report, "extract", started)
         except eb.EggSmolError as exc:
             message = " ".join(str(exc).split())

@@ -33,6 +33,9 @@ else:
 egglog-python's front end is imported only where a rule is declared (`declare`), so running the
 stock rules (rendered once, `nanopto.rules.rendered`) never loads it (docs/architecture.md#latency)."""
 
+COST_TABLE = "cost_table_"
+"""The prefix of the function egglog-python's `set_cost` writes for a constructor (`cost_table_Call`)."""
+
 REVERSED = " (reversed)"
 """Appended to a birewrite's name for its right-to-left half (both count as the one rule)."""
 
@@ -93,6 +96,23 @@ class Rule:
             return "subsume" in self.text or "delete" in self.text
         return any(
             isinstance(action, eb.Change) for _, head, _ in self.rendered.rules for action in head
+        )
+
+    @property
+    def cost_tables(self) -> frozenset[str]:
+        """The cost tables (`cost_table_<Constructor>`) the rule writes: egglog-python's
+        `set_cost(term, n)` gives `term` the cost `n` for extraction (docs/your-own-rules.md#costs)."""
+        rendered = self.rendered
+        if rendered is None:
+            try:
+                rendered = parse_raw(self.name, self.text)
+            except RuleDeclarationError:
+                return frozenset()
+        return frozenset(
+            action.lhs
+            for _, head, _ in rendered.rules
+            for action in head
+            if isinstance(action, eb.Set) and action.lhs.startswith(COST_TABLE)
         )
 
     def command(self, ruleset: str) -> str:
@@ -363,6 +383,11 @@ class Ruleset:
     def commands(self) -> str:
         return _commands(self)
 
+    @property
+    def cost_tables(self) -> frozenset[str]:
+        """The cost tables its rules write (`Rule.cost_tables`)."""
+        return _cost_tables(self)
+
     def egglog_names(self) -> dict[str, str]:
         """egglog rule name -> the name of the rule it belongs to (a birewrite has two)."""
         return {egglog: rule.name for rule in self.rules for egglog in rule.egglog_names}
@@ -373,6 +398,12 @@ class Ruleset:
         if missing:
             raise KeyError(f"ruleset '{self.name}' has no rule {sorted(missing)}")
         return Ruleset(self.name, self.doc, tuple(r for r in self.rules if r.name not in rule_names))
+
+
+@functools.lru_cache(maxsize=64)
+def _cost_tables(ruleset: Ruleset) -> frozenset[str]:
+    """Found once per ruleset: the engine asks at every run."""
+    return frozenset(table for rule in ruleset.rules for table in rule.cost_tables)
 
 
 @functools.lru_cache(maxsize=64)

@@ -108,6 +108,8 @@ def show_action(action: eb._Action) -> str:
             return f"{verb} {show_expr(eb.Call(SPAN, name, args))}"
         case eb.Expr_(expr=expr):
             return show_expr(expr)
+        case eb.Set(lhs=name, args=args, rhs=rhs) if name.startswith("cost_table_"):  # set_cost(term, n)
+            return f"cost of {show_expr(eb.Call(SPAN, name.removeprefix('cost_table_'), list(args)))} = {show_expr(rhs)}"
         case eb.Set(lhs=name, args=args, rhs=rhs):
             return f"{name}({', '.join(show_expr(a) for a in args)}) = {show_expr(rhs)}"
         case eb.Let(lhs=name, rhs=rhs):

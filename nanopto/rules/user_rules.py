@@ -32,6 +32,7 @@ from nanopto.terms.encoding import (
     CLASS_BY_NAME,
     Constructor,
     carries_span,
+    cost_table_declarations,
     ir_constructors,
     ir_declarations,
 )
@@ -155,8 +156,12 @@ def _check_rule(rule: Rule, ruleset: Ruleset, constructors: dict[str, Constructo
         command = rule.command(ruleset.name)
     except RuleDeclarationError as exc:
         raise UserRuleError(f"{where}: {exc}") from None
+    try:
+        costs = cost_table_declarations(rule.cost_tables)
+    except KeyError as exc:
+        raise UserRuleError(f"{where}: {exc.args[0]}") from None
     egraph = eb.EGraph()
-    run_text(egraph, _declarations())
+    run_text(egraph, _declarations() + "\n" + costs)
     try:
         run_text(egraph, f"{eb.AddRuleset(SPAN, ruleset.name)}\n{command}")
     except eb.EggSmolError as exc:

@@ -297,6 +297,21 @@ def ir_constructors() -> tuple[Constructor, ...]:
 SORTS = ("Ex", "ExL", "St", "SL", "Ty", "TyL")
 
 
+def cost_table_declarations(tables: Iterable[str], prefix: str = "cost_table_") -> str:
+    """The functions egglog-python's `set_cost` writes, one per constructor it gives costs to:
+    `(function cost_table_Call (<Call's sorts>) i64 :merge (min old new))`. Two costs set on one
+    term keep the lower, whatever order the rules fired in. Raises KeyError naming a table that is
+    no constructor's."""
+    constructors = {c.name: c for c in ir_constructors()}
+    lines = []
+    for table in sorted(tables):
+        ctor = constructors.get(table.removeprefix(prefix))
+        if ctor is None or not table.startswith(prefix):
+            raise KeyError(f"{table} sets the cost of no constructor of the term language")
+        lines.append(f"(function {table} ({' '.join(ctor.args)}) i64 :merge (min old new))")
+    return "\n".join(lines)
+
+
 def ir_declarations() -> str:
     """The egglog text declaring the IR sorts and constructors, and the analysis facts."""
     lines = [f"(sort {s})" for s in SORTS]

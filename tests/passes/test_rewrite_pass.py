@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import egglog as egg
 import pytest
 from egglog import String
 
@@ -15,7 +16,7 @@ from nanopto.egraph import SaturationLimitError
 from nanopto.passes import PassManager
 from nanopto.passes.registry import PassRegistry
 from nanopto.passes.rewrite import rewrite_program
-from nanopto.rules import Rule, Ruleset, UserRuleError, call, const, rewrite_rule, var
+from nanopto.rules import Rule, Ruleset, UserRuleError, call, const, declare, rewrite_rule, var
 from nanopto.tools.rules_file import RulesFileError, load_rules_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -420,3 +421,39 @@ def test_a_rule_whose_computation_fails_is_the_users_error_naming_the_rule(tmp_p
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("nanopto: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert f"{path}:8: ruleset(s) fold: rule 'fold-add' computes (+ _a _b), and egglog's + failed" in done.stderr
+
+
+DOUBLED = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        y = pl.mul(a, 2)
+        return y
+"""
+
+
+def test_extraction_honours_a_cost_a_rule_sets() -> None:
+    """`pl.mul(a, 2)` is the smaller term, so it stays under a plain rewrite; priced at 1000 by the
+    rule (egglog-python's `set_cost`), it loses to the larger `pl.add(a, a)`."""
+    x = var("x")
+    doubled, summed = call("mul", x, 2), call("add", x, x)
+    plain = Ruleset("plain", "", (declare("mul-two", egg.rewrite(doubled).to(summed)),))
+    priced = Ruleset(
+        "priced",
+        "",
+        (declare("mul-two", egg.rule(doubled).then(egg.union(doubled).with_(summed), egg.set_cost(doubled, 1000))),),
+    )
+    before = ir.parse_program(DOUBLED)
+    expected = ir.parse_program(DOUBLED.replace("pl.mul(a, 2)", "pl.add(a, a)"))
+    ir.assert_structural_equal(passes.rewrite(plain)(before), before)
+    ir.assert_structural_equal(passes.rewrite(priced)(before), expected)
+    assert priced.rules[0].after.endswith("cost of pl.mul(x, 2) = 1000")
+
+
+def test_a_cost_set_on_what_no_constructor_builds_is_refused_naming_the_rule() -> None:
+    priced = Rule("price", "x", "x", '(rule ((= e (Var n t i))) ((set (cost_table_Nothing e) 5)))')
+    with pytest.raises(UserRuleError, match="rule 'price' of ruleset 'bad': cost_table_Nothing sets the cost of no constructor"):
+        passes.rewrite(Ruleset("bad", "", (priced,)))
