@@ -24,6 +24,7 @@ from nanopto.egglog_bindings import bindings as eb
 from nanopto.egraph import (
     EGraphRun,
     SaturationError,
+    SaturationLimitError,
     SaturationLimits,
     SaturationObserver,
     StageReport,
@@ -106,6 +107,12 @@ def rewrite_program(
             "(subsume=True or delete). A subsuming rule must leave a form it does not retire: "
             "drop subsume=True, or make sure the right side is never matched by the same rule."
         ) from None
+    except SaturationLimitError as exc:  # a rule that never stops: located at the first rule still firing
+        owners = {egglog: rule for rs in rulesets for rule in rs.rules for egglog in rule.egglog_names}
+        firing = [owners[name] for name in exc.rules if name in owners and owners[name].where]
+        if firing:
+            exc.args = (f"{firing[0].where}: {exc.args[0]}",)
+        raise
     except SaturationError as exc:
         failed = _PRIMITIVE_FAILED.search(str(exc))
         if failed is None:

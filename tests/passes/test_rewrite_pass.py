@@ -384,6 +384,7 @@ class P:
             "c, d = var('c', i64), var('d', String)\n"
             "GROW = Ruleset('grow', '', (declare('bump', rewrite(ConstInt(c, d)).to(ConstInt(c + 1, d))),))\n"
             "PASSES = [passes.rewrite(GROW, max_iterations=30)]\n",
+            "rules.py:6: saturation stopped at the iteration limit (30) before reaching a fixpoint; "
             "rulesets still matching: grow (rules: bump)",
         ),
     ],
