@@ -182,10 +182,19 @@ def load_rules(text: str) -> tuple[Pass, ...]:
         try:
             return load_rules_file(str(path))
         except RulesFileError as exc:
-            message = str(exc).replace(str(path), RULES_FILE)
-            found = re.match(rf"{re.escape(RULES_FILE)}:(\d+): ", message)
-            line = int(found.group(1)) if found else None
-            raise RequestError("rules", message, line) from None
+            raise _rules_error(str(exc)) from None
+
+
+def _rules_error(text: str) -> RequestError:
+    """An error located in the rules text: its temporary file named as the page names it."""
+    message = _RULES_PATH.sub(RULES_FILE, text)
+    found = re.match(rf"{re.escape(RULES_FILE)}:(\d+): ", message)
+    return RequestError("rules", message, int(found.group(1)) if found else None)
+
+
+_RULES_PATH = re.compile(rf"\S*nanopto-playground-[^/\s]*/{re.escape(RULES_FILE)}")
+"""The rules text's temporary file, as a rule or pass declared in it names its line
+(`Rule.where`, a contained pass's error) while the pipeline runs."""
 
 
 def _bounded(manager: PassManager, limits: PlaygroundLimits) -> PassManager:
@@ -232,10 +241,12 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
     try:
         run = record_run(manager, before, egraphs=True, source=source, file=PROGRAM_FILE)
     except SaturationLimitError as exc:
-        raise RequestError("run", f"{exc} (the playground bounds each saturation run: {limits.timeout:g} s, "
-                           f"{limits.max_iterations} iterations, {limits.max_rows} rows)") from None
+        raise RequestError("run", f"{_RULES_PATH.sub(RULES_FILE, str(exc))} (the playground bounds each saturation run: "
+                           f"{limits.timeout:g} s, {limits.max_iterations} iterations, {limits.max_rows} rows)") from None
     except (ValueError, RuntimeError) as exc:
         message = " ".join(str(exc).split())
+        if _RULES_PATH.search(message):
+            raise _rules_error(message) from None
         raise RequestError("run", message, _line_of(message)) from None
     after = run.after
     after_text = python_print(after)
@@ -310,9 +321,11 @@ def steps_request(payload: dict[str, Any], limits: PlaygroundLimits | None = Non
         if not truncated:
             steps += _user_pass_steps(current, user_passes, len(steps), limits)
     except SaturationLimitError as exc:
-        raise RequestError("run", str(exc)) from None
+        raise RequestError("run", _RULES_PATH.sub(RULES_FILE, str(exc))) from None
     except (ValueError, RuntimeError) as exc:
         message = " ".join(str(exc).split())
+        if _RULES_PATH.search(message):
+            raise _rules_error(message) from None
         raise RequestError("run", message, _line_of(message)) from None
     return {"ok": True, "before": python_print(program), "steps": steps, "truncated": truncated}
 

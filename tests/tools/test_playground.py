@@ -62,12 +62,33 @@ def test_user_rules_run_and_a_rule_that_never_fired_is_named() -> None:
     assert fired["never_fired"] == ["mul-one-x"] and fired["rules"][0]["matches"] >= 1
 
 
+EXITING_PASS = """from dataclasses import dataclass
+from typing import ClassVar
+
+from nanopto.passes import Pass
+
+
+@dataclass(frozen=True)
+class Leave(Pass):
+    name: ClassVar[str] = "leave"
+
+    def run(self, program):
+        raise SystemExit(0)
+
+
+PASSES = [Leave()]
+"""
+"""A Python pass that tries to end the process while the pipeline runs it: contained, and located
+at its line of the rules editor (not the temporary file the playground imported it from)."""
+
+
 @pytest.mark.parametrize(
     ("payload", "where", "line"),
     [
         ({"program": TWICE.replace("return w", "return w +")}, "program", 22),
         ({"program": TWICE.replace("return w", "return zz")}, "program", 22),
         ({"program": TWICE, "rules": "from nanopto import passes\n\nPASSES = [1 / 0]\n"}, "rules", 3),
+        ({"program": TWICE, "rules": EXITING_PASS}, "rules", 12),
         ({"program": TWICE, "pipeline": "inline-functions,no-such-pass"}, "pipeline", None),
         ({"program": "x" * 300}, "program", None),
     ],
