@@ -156,7 +156,7 @@ def pl_call_name(node: ast.expr) -> str | None:
     return path[3:]
 
 
-_PER_TASK_KEYWORDS = ("deps", "allow_early_resolve", "predicate", "core_num", "sync_start")
+PER_TASK_KEYWORDS = ("deps", "allow_early_resolve", "predicate", "core_num", "sync_start")
 """The keywords of one task's launch, which a launch inside a `pl.cluster()` (one Group dispatch) cannot carry."""
 _SPMD_HINT = "launch the kernel on N blocks with out, tid = pl.spmd_submit(self.kernel, ..., core_num=N)"
 _DISPATCH_KEYWORDS = {
@@ -918,7 +918,7 @@ class ExprParser:
                     hint=_SPMD_HINT if kw.arg in _SPMD_SUBMIT_KEYWORDS else f"{form} takes {', '.join(sorted(allowed))}",
                     kind=ParserTypeError,
                 )
-            if kw.arg in _PER_TASK_KEYWORDS and "cluster" in self.enclosing_scopes():
+            if kw.arg in PER_TASK_KEYWORDS and "cluster" in self.enclosing_scopes():
                 raise self.error(
                     kw.value,
                     f"{form} inside pl.cluster() cannot carry per-task dispatch metadata ('{kw.arg}='): the "

@@ -62,7 +62,6 @@ from nanopto.ir_terms.nodes import (
     SliceExpr,
     Span,
     Stmt,
-    Submit,
     Symbol,
     TupleGetItemExpr,
     Var,
@@ -279,6 +278,8 @@ class _ProgramParser(ExprParser):
         self._standalone_def = False
         self._splicing: list[str] = []
         self._exported_tags: dict[str, tuple[int, ...]] = {}
+        self._inline_parsed: dict[str, Function] = {}
+        """The Inline helpers parsed so far, which a `pl.spmd` body's form reads through."""
         """Inline helper -> the parameters it tags and leaves bound (`_tag_helper_arguments`)."""
         self._comments: list[tuple[int, int, str]] | None = None
         self._comment_at = 0
@@ -610,14 +611,39 @@ class _ProgramParser(ExprParser):
             self._signatures[method.name] = self._signature(method)
         # Inline helpers first: a caller's dump selections depend on the tags its helpers leave on
         # their parameters (`_exported_tags`); the program keeps the source order.
+        # Among them, callees before callers: a `pl.spmd` body reads through the Inline calls in it
+        # (`_check_spmd_body`).
         converted: dict[str, Function] = {}
-        inline_first = sorted(methods, key=lambda m: self._signatures[m.name].func_type is not FunctionType.Inline)
-        for method in inline_first:
+        for method in self._inline_callees_first(methods):
             converted[method.name] = self._function(self._signatures[method.name])
+            if converted[method.name].func_type is FunctionType.Inline:
+                self._inline_parsed[method.name] = converted[method.name]
             if self._tree is None:  # the syntax tree is ours: a 5 MB source's is 600 MB, the IR's 125
                 method.body = []
         functions = tuple(converted[method.name] for method in methods)
         return Program(cls.name, functions + self._called_standalone(functions), span=self.span(cls))
+
+    def _inline_callees_first(self, methods: list[ast.FunctionDef]) -> list[ast.FunctionDef]:
+        """`methods` with the Inline ones first, each after the Inline helpers it calls (source
+        order otherwise; a cycle, which the call graph rejects later, keeps source order)."""
+        inline = {m.name: m for m in methods if self._signatures[m.name].func_type is FunctionType.Inline}
+        ordered: dict[str, ast.FunctionDef] = {}
+        visiting: set[str] = set()
+
+        def visit(method: ast.FunctionDef) -> None:
+            if method.name in ordered or method.name in visiting:
+                return
+            visiting.add(method.name)
+            for node in ast.walk(method):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                    owner = node.func.value
+                    if isinstance(owner, ast.Name) and owner.id == "self" and node.func.attr in inline:
+                        visit(inline[node.func.attr])
+            ordered[method.name] = method
+
+        for method in inline.values():
+            visit(method)
+        return [*ordered.values(), *(m for m in methods if m.name not in inline)]
 
     def _called_standalone(self, functions: tuple[Function, ...]) -> tuple[Function, ...]:
         """The module-level `@pl.function`s the program calls by name, each added once, in the
@@ -2005,7 +2031,8 @@ class _ProgramParser(ExprParser):
         """Whether a `with pl.spmd(N):` body gets the InCore scope (docs/specification.md,
         "Statement forms"): a lone `pl.at` CORE_GROUP scope is that scope already, and then
         `optimizations=` belongs on it; a body that reads the block index, or one with
-        `optimizations=`, gets it; a dispatch body (one kernel launch) does not."""
+        `optimizations=`, gets it; a dispatch body (one kernel launch) does not. An Inline call
+        counts as what its helper's body does (`spmd_forms.body_work`)."""
         spmd_line = next((kw for kw in call.keywords if kw.arg == "optimizations"), None)
         written = spmd_forms.carrier(body)
         if written is not None:
@@ -2022,9 +2049,10 @@ class _ProgramParser(ExprParser):
                     hint="keep optimizations=[...] on the inner pl.at(...) only",
                 )
             return False
-        if any(isinstance(sub, Expr) and spmd_forms.is_block_index(sub) for sub in walk(body)):
+        work = spmd_forms.body_work(body, self._inline_parsed)
+        if work.reads_block_index:
             return True
-        launches = [sub for sub in walk(body) if isinstance(sub, Submit) or (isinstance(sub, Call) and sub.function)]
+        launches = work.launches
         if not launches:
             raise self.error(
                 node,

@@ -10,6 +10,7 @@ definition of each shape for both directions, so what is printed reads back as t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from nanopto.ir_terms.nodes import (
@@ -17,6 +18,7 @@ from nanopto.ir_terms.nodes import (
     Call,
     ConstStr,
     Expr,
+    Function,
     Keyword,
     MakeTuple,
     ScopeKind,
@@ -24,10 +26,12 @@ from nanopto.ir_terms.nodes import (
     SeqStmts,
     Span,
     Stmt,
+    Submit,
     Symbol,
     Var,
 )
 from nanopto.ir_terms.ops import OPS
+from nanopto.ir_terms.schema import walk
 
 SPMD_SUFFIX = "_spmd"
 """The suffix that tells a `pl.spmd` scope's name from its InCore scope's (`q_proj_spmd`, `q_proj`)."""
@@ -68,6 +72,39 @@ def is_block_index(expr: Expr) -> bool:
         return False
     op = OPS.lookup(expr.op)
     return op is not None and op.name == BLOCK_INDEX_OP
+
+
+@dataclass(frozen=True)
+class BodyWork:
+    """What a `with pl.spmd(N)` body does once every Inline call in it is spliced: whether it reads
+    the block index, and its kernel launches (each named by the expression in the body that makes
+    it: the launch itself, or the Inline call whose helper makes it).
+
+    Reading through Inline calls makes the parser's choice of form (per-block body or dispatch)
+    the same before and after InlineFunctions, so an inlined program reads back as itself
+    (docs/10-the-rest-of-the-specification.md#where-a-spliced-scope-may-stand)."""
+
+    reads_block_index: bool
+    launches: tuple[Expr, ...]
+
+
+def body_work(body: Stmt, inline: Mapping[str, Function]) -> BodyWork:
+    """`BodyWork` of `body`, where `inline` holds the program's Inline helpers parsed so far (a
+    helper's own calls to helpers are read the same way)."""
+    reads = False
+    launches: list[Expr] = []
+    for node in walk(body):
+        if isinstance(node, Submit):
+            launches.append(node)
+        elif isinstance(node, Call) and node.function and node.op in inline:
+            inner = body_work(inline[node.op].body, inline)
+            reads = reads or inner.reads_block_index
+            launches.extend(node for _ in inner.launches)
+        elif isinstance(node, Call) and node.function:
+            launches.append(node)
+        elif isinstance(node, Call) and is_block_index(node):
+            reads = True
+    return BodyWork(reads, tuple(launches))
 
 
 def carrier(body: Stmt) -> ScopeStmt | None:

@@ -38,6 +38,7 @@ from nanopto.passes.inlining.call_sites import (
 )
 from nanopto.passes.inlining.dump_tags import site_templates
 from nanopto.passes.inlining.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_expansion_size
+from nanopto.passes.inlining.splice_context import check_sites
 from nanopto.passes.inlining.spliced_types import derive_types
 from nanopto.passes.inlining.stage import Snapshot, Stage, StageObserver
 from nanopto.passes.inlining.tuple_results import decide_tuple_results, result_templates
@@ -181,7 +182,9 @@ def run_stages(
         return run
 
     def sites_of(fn: Function, templates: dict[str, HelperTemplate], first: int) -> list[CallSite]:
-        return decide_tuple_results(fn, find_sites(fn, templates, first, binding_policy), templates)
+        sites = find_sites(fn, templates, first, binding_policy)
+        check_sites(fn, sites, templates)
+        return decide_tuple_results(fn, sites, templates)
 
     stages = callee_first_stages(program, inline)
     started = time.perf_counter()
