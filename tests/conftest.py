@@ -12,9 +12,14 @@ The profile is chosen by the `HYPOTHESIS_PROFILE` environment variable; without 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,6 +40,32 @@ settings.register_profile(
     "soak", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line in the test's own process
+# ---------------------------------------------------------------------------------------------
+
+
+def run_cli(*args: str, cwd: Path | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """`nanopto ARGS` run by `cli.main` in this process, which is all `python -m nanopto` does
+    (`sys.exit(main())`): its exit code (argparse's own exits included) and what it wrote to
+    standard output and error; `stdin` is what it reads from standard input. A new interpreter per
+    command costs about a second of imports; tests whose point is a real process start one."""
+    from nanopto import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_stdin = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), contextlib.chdir(cwd or Path.cwd()):
+            try:
+                code = cli.main(list(args))
+            except SystemExit as exit_:  # argparse: a usage error, --help
+                code = exit_.code if isinstance(exit_.code, int) else 0 if exit_.code is None else 1
+    finally:
+        sys.stdin = saved_stdin
+    return subprocess.CompletedProcess(["nanopto", *args], code, out.getvalue(), err.getvalue())
 
 
 # ---------------------------------------------------------------------------------------------

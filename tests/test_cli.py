@@ -6,9 +6,7 @@ status of `python -m nanopto`) start one."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import io
 import json
 import os
 import pkgutil
@@ -18,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli as run
 
 from nanopto import cli
 from nanopto.cli import EXAMPLE_ORDER, JIT_EXAMPLE_ORDER, example_names, jit_example_names
@@ -53,23 +52,6 @@ class P:
         z = pl.mul(a, a)
         return z
 """
-
-
-def run(*args: str, cwd: Path | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """`nanopto ARGS` in this process: its exit code (argparse's own exits included) and what it
-    wrote to standard output and error; `stdin` is what it reads from standard input."""
-    out, err = io.StringIO(), io.StringIO()
-    saved_stdin = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), contextlib.chdir(cwd or Path.cwd()):
-            try:
-                code = cli.main(list(args))
-            except SystemExit as exit_:  # argparse: a usage error, --help
-                code = exit_.code if isinstance(exit_.code, int) else 0 if exit_.code is None else 1
-    finally:
-        sys.stdin = saved_stdin
-    return subprocess.CompletedProcess(["nanopto", *args], code, out.getvalue(), err.getvalue())
 
 
 def run_process(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import egglog as egg
 import pytest
+from conftest import run_cli
 from egglog import String
 
 from nanopto import ir, passes
@@ -222,31 +223,38 @@ class P:
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m nanopto` in a new process: a pass registry nothing was loaded into, and egglog's
+    log lines, if any escaped, on the real standard error."""
     return subprocess.run(
         [sys.executable, "-m", "nanopto", *args], capture_output=True, text=True, timeout=300, cwd=ROOT
     )
 
 
+def run_here(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command through `cli.main` in this process (tests/conftest.py `run_cli`)."""
+    return run_cli(*args, cwd=ROOT)
+
+
 def test_cli_inline_with_rules(tmp_path: Path) -> None:
     program = tmp_path / "prog.py"
     program.write_text(SCALE)
-    done = run("inline", str(program), "--rules", str(FOLD_RULES))
+    done = run_here("inline", str(program), "--rules", str(FOLD_RULES))
     assert done.returncode == 0, done.stderr
     ir.assert_structural_equal(ir.parse_program(done.stdout), ir.parse_program(SCALE_INLINED_AND_FOLDED))
-    piped = run(
+    piped = run_here(
         "inline", str(program), "--rules", str(FOLD_RULES), "--pipeline", "inline-functions,fold-mul-one",
         "--print-after-all",
     )
     assert piped.returncode == 0, piped.stderr
     assert "# ----- IR after inline-functions -----" in piped.stdout
     assert "# ----- IR after fold-mul-one -----" in piped.stdout
-    unknown = run("inline", str(program), "--pipeline", "inline-functions,fold-mul-one")
+    unknown = run("inline", str(program), "--pipeline", "inline-functions,fold-mul-one")  # a fresh registry
     assert unknown.returncode == 2
     assert "no pass named 'fold-mul-one'" in unknown.stderr
 
 
 def test_cli_rules_lists_user_rules() -> None:
-    done = run("rules", "--rules", str(FOLD_RULES))
+    done = run_here("rules", "--rules", str(FOLD_RULES))
     assert done.returncode == 0, done.stderr
     assert "pass fold-mul-one:" in done.stdout
     assert "mul-x-one  pl.mul(x, 1)  where Fresh(pl.mul(x, 1)), Unwritten(x)  =>  x" in done.stdout
@@ -310,7 +318,7 @@ def test_cli_looping_rules_stop_with_one_error(tmp_path: Path) -> None:
     )
     program = tmp_path / "prog.py"
     program.write_text(SCALE)
-    done = run("inline", str(program), "--rules", str(rules), "--pipeline", "inline-functions,grow{max_iterations=25}")
+    done = run_here("inline", str(program), "--rules", str(rules), "--pipeline", "inline-functions,grow{max_iterations=25}")
     assert done.returncode == 2, done.stderr
     assert "nanopto: error:" in done.stderr and "iteration limit (25)" in done.stderr
     assert "rulesets still matching: grow" in done.stderr

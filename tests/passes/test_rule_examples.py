@@ -9,11 +9,10 @@ then changes `a`.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from conftest import run_cli
 from egglog import rewrite
 from hypothesis import HealthCheck, Phase, given, settings
 
@@ -118,18 +117,12 @@ def test_the_typed_rules_file_runs_from_the_command_line_and_shows_in_the_trace(
     program = tmp_path / "consts.py"
     program.write_text(CONSTANTS)
     rules = str(ROOT / "nanopto" / "examples" / "rules" / "fold_constants.py")
-    done = subprocess.run(
-        [sys.executable, "-m", "nanopto", "inline", str(program), "--rules", rules, "--json"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )
+    done = run_cli("inline", str(program), "--rules", rules, "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     payload: dict[str, Any] = json.loads(done.stdout)
     fold = next(p for p in payload["passes"] if p["pass"] == "fold-constants")
     assert "add-associates" in json.dumps(fold) and "fold-add" in json.dumps(fold)
-    checked = subprocess.run(
-        [sys.executable, "-m", "nanopto", "check", str(program), "--rules", rules, "--examples", "20"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )
+    checked = run_cli("check", str(program), "--rules", rules, "--examples", "20", cwd=ROOT)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 

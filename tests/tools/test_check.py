@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from nanopto import ir, passes
 from nanopto.tools.check import check_equivalence, default_entries
@@ -47,7 +47,7 @@ PASSES = [passes.rewrite(WRONG, name="square-is-x")]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nanopto", *args], capture_output=True, text=True, timeout=300)
+    return run_cli(*args)
 
 
 def test_the_shipped_rule_and_the_default_pipeline_are_equivalent(tmp_path: Path) -> None:

@@ -8,17 +8,18 @@ browser tests are skipped and say why; the page's text is still checked.
 from __future__ import annotations
 
 import html
+import os
 import re
 import shutil
 import struct
 import subprocess
-import sys
 import zlib
 from collections import Counter
 from pathlib import Path
+from unittest import mock
 
 import pytest
-from conftest import chromium_path
+from conftest import chromium_path, run_cli
 
 import nanopto.passes  # noqa: F401  (registers the passes; breaks the engine import cycle)
 from nanopto.ir_terms.parser import parse_program
@@ -35,9 +36,9 @@ needs_dot = pytest.mark.skipif(DOT is None, reason="Graphviz 'dot' is not instal
 
 
 def run_nanopto(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nanopto", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
-    )
+    """The command in this process (tests/conftest.py `run_cli`), with `env` set while it runs."""
+    with mock.patch.dict(os.environ, env or {}):
+        return run_cli(*args, cwd=cwd)
 
 
 def chromium(page: Path, profile: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:

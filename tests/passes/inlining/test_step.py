@@ -1,13 +1,13 @@
-"""`nanopto step`: one call site per step, through the real entry point, plus the step library."""
+"""`nanopto step`: one call site per step, through `cli.main` (tests/conftest.py `run_cli`), plus the step library."""
 
 from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from nanopto import ir
 from nanopto.passes.inlining import inline_program
@@ -36,15 +36,8 @@ class P:
 """
 
 
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nanopto", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        input=stdin,
-    )
+def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, cwd=ROOT, stdin=stdin)
 
 
 def steps_of(stdout: str) -> list[str]:
