@@ -39,6 +39,8 @@ class OpContext:
 
     block_idx: int = 0
     block_num: int = 1
+    subblock_idx: int = 0
+    """The AIV lane a `pl.split_aiv` region runs on: the interpreter runs lane 0."""
 
     def __init__(self) -> None:
         self.task_ids: Iterator[int] = itertools.count()

@@ -13,13 +13,19 @@ Registered into `OPS` when `nanopto.ir_terms` is imported.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from nanopto.ir_terms.dtypes import DataType
-from nanopto.ir_terms.ops import OPS, OpContext, OpDef, OpError
+from nanopto.ir_terms.nodes import ConstInt, Expr
+from nanopto.ir_terms.ops import OPS, OpContext, OpDef, OpError, TypeRule
 from nanopto.ir_terms.ops_distributed import _const
 from nanopto.ir_terms.system_ops import normalize_cacheinvalid, normalize_cross_core_sync, normalize_syncall
-from nanopto.ir_terms.types import ScalarType, UnknownType
+from nanopto.ir_terms.types import ScalarType, TensorType, TileType, Type, UnknownType
 
 REFERENCE_CORES = 1
 """The clusters (and AIV cores) of the reference interpreter's run: it runs one at a time."""
@@ -68,7 +74,79 @@ def _op(
     )
 
 
+def _split_axis(kw: dict[str, Any]) -> int | None:
+    """The axis a `split=` cuts (UP_DOWN 1: rows, LEFT_RIGHT 2: columns), None for NONE (0)."""
+    split = kw.get("split")
+    value = split.value if isinstance(split, ConstInt) else split
+    return {1: 0, 2: 1}.get(value) if isinstance(value, int) else None
+
+
+def _resized(factor: Fraction) -> TypeRule:
+    """A lane crossing's type: the operand's with the split axis scaled by `factor`."""
+
+    def rule(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+        source = types[0] if types else UnknownType()
+        axis = _split_axis(kw)
+        if not isinstance(source, (TensorType, TileType)):
+            return UnknownType()
+        if axis is None or axis >= len(source.shape):
+            return source
+        extent = source.shape[axis]
+        if not isinstance(extent, ConstInt):
+            return UnknownType()
+        shape = list(source.shape)
+        shape[axis] = ConstInt(int(extent.value * factor), extent.dtype)
+        if isinstance(source, TileType):
+            return TileType(shape, source.dtype, source.memory_space)
+        return replace(source, shape=tuple(shape))
+
+    return rule
+
+
+def _shard(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    value, axis = args[0], _split_axis(kw)
+    if axis is None:
+        return np.array(value, copy=True)
+    half = value.shape[axis] // 2
+    lane = [slice(None)] * value.ndim
+    lane[axis] = slice(ctx.subblock_idx * half, (ctx.subblock_idx + 1) * half)
+    return np.array(value[tuple(lane)], copy=True)
+
+
+def _gather(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    if _split_axis(kw) is None:
+        return np.array(args[0], copy=True)
+    raise OpError("pl.aic_gather rejoins the two lanes' halves: the reference interpreter runs one lane and has only its own")
+
+
+def _lane(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    return ctx.subblock_idx
+
+
 DECLARATIONS: tuple[OpDef, ...] = (
+    OpDef(
+        "tile.get_subblock_idx",
+        ("tile.get_subblock_idx", "get_subblock_idx"),
+        _const(ScalarType(DataType.INDEX)),
+        _lane,
+        doc="the AIV lane of a pl.split_aiv region (0 in the reference interpreter, which runs lane 0)",
+        signature="()",
+    ),
+    *(
+        OpDef(
+            f"{level}.{name}",
+            (f"{level}.{name}",),
+            _resized(factor),
+            semantics,
+            doc=f"`pl.{name}(x)` in a pl.split_aiv region: {what}",
+            signature="(input, *, split=None)",
+        )
+        for level in ("tile", "tensor")
+        for name, factor, semantics, what in (
+            ("aiv_shard", Fraction(1, 2), _shard, "this lane's half of a cube-produced value"),
+            ("aic_gather", Fraction(2), _gather, "the two lanes' halves rejoined for the cube"),
+        )
+    ),
     _op(
         "system.sync_set",
         "(event_id=None, *, pipe, ffts_mode=None, core_type=None)",

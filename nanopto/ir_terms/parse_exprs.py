@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from nanopto.ir_terms import parse_distributed
+from nanopto.ir_terms import parse_distributed, split_aiv_forms
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, enum_of_symbol
 from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.names import validate_base_name
@@ -38,6 +38,7 @@ from nanopto.ir_terms.nodes import (
     ParamDirection,
     SliceExpr,
     Span,
+    SplitMode,
     Submit,
     Symbol,
     TupleGetItemExpr,
@@ -58,6 +59,7 @@ from nanopto.ir_terms.parse_static import NotStatic, StaticSizes, static_eval
 from nanopto.ir_terms.types import (
     ArrayType,
     CompactMode,
+    DistributedTensorType,
     MemRef,
     ScalarType,
     TensorType,
@@ -104,6 +106,9 @@ _CMPOPS: dict[type[ast.cmpop], BinOp] = {
     ast.GtE: BinOp.Ge,
 }
 
+
+_SPLIT_TRANSFERS = frozenset({"aiv_shard", "aic_gather", "tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather"})
+"""The lane crossings of a `pl.split_aiv` region, whose `split=` the parser fills (`_split_transfer`)."""
 
 _STATEMENT_ONLY = ("yield_", "static_print", "static_assert", "dump_tag", "cond")
 _ITERATORS = ("range", "parallel", "unroll", "while_", "split_aiv")
@@ -196,6 +201,8 @@ class ExprParser:
         self._depth = 0
         self._char_starts: dict[tuple[int, int], list[int] | None] = {}
         self._open: list[ast.AST] = []
+        self.split_modes: list[SplitMode] = []
+        """The modes of the `pl.split_aiv` regions around the expression, innermost last."""
         self.window_buffers: set[str] = set()
         """The names of the program's `pld.alloc_window_buffer`s, unique across its functions."""
         self.failed_at: ast.AST | None = None
@@ -765,6 +772,8 @@ class ExprParser:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a for-loop iterator")
         if spelling in _SCOPES:
             raise self.error(node, f"pl.{spelling}(...) can only be used as a with-statement scope")
+        if spelling in _SPLIT_TRANSFERS:
+            return self._split_transfer(node, spelling)
         if spelling not in OPS and spelling not in SCALAR_OPERATORS:
             raise self.error(node.func, f"Unknown operation 'pl.{spelling}'", kind=InvalidOperationError)
         if spelling == "split" and any(kw.arg == "slot_num" for kw in node.keywords):
@@ -794,6 +803,35 @@ class ExprParser:
         except (TypeError, ValueError) as exc:
             raise self.error(node, f"pl.{spelling}: {exc}", kind=ParserTypeError) from None
         return normalized
+
+    def _split_transfer(self, node: ast.Call, spelling: str) -> Expr:
+        """`pl.aiv_shard(x)` / `pl.aic_gather(x)`: the tile or tensor op by the operand's kind, its
+        `split=` the enclosing `pl.split_aiv` region's; the outlined `pl.tile.<op>(x, split=N)`
+        form takes a tile and its own split (split_aiv_forms)."""
+        name = spelling.rpartition(".")[2]
+        if len(node.args) != 1 or any(kw.arg not in ("split",) for kw in node.keywords):
+            if any(kw.arg == "mode" for kw in node.keywords):
+                raise self.error(node, f"pl.{name} does not take a mode: it inherits the enclosing pl.split_aiv region's")
+            raise self.error(node, f"pl.{spelling} takes one operand", hint=f"write pl.{name}(x)", kind=ParserTypeError)
+        operand = self.expr(node.args[0])
+        kind = self.type_of(operand)
+        if isinstance(kind, DistributedTensorType):
+            raise self.error(node.args[0], f"pl.{name} does not take a distributed tensor: a split region is local to one device")
+        written = next((kw for kw in node.keywords if kw.arg == "split"), None)
+        if spelling.startswith("tile."):
+            if isinstance(kind, TensorType):
+                raise self.error(
+                    node.args[0],
+                    f"pl.tile.{name}(x, split=N) is tile-only: a tensor crosses with pl.{name}(x) inside a pl.split_aiv region",
+                    hint=f"wrap the code in for aiv_id in pl.split_aiv(2, mode=...) and write pl.{name}(x)",
+                )
+            if written is not None:
+                return Call(spelling, (operand,), (Keyword("split", self.expr(written.value)),), span=self.span(node))
+        if not self.split_modes:
+            raise self.error(node, f"pl.{name} is used outside a pl.split_aiv region: it has no split mode to inherit", hint="write it inside for aiv_id in pl.split_aiv(2, mode=...)")
+        op = f"{'tensor' if isinstance(kind, TensorType) else 'tile'}.{name}"
+        split = Keyword("split", split_aiv_forms.split_value(self.split_modes[-1]))
+        return Call(op, (operand,), (split,), span=self.span(node))
 
     def _check_arguments(self, spelling: str, node: ast.Call) -> None:
         """The call's arguments against the op's declared signature (`OpDef.signature`): too many,

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from nanopto.gc_pause import gc_paused
-from nanopto.ir_terms import spmd_forms
-from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms import split_aiv_forms, spmd_forms
+from nanopto.ir_terms.dtypes import DataType, enum_of_symbol
 from nanopto.ir_terms.dump_selection import DUMP_CARRIERS, seeded
 from nanopto.ir_terms.nodes import (
     DECORATOR_ATTRS,
@@ -61,6 +61,7 @@ from nanopto.ir_terms.nodes import (
     SeqStmts,
     SliceExpr,
     Span,
+    SplitMode,
     Stmt,
     Symbol,
     TupleGetItemExpr,
@@ -1615,6 +1616,13 @@ class _ProgramParser(ExprParser):
                 hint="break/continue need a sequential innermost loop (pl.range or while)",
                 kind=InvalidOperationError,
             )
+        if innermost == "split_aiv":
+            raise self.error(
+                node,
+                f"'{word}' not supported inside a pl.split_aiv region: its body is a scope, not a loop",
+                hint="break/continue need a sequential innermost loop (pl.range or while)",
+                kind=InvalidOperationError,
+            )
         if innermost in _FOR_SCOPES:
             raise self.error(
                 node,
@@ -1658,6 +1666,8 @@ class _ProgramParser(ExprParser):
         return ConstInt(value, span=self.span(node)) if type(value) is int else self.expr(node)
 
     def _for_scope(self, node: ast.For, call: ast.Call, constructor: str) -> ScopeStmt:
+        if constructor == "split_aiv":
+            return self._split_aiv_loop(node, call)
         if not isinstance(node.target, ast.Name):
             if constructor == "spmd":
                 raise self.error(
@@ -1689,6 +1699,50 @@ class _ProgramParser(ExprParser):
             inner = SeqStmts((spmd_forms.block_index(var, span), *body.stmts))
             return self._spmd_scope(inner, args, kwargs, dumps, None, wrap=True, span=span)
         return ScopeStmt(constructor, body, args, kwargs, var, True, dumps, span=span)
+
+    def _split_aiv_loop(self, node: ast.For, call: ast.Call) -> ScopeStmt:
+        """`for aiv_id in pl.split_aiv(2, mode=...)`: a region binding the lane index first, in the
+        InCore scope the parser adds where no core context is open (`split_aiv_forms`)."""
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "for ... in pl.split_aiv(...) binds a single loop variable", hint="write for aiv_id in pl.split_aiv(2, mode=...)")
+        if "split_aiv" in self._fn.scopes:
+            raise self.error(node, "a pl.split_aiv region cannot be nested inside another pl.split_aiv region")
+        keywords = {kw.arg: kw for kw in call.keywords}
+        for name, kw in keywords.items():
+            if name not in ("mode", "name_hint"):
+                raise self.error(kw.value, f"pl.split_aiv does not accept '{name}='", hint="pl.split_aiv takes the lane count and mode=")
+        count = call.args[0] if call.args else None
+        if len(call.args) != 1 or not (isinstance(count, ast.Constant) and type(count.value) is int and count.value == 2):
+            raise self.error(count or call, "pl.split_aiv requires n == 2: a region runs on the two AIV lanes", hint="write pl.split_aiv(2, mode=...)")
+        if "mode" not in keywords:
+            raise self.error(call, "pl.split_aiv requires mode=", hint="write pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN)")
+        args, kwargs, _ = self._scope_arguments(call)
+        written = next(k.value for k in kwargs if k.name == "mode")
+        mode = enum_of_symbol(written.path) if isinstance(written, Symbol) else None
+        if not isinstance(mode, SplitMode):
+            raise self.error(keywords["mode"].value, "mode= takes a pl.SplitMode member", hint="pl.SplitMode.UP_DOWN, LEFT_RIGHT or NONE")
+        self.check_name(node.target.id, node.target)
+        var = Var(node.target.id, ScalarType(DataType.INDEX), span=self.span(node.target))
+        header = [(node.target.id, var)]
+        at_entry = self.dump_tagged()
+        saved = self._header_scope_enter_at(node, header)
+        self._fn.loops.append("split_aiv")
+        self._fn.scopes.append("split_aiv")
+        self.split_modes.append(mode)
+        try:
+            body = self._block(node.body, node)
+        finally:
+            self._fn.loops.pop()
+            self._fn.scopes.pop()
+            self.split_modes.pop()
+        self._header_scope_exit(saved, header)
+        span = self.span(node)
+        inner = SeqStmts((split_aiv_forms.lane_index(var, span), *body.stmts))
+        region = ScopeStmt("split_aiv", inner, args, kwargs, span=span)
+        core = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+        if self._fn.func_type in core or any(c in ("at", "spmd") for c in self._fn.scopes):
+            return region
+        return split_aiv_forms.core_wrapper(region, self._seeded("at", (), at_entry), span)
 
     def _with(self, node: ast.With) -> list[Stmt]:
         if len(node.items) != 1:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from nanopto.ir_terms import spmd_forms
+from nanopto.ir_terms import split_aiv_forms, spmd_forms
 from nanopto.ir_terms.dtypes import DataType, symbol_of_enum
 from nanopto.ir_terms.nodes import (
     DECORATOR_ATTRS,
@@ -846,6 +846,13 @@ class _FunctionPrinter:
             call = f"pl.spmd({_args(stmt.args, [*inner, *kwargs], extra)})"
             body = SeqStmts(loop.body)
             return [f"{indent}for {loop.var.name} in {call}:", _Body(body, indent + INDENT, yield_vars)]
+        region = split_aiv_forms.wrapped_region(stmt)
+        if region is not None:  # the InCore scope the parser adds around a region: printed bare
+            return self._scope(region, indent, yield_vars)
+        lane = split_aiv_forms.loop_form(stmt)
+        if lane is not None:  # `for aiv_id in pl.split_aiv(...)` (nanopto.ir_terms.split_aiv_forms)
+            call = f"pl.split_aiv({_args(stmt.args, stmt.kwargs, extra)})"
+            return [f"{indent}for {lane[0]} in {call}:", _Body(split_aiv_forms.printed_body(lane[1]), indent + INDENT, yield_vars)]
         call = f"pl.{stmt.constructor}({_args(stmt.args, stmt.kwargs, extra)})"
         if stmt.for_form:
             name = stmt.var.name if stmt.var is not None else "_"

@@ -29,7 +29,6 @@ from nanopto.ir_terms.nodes import (
     Span,
     Stmt,
     Symbol,
-    Var,
 )
 from nanopto.ir_terms.nodes import SplitMode as SplitMode  # re-exported: the split hint's enum
 from nanopto.ir_terms.types import ScalarType
@@ -180,4 +179,4 @@ class SplitAivScopeStmt(metaclass=_ScopeView):
         if count != 2:
             raise ValueError(f"a pl.split_aiv region has 2 lanes, got count={count}")
         kwargs = (Keyword("mode", Symbol(f"SplitMode.{split.name}")), *_named(name_hint))
-        return ScopeStmt("split_aiv", _body(body), (ConstInt(count),), kwargs, var=Var("_", _INDEX), for_form=True, span=span)
+        return ScopeStmt("split_aiv", _body(body), (ConstInt(count),), kwargs, span=span)

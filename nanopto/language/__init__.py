@@ -107,6 +107,7 @@ __all__ = [
     "program",
     "python_print",
     "split",
+    "split_aiv",
     "spmd",
     "system",
 ]
@@ -226,6 +227,14 @@ class _System(_Inert):
 
 
 system = _System("pl.system")
+
+
+def split_aiv(n: object, *, mode: SplitMode) -> _Inert:
+    """`pl.split_aiv(2, mode=...)` as a value outside a parsed body: the lane count is the
+    hardware's two AIV lanes, so anything else is refused where it is written."""
+    if type(n) is not int or n != 2:
+        raise ValueError(f"pl.split_aiv(n, mode=...): n must be the integer 2 (the AIV lane count), got {n!r}")
+    return _Inert("pl.split_aiv(...)")
 
 
 @dataclass(frozen=True)

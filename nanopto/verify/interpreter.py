@@ -623,7 +623,7 @@ class _Interpreter:
         the enclosing loop or function. The `as tid` capture gets a fresh task id; the loop
         variable of `for i in pl.spmd(N)` is bound by `i = pl.tile.get_block_idx()` inside the
         scope (docs/specification.md, "Statement forms"), which reads the block. Any other scope, including
-        the for-form `for _ in pl.split_aiv(...)` (whose variable is bound to 0), runs its body
+        a `pl.split_aiv` region (whose lane binding reads lane 0), runs its body
         once: a pass must not make a program depend on how a kernel is split across cores, so
         one sequential run is what before/after comparisons need.
         """

@@ -295,7 +295,7 @@ STATEMENT_FORMS = {
                 t = pl.submit(self.kernel, a, deps=[tid], dumps=[a])
             for i in pl.spmd(4):
                 x = pl.tile.get_block_idx()
-            for _ in pl.split_aiv(pl.SplitMode.UP_DOWN):
+            for _ in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
                 pass
             with pl.scope(mode=pl.ScopeMode.MANUAL):
                 pl.dump_tag(a)

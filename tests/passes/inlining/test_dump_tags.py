@@ -97,7 +97,7 @@ CALL_SITE = """
             def launch(self, x: pl.Tensor[[4], pl.FP32], out: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
                 t = pl.submit(self.kernel, x, out, deps=[])
                 out = self.kernel(x, out)
-                for _ in pl.split_aiv(2):
+                for _ in pl.split_aiv(2, mode=pl.SplitMode.NONE):
                     z = pl.add(x, x)
                 with pl.graph("g"):
                     w = pl.add(out, out)
@@ -124,7 +124,8 @@ def test_call_site_tag_rides_the_call_then_reaches_carriers_and_dispatches_but_n
     text = python_print(after)
     assert "pl.submit(self.kernel, a, out_inline0, deps=[], dumps=[a])" in text
     assert 'out_inline0 = self.kernel(a, out_inline0, attrs={"dump_vars": [a]})' in text
-    assert "for _inline" in text and "pl.split_aiv(2):" in text and "split_aiv(2, dumps" not in text
+    # the region itself carries no selection; the InCore scope the parser adds around it does
+    assert "for _inline" in text and "pl.split_aiv(2, mode=pl.SplitMode.NONE):" in text and "split_aiv(2, dumps" not in text
     assert 'with pl.graph("g", dumps=[a]):' in text  # a carrier gets every live tag, as written by hand
     assert "with pl.cluster(dumps=[a]):" in text
     assert "pl.dump_tag" not in text
