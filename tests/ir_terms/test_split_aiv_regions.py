@@ -116,5 +116,5 @@ def test_a_malformed_region_is_refused_at_its_header(header: str, message: str) 
 def test_a_shard_outside_a_region_has_no_mode_to_inherit() -> None:
     source = SOURCE.replace("for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):", "with pl.at(level=pl.Level.CORE_GROUP):")
     source = source.replace("[aiv_id, 0]", "[0, 0]")
-    with pytest.raises(ir.ParserSyntaxError, match="outside a pl.split_aiv region"):
+    with pytest.raises(ir.ParserSyntaxError, match=r"outside a pl\.split_aiv region"):
         _program(source)
