@@ -753,8 +753,13 @@ def _trap_helpers(
     out = f"{name}(self, m: pl.Out[{_S}]) -> {_S}"
     if kind == "out-scalar":  # the write-back changes an argument read after it
         arg = draw(st.sampled_from([v, f"{v} + 1", f"{v} * 2"]))
-        write = [f"m = m + {c}"] if draw(st.booleans()) else ["for i in pl.range(2):", "    m = m + n"]
-        helper = _helper(f"{name}(self, n: {_S}, m: pl.Out[{_S}]) -> {_S}", [*write, "r = n + m"], "r", ("scalar",))
+        body = [f"m = m + {c}", "r = n + m"]
+        form = draw(st.integers(0, 2))
+        if form == 1:  # a loop reads `n` again after the write
+            body = ["for i in pl.range(2):", "    m = m + n", "r = n + m"]
+        elif form == 2:  # so does a `pl.spmd` body, once per block, though `n` is read only before the write in it
+            body = ["for blk in pl.spmd(2):", f"    m = m + n + {c}", "r = m"]
+        helper = _helper(f"{name}(self, n: {_S}, m: pl.Out[{_S}]) -> {_S}", body, "r", ("scalar",))
         return helper, (Line(f"{new('m')} = self.{name}({arg}, {v})"),)
     if kind == "in-place":  # an in-place write changes an expression argument
         if draw(st.booleans()):
@@ -787,15 +792,16 @@ def _trap_helpers(
         helper = _helper(f"{name}(self, p: pl.Out[{_S}], q: pl.Out[{_S}]) -> {_S}", body, "r", ("scalar",))
         if draw(st.booleans()):
             return helper, inner, (Line(f"{new('m')} = self.{name}({v}, {v})"),)
-        i, acc, res = drawer.fresh("i"), drawer.fresh("acc"), new("m")
-        body_stmts = (Line(f"{drawer.fresh('m')} = self.{name}({acc}, {acc})"),)
-        return helper, inner, (CarriedLoop(i, acc, v, body_stmts, res),)
+        i, acc, res, m = drawer.fresh("i"), drawer.fresh("acc"), new("m"), drawer.fresh("m")
+        body_stmts = (Line(f"{m} = self.{name}({acc}, {acc})"),)
+        return helper, inner, (CarriedLoop(i, acc, v, body_stmts, res, yields=f"{acc} + {m}"),)  # `m` observed
     if kind == "spmd":  # a pl.spmd body runs once per block: a write late in it precedes a read early in it
         sig = f"{name}(self, n: {_S}, m: pl.Out[{_S}], xs: {_TYPES['array']}) -> {_S}"
         body = ["for blk in pl.spmd(2):", "    xs[blk] = n", f"    m = m + {c}"]
         helper = _helper(sig, body, "m", ("scalar",))
         arg = draw(st.sampled_from([v, f"{v} + 1", f"{v} * 2"]))
-        return helper, (Line(f"{new('m')} = self.{name}({arg}, {v}, arr)"),)
+        # Read right away: `_OBSERVE` overwrites arr[0] and arr[1] at the end of main.
+        return helper, (Line(f"{new('m')} = self.{name}({arg}, {v}, arr)"), Line(f"{new('m')} = arr[1]"))
     if kind == "condition":  # a tuple component read in a while condition, its argument rebound in the body
         helper = _helper(f"{name}(self, n: {_S}) -> tuple[{_S}, {_S}]", [], "n, n + 1", ("scalar", "scalar"))
         t, w = drawer.fresh("tup"), new("m")
@@ -806,7 +812,7 @@ def _trap_helpers(
         helper = _helper(f"{name}(self, n: {_S}) -> tuple[{_S}, {_S}]", [], "n, n + 1", ("scalar", "scalar"))
         t = drawer.fresh("tup")
         texts = [f"{t} = self.{name}({v})", "for blk in pl.spmd(2):", f"    arr[blk] = arr[blk] + {t}[0]"]
-        texts.append(f"    {v} = {v} + {c}")
+        texts += [f"    {v} = {v} + {c}", f"{new('m')} = arr[1]"]  # read before `_OBSERVE` overwrites it
         return helper, (Lines(tuple(texts)),)
     if kind == "in-place-tuple":  # a tuple temporary, then an in-place write (not a rebinding of a handle)
         sig = f"{name}(self, o: pl.InOut[{_T}], x: {_T}) -> tuple[{_T}, {_T}]"
