@@ -113,6 +113,8 @@ class ChunkResult:
     findings: list[Finding]
     seconds: float
     peak_rss_mb: float
+    cpu_seconds: float = 0.0
+    """The worker's CPU time for the chunk (0 in a chunk recorded before it was measured)."""
 
     def to_json(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "findings": [f.to_json() for f in self.findings]}
@@ -180,7 +182,7 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
     from nanopto.tools.soak_case import judge
     from nanopto.verify.strategies import ENTRY, inputs_for
 
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     prepared = _PREPARED.get(task.config)
     if prepared is None:
         _PREPARED.clear()
@@ -242,7 +244,14 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
     one()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return ChunkResult(
-        task.index, drawn, dict(counts), dict(signatures), list(findings.values()), time.perf_counter() - started, peak
+        task.index,
+        drawn,
+        dict(counts),
+        dict(signatures),
+        list(findings.values()),
+        time.perf_counter() - started,
+        peak,
+        time.process_time() - cpu_started,
     )
 
 
@@ -293,8 +302,18 @@ class SoakReport:
     seconds: float = 0.0
     """Wall time of this run (not the resumed ones)."""
     programs_this_run: int = 0
+    cpu_seconds: float = 0.0
+    """Workers' CPU time over the chunks counted (this run and the resumed ones)."""
+    cpu_programs: int = 0
+    """The programs of the chunks whose CPU time was measured."""
     peak_rss_mb: float = 0.0
     where: str = ""
+
+    @property
+    def cpu_per_program(self) -> float:
+        """Workers' CPU seconds per program judged: what a program costs whatever else the
+        machine runs (programs per second depend on the load)."""
+        return self.cpu_seconds / self.cpu_programs if self.cpu_programs else 0.0
 
     @property
     def findings(self) -> int:
@@ -306,11 +325,15 @@ class SoakReport:
         if earlier is not None:  # the same programs again, and more: count them once
             self.programs -= earlier.programs
             self.counts.subtract(earlier.counts)
+            self.cpu_seconds -= earlier.cpu_seconds
+            self.cpu_programs -= earlier.programs if earlier.cpu_seconds else 0
             for signature, count in earlier.signatures.items():
                 self.signatures[signature].count -= count
         self.chunks_done[chunk.index] = dataclasses.replace(chunk, findings=[])  # the reproducers are kept below
         self.programs += chunk.programs
         self.counts.update(chunk.counts)
+        self.cpu_seconds += chunk.cpu_seconds
+        self.cpu_programs += chunk.programs if chunk.cpu_seconds else 0
         self.peak_rss_mb = max(self.peak_rss_mb, chunk.peak_rss_mb)
         changed = False
         for finding in chunk.findings:
@@ -339,6 +362,8 @@ class SoakReport:
             "seconds_this_run": round(self.seconds, 3),
             "programs_this_run": self.programs_this_run,
             "programs_per_second": round(rate, 2),
+            "cpu_seconds": round(self.cpu_seconds, 1),
+            "cpu_seconds_per_program": round(self.cpu_per_program, 4),
             "peak_worker_rss_mb": round(self.peak_rss_mb, 1),
             "where": self.where,
         }

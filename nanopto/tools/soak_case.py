@@ -26,6 +26,11 @@ from nanopto.verify import RebindingCheckError
 from nanopto.verify.interpreter import InterpreterError, interpret, values_equal
 from nanopto.verify.strategies import ENTRY
 
+STEPS = 100_000
+"""The interpreter's step budget per run: a drawn program takes a few hundred steps, so a run that
+spends it is a loop that does not end (a finding when the pipeline made it so), caught in a fraction
+of a second rather than at the interpreter's default of ten million steps."""
+
 EQUAL = "equal"
 REFUSED = "refused: "
 """The prefix of a refusal for a documented hazard (`InlineError.hazard`): the pass kept the
@@ -76,11 +81,11 @@ def judge(program: Program, args: tuple[Any, ...], manager: PassManager) -> Verd
         return Verdict("reparse", "reparse: the printed result does not parse", f"{err}\n{printed}")
     before_args, after_args = copy.deepcopy(args), copy.deepcopy(args)
     try:
-        expected = interpret(program, ENTRY, *before_args)
+        expected = interpret(program, ENTRY, *before_args, max_steps=STEPS)
     except InterpreterError as err:  # the generator's fault, not the pipeline's
         return Verdict("input does not run", "input does not run: " + _message_shape(str(err)), str(err))
     try:
-        actual: Any = interpret(reparsed, ENTRY, *after_args)
+        actual: Any = interpret(reparsed, ENTRY, *after_args, max_steps=STEPS)
     except InterpreterError as err:
         actual = f"<{err}>"
     if values_equal((expected, before_args), (actual, after_args)):
@@ -99,7 +104,7 @@ def _first_diverging_pass(
     for pass_, (name, output) in history:
         fresh = copy.deepcopy(args)
         try:
-            got: Any = interpret(output, ENTRY, *fresh)
+            got: Any = interpret(output, ENTRY, *fresh, max_steps=STEPS)
         except InterpreterError as err:
             got = f"<{err}>"
         if not values_equal(expected, (got, fresh)):

@@ -5,8 +5,10 @@ cluster as on local processes."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +17,8 @@ import pytest
 
 from nanopto.ir_terms.parser import parse_program
 from nanopto.tools.minimise import minimise
-from nanopto.tools.soak import RulesFile, SoakConfig, pipeline_of, run_campaign
-from nanopto.tools.soak_executors import DaskCluster, InThisProcess
+from nanopto.tools.soak import ChunkResult, RulesFile, SoakConfig, SoakReport, pipeline_of, run_campaign
+from nanopto.tools.soak_executors import MEMORY_TEMP, DaskCluster, InThisProcess, LocalProcesses
 
 SQUARE_RULES = '''\
 """A wrong rule, planted: `x * x -> x`."""
@@ -94,6 +96,32 @@ def test_a_planted_x_times_x_rule_is_found_and_listed_once_with_a_minimised_repr
     saved = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert [s["signature"] for s in saved["signatures"]].count(found.signature) == 1
     assert saved["programs"] == programs
+    assert saved["cpu_seconds_per_program"] > 0
+
+
+def test_cpu_seconds_per_program_count_only_the_chunks_that_measured_them() -> None:
+    """A chunk recorded before workers measured their CPU time (a resumed campaign) is counted in
+    the programs but not in the CPU seconds per program; a chunk run again replaces its figures."""
+    report = SoakReport(SoakConfig(), "inline-functions")
+    old = {"index": 0, "programs": 25, "counts": {"equal": 25}, "signatures": {}, "findings": [], "seconds": 9.0, "peak_rss_mb": 90.0}
+    report.add(ChunkResult.from_json(old))
+    report.add(ChunkResult(1, 25, {"equal": 25}, {}, [], 9.0, 90.0, cpu_seconds=2.5))
+    assert report.programs == 50 and report.cpu_per_program == pytest.approx(0.1)
+    report.add(ChunkResult(1, 25, {"equal": 25}, {}, [], 9.0, 90.0, cpu_seconds=5.0))
+    assert report.programs == 50 and report.cpu_per_program == pytest.approx(0.2)
+
+
+@pytest.mark.skipif(not os.path.isdir(MEMORY_TEMP) or "TMPDIR" in os.environ, reason="no tmpfs at /dev/shm, or TMPDIR set")
+def test_local_workers_keep_their_temporary_files_in_memory() -> None:
+    executor = LocalProcesses(1)
+    try:
+        assert list(executor.run(_temporary_directory, [None])) == [MEMORY_TEMP]
+    finally:
+        executor.close()
+
+
+def _temporary_directory(_: None) -> str:
+    return tempfile.gettempdir()
 
 
 @pytest.fixture(scope="module")
