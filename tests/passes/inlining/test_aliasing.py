@@ -106,8 +106,8 @@ def test_a_slice_of_a_parameter_is_not_a_self_update() -> None:
             @pl.function
             def main(self, a: {T}) -> {T}:
                 t_inline0: {T} = a
-                t_inline0 = t_inline0[0:2]
-                u = t_inline0
+                t_inline0: {T} = t_inline0[0:2]
+                u: pl.Tensor[[2], pl.FP32] = t_inline0
                 return a
         """,
     )
@@ -330,7 +330,7 @@ def test_an_array_parameter_rebound_before_every_later_use_becomes_a_local() -> 
             def main(self, arr: {AR}) -> {S}:
                 xs_inline0 = pl.array.create(4, pl.INT64)
                 xs_inline0[0] = 9
-                m = xs_inline0[0]
+                m: {S} = xs_inline0[0]
                 arr[1] = 5
                 return m
         """,

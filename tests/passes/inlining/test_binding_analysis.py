@@ -434,7 +434,7 @@ def test_an_array_rebound_in_straight_line_code_gets_a_fresh_local() -> None:
                 xs_inline0 = pl.array.create(4, pl.INT64)
                 xs_inline0[0] = k + 5
                 m_inline1 = xs_inline0[0] + xs_inline0[1]
-                m = m_inline1
+                m: {S} = m_inline1
                 return m
         """,
     )
