@@ -166,9 +166,13 @@ def site_templates(sites: Sequence[CallSite], templates: dict[str, HelperTemplat
     site with call-site tags, or one giving a variable to two formals of a helper that selects."""
     chosen: dict[int, str] = {}
     tags = call_site_tags(sites)
+    selects: dict[str, bool] = {}
+    """Helper -> whether its template selects: a walk of each helper once, not of each site's."""
     for site in sites:
         params = tags.get(site.number, [])
-        same = shared_formals(site) if _has_selection(templates[site.helper]) or params else {}
+        if site.helper not in selects:
+            selects[site.helper] = _has_selection(templates[site.helper])
+        same = shared_formals(site) if selects[site.helper] or params else {}
         if not params and not same:
             continue
         by_id = {b.param.id: b.param.name for b in site.bindings}
