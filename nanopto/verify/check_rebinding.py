@@ -536,16 +536,16 @@ def check_evaluation_order(before: Program, caller: Function, sites: Sequence[Si
     problems: list[Diagnostic] = []
     caller_order: tuple[_Order, dict[int, Stmt]] | None = None
     inline = frozenset(f.name for f in before.function_list if f.func_type is FunctionType.Inline)
+    helpers: dict[str, tuple[tuple[Expr, ...], _Order, set[int]] | None] = {}
+    """Helper -> its returned values, its statements in order and its by-reference scalars: what
+    a helper is does not depend on the site, so each helper is read once."""
     for site in sites:
-        parts = _helper_parts(before, site.helper)
-        if parts is None:
+        if site.helper not in helpers:
+            helpers[site.helper] = _helper_order(before, site.helper, inline)
+        known = helpers[site.helper]
+        if known is None:
             continue
-        stmts, returns = parts
-        order = _Order([*stmts, ReturnStmt(returns)], inline)
-        helper = before.functions[site.helper]
-        by_reference = {
-            p.var.id for p in helper.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
-        }
+        returns, order, by_reference = known
         problems += _check_substituted(site, order, by_reference)
         if site.form.name == "TUPLE_PROJECT":
             if caller_order is None:
@@ -566,6 +566,24 @@ def check_evaluation_order(before: Program, caller: Function, sites: Sequence[Si
                 )
             )
     return problems
+
+
+def _helper_order(
+    before: Program, name: str, inline: frozenset[str]
+) -> tuple[tuple[Expr, ...], _Order, set[int]] | None:
+    """What checks 4 and 6 read of helper `name`: the values it returns, its statements (and the
+    return) in evaluation order, and its `pl.Out` / `pl.InOut` scalars; None when it is no
+    function of `before`."""
+    parts = _helper_parts(before, name)
+    if parts is None:
+        return None
+    stmts, returns = parts
+    order = _Order([*stmts, ReturnStmt(returns)], inline)
+    helper = before.functions[name]
+    by_reference = {
+        p.var.id for p in helper.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+    }
+    return returns, order, by_reference
 
 
 def _check_substituted(site: SiteLike, order: _Order, by_reference: set[int]) -> list[Diagnostic]:
@@ -733,12 +751,21 @@ def check_tuple_temporaries(
     problems: list[Diagnostic] = []
     order = [s for s in walk_stmts(after.body) if not isinstance(s, SeqStmts)]
     holder: dict[int, Stmt] | None = None
+    early: dict[str, tuple[AssignStmt, list[Stmt]] | None] = {}
+    by_site: dict[int, dict[int, str]] | None = None
+    """Site number -> (helper Var id -> its copy's name): `copies` grouped once, not per site."""
     for site in sites:
-        found = _tuple_made_early(before, site.helper)
+        if site.helper not in early:
+            early[site.helper] = _tuple_made_early(before, site.helper)
+        found = early[site.helper]
         if found is None:
             continue
         made, later = found
-        names: dict[int, str] = {var_id: name for (var_id, number), name in copies.items() if number == site.number}
+        if by_site is None:
+            by_site = {}
+            for (var_id, number), name in copies.items():
+                by_site.setdefault(number, {})[var_id] = name
+        names: dict[int, str] = dict(by_site.get(site.number, {}))
         for b in site.bindings:
             if not b.bind_local and isinstance(b.actual, Var):
                 names.setdefault(b.param.id, b.actual.name)
