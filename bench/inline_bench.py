@@ -10,14 +10,20 @@ Cases:
 
 Every case runs in its own interpreter (`--run-case`), so peak RSS (`ru_maxrss`) and caches belong to
 that case alone. Phases: parse, the pass's own breakdown (`StageReport.times`: encode,
-load, saturate, extract, decode), the InlineFunctionsEliminated check, print. Prints a table and writes
-JSON to bench/results/latest.json.
+load, saturate, extract, decode), the InlineFunctionsEliminated check, print. Prints a table, each
+case's targets (`TARGETS`) as met or not, and the load average before and after, and writes JSON to
+bench/results/latest.json.
+
+The times are wall-clock; the `CPU` column is the case's CPU time (user + system) over the same
+work. On a shared machine the wall time of a case grows with the load while its CPU time barely
+does: compare wall times within one run, and read CPU against the targets when the load is high.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import subprocess
@@ -39,6 +45,17 @@ FULL_CASES: list[tuple[str, int]] = [
 QUICK_CASES: list[tuple[str, int]] = [("flat", 10), ("flat", 100), ("nested", 4)]
 
 HEADER = "import nanopto.language as pl\n\n\n@pl.program\nclass P:\n"
+
+TARGETS: dict[str, list[tuple[str, str, float]]] = {
+    "flat-10000": [("the pass", "inline", 2.0)],
+    "nested-10": [("the pass", "inline", 0.5)],
+    "e2e-10000": [("total", "total", 3.0)],
+}
+"""Case -> (what, its key in `times`, the most seconds it may take), for the wall time. Besides
+these: every case's peak RSS <= `MAX_RSS_MB`, and the pass at 10k sites at most `MAX_SCALING`
+times the pass at 1k (near-linear scaling)."""
+MAX_RSS_MB = 600.0
+MAX_SCALING = 11.0
 
 
 def flat_source(n: int) -> str:
@@ -90,6 +107,11 @@ def run_case(kind: str, size: int, max_memory_gb: float) -> dict[str, Any]:
     """
     limit = int(max_memory_gb * 1024**3)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    def cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
     from nanopto.ir_terms.nodes import SeqStmts, Stmt
     from nanopto.ir_terms.parser import parse_program
     from nanopto.ir_terms.printer import python_print
@@ -99,6 +121,7 @@ def run_case(kind: str, size: int, max_memory_gb: float) -> dict[str, Any]:
 
     source = nested_source(size) if kind == "nested" else flat_source(size)
     times: dict[str, float] = {}
+    cpu_started = cpu()
     started = time.perf_counter()
     program = parse_program(source, f"<{kind}-{size}>")
     times["parse"] = time.perf_counter() - started
@@ -120,6 +143,7 @@ def run_case(kind: str, size: int, max_memory_gb: float) -> dict[str, Any]:
     text = python_print(result.program)
     times["print"] = time.perf_counter() - started
     times["total"] = times["parse"] + times["hoist"] + times["inline"] + times["check"] + times["print"]
+    times["cpu"] = cpu() - cpu_started
 
     stmts_out = sum(
         1 for node in walk(result.program) if isinstance(node, Stmt) and not isinstance(node, SeqStmts)
@@ -181,13 +205,15 @@ def table(rows: list[dict[str, Any]]) -> str:
         "verify",
         "print",
         "total",
+        "CPU",
         "RSS MB",
     ]
     lines = [
         "times in ms; hoist = the hoist-nested-calls pass; inline = the inline-functions pass ="
         " classify + tmpl (templates) + encode + load + saturate + extract + decode + types + rebind"
         " (+ the first run's rule compilation, ~0.1 s)",
-        "verify = the InlineFunctionsEliminated property check; total = parse + hoist + inline + verify + print",
+        "verify = the InlineFunctionsEliminated property check; total = parse + hoist + inline + verify + print;"
+        " CPU = the CPU time of the total",
         "  ".join(f"{c:>{15 if i == 0 else 8}}" for i, c in enumerate(columns)),
     ]
     for row in rows:
@@ -216,10 +242,42 @@ def table(rows: list[dict[str, Any]]) -> str:
             _ms(t["check"]),
             _ms(t["print"]),
             _ms(t["total"]),
+            _ms(t.get("cpu")),
             f"{row['peak_rss_mb']:.0f}",
         ]
         lines.append("  ".join(f"{c:>{15 if i == 0 else 8}}" for i, c in enumerate(cells)))
     return "\n".join(lines)
+
+
+def verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """Each target that one of `rows` measures, with the figure and whether it is met (wall time;
+    the CPU time beside it)."""
+    by_case = {row["case"]: row for row in rows if "error" not in row}
+    lines = []
+
+    def line(what: str, figure: str, limit: str, met: bool) -> None:
+        lines.append(f"  {what:<36} {figure:>16}  target {limit:<10} {'met' if met else 'NOT met'}")
+
+    for case, targets in TARGETS.items():
+        row = by_case.get(case)
+        if row is None:
+            continue
+        for what, key, limit in targets:
+            seconds = row["times"][key]
+            cpu = f", CPU {row['times']['cpu']:.2f} s" if key == "total" and "cpu" in row["times"] else ""
+            line(f"{case}: {what}", f"{seconds:.2f} s{cpu}", f"<= {limit:g} s", seconds <= limit)
+    if "flat-1000" in by_case and "flat-10000" in by_case:
+        ratio = by_case["flat-10000"]["times"]["inline"] / by_case["flat-1000"]["times"]["inline"]
+        line("the pass: t(10k) / t(1k)", f"{ratio:.1f}", f"<= {MAX_SCALING:g}", ratio <= MAX_SCALING)
+    for case, row in by_case.items():
+        if row["size"] >= 1000 or row["kind"] == "nested":
+            rss = row["peak_rss_mb"]
+            line(f"{case}: peak RSS", f"{rss:.0f} MB", f"<= {MAX_RSS_MB:g} MB", rss <= MAX_RSS_MB)
+    return lines
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -238,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run_case(kind, size, args.max_memory_gb)))
         return 0
 
+    load_before = load()
     rows = []
     for kind, size in QUICK_CASES if args.quick else FULL_CASES:
         row = measure(kind, size, args.timeout, args.max_memory_gb)
@@ -248,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     print(table(rows))
+    checked = verdicts(rows)
+    if checked:
+        print("targets (wall time, one run; the machine is shared, so quote them with the load average):")
+        print("\n".join(checked))
+    print(f"load average before: {load_before}   after: {load()}   ({os.cpu_count()} cores)")
     args.output.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "python": platform.python_version(),
