@@ -158,16 +158,11 @@ def provenance_in(program: Program, result: InlineResult) -> dict[int, int]:
     Later passes may rebuild the program (new Var ids), but a fresh local's name (`t_inline0`)
     stays: the counter is deterministic.
     """
-    site_of_name = {
-        node.name: result.provenance[node.id]
-        for node in walk(result.program)
-        if isinstance(node, Var) and node.id in result.provenance
-    }
-    return {
-        node.id: site_of_name[node.name]
-        for node in walk(program)
-        if isinstance(node, Var) and node.name in site_of_name
-    }
+    own_vars = [node for node in walk(result.program) if isinstance(node, Var)]
+    # When no pass ran after the splicing, `program` is that very program: one walk serves both.
+    program_vars = own_vars if program is result.program else [node for node in walk(program) if isinstance(node, Var)]
+    site_of_name = {var.name: result.provenance[var.id] for var in own_vars if var.id in result.provenance}
+    return {var.id: site_of_name[var.name] for var in program_vars if var.name in site_of_name}
 
 
 def traced(manager: PassManager, **options: Any) -> PassManager:
