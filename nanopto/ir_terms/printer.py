@@ -377,6 +377,10 @@ def print_expr(expr: Expr, *, typed_consts: bool = False) -> str:
 
     Left to right on an explicit stack, not by recursion, each character written once: a
     hand-built expression 100,000 levels deep prints, in time linear in its text."""
+    if type(expr) is Call and not typed_consts and expr.op != "subscript" and _plain_call(expr):
+        # Most statements of a large program call an op or a function on variables alone.
+        head = f"self.{expr.op}(" if expr.function else f"pl.{source_spelling(expr.op)}("
+        return head + ", ".join([a.name for a in expr.args]) + ")"  # type: ignore[attr-defined]
     if typed_consts and type(expr) is ConstInt:
         return _literal_const(expr)
     if not typed_consts and type(expr) is BinaryExpr and _constant_arithmetic(expr):
@@ -405,6 +409,12 @@ def print_expr(expr: Expr, *, typed_consts: bool = False) -> str:
         else:
             stack += reversed(pieces)
     return "".join(out)
+
+
+def _plain_call(call: Call) -> bool:
+    """A call without keywords or attributes whose arguments are all plain Vars: it prints as
+    `_pieces` would print it, its argument names comma-separated."""
+    return not call.kwargs and not call.dumps and not call.attr_items and all(type(a) is Var for a in call.args)
 
 
 def _constant_arithmetic(expr: BinaryExpr) -> bool:
@@ -741,8 +751,10 @@ class _FunctionPrinter:
                 continue
             if isinstance(item, _BLOCKS):
                 todo.append(_Lines(item, indent, yield_vars))
-            else:  # a simple statement is its lines
+            elif item.comments:  # a simple statement is its lines
                 todo += _comment_lines(item, indent) + self._stmt(item, indent, yield_vars)
+            else:
+                todo += self._stmt(item, indent, yield_vars)
             i += 1
         return todo
 
