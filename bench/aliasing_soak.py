@@ -69,6 +69,7 @@ def show(report: SoakReport, folder: Path, seed_value: int) -> int:
         if kind.startswith("error: "):
             print(f"  {kind:<56} {n:>7,}")
     print(f"  {report.cpu_per_program:.3f} CPU-s per program (workers' CPU time, whatever the load)")
+    print(f"  {report.different_programs:,} different programs (hypothesis draws some again, with other inputs)")
     print(f"  peak worker RSS {report.peak_rss_mb:,.0f} MB; report and reproducers in {folder}")
     for signature in sorted(report.signatures.values(), key=lambda s: s.first_program)[:SHOWN]:
         found = signature.smallest

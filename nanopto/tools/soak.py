@@ -19,6 +19,7 @@ stopped (docs/property-testing.md#soaking-a-pipeline):
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -115,6 +116,9 @@ class ChunkResult:
     peak_rss_mb: float
     cpu_seconds: float = 0.0
     """The worker's CPU time for the chunk (0 in a chunk recorded before it was measured)."""
+    digests: list[str] = field(default_factory=list)
+    """A digest of each different program of the chunk: hypothesis draws some programs again
+    (mutating the ones it drew; its simplest program first in every chunk), with other inputs."""
 
     def to_json(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "findings": [f.to_json() for f in self.findings]}
@@ -176,10 +180,11 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
     from hypothesis import HealthCheck, Phase, given, seed, settings
     from hypothesis import strategies as st
 
+    from nanopto.ir_terms.nodes import Program
     from nanopto.ir_terms.parser import parse_program
     from nanopto.tools.check import show
     from nanopto.tools.minimise import minimise
-    from nanopto.tools.soak_case import judge
+    from nanopto.tools.soak_case import PipelineRun, Verdict, judge, run_pipeline
     from nanopto.verify.strategies import ENTRY, inputs_for
 
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -192,6 +197,9 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
     signatures: Counter[str] = Counter()
     findings: dict[str, Finding] = {}
     drawn = 0
+    parsed: dict[str, Program] = {}
+    runs: dict[str, PipelineRun | Verdict] = {}
+    """Each different program of the chunk, by its source: parsed and run through the pipeline once."""
 
     @seed(task.config.seed * 1_000_003 + task.index)
     @settings(
@@ -206,12 +214,16 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
     def one(data: st.DataObject) -> None:
         nonlocal drawn
         desc = data.draw(prepared.descs)
-        program = desc.program()
+        source = desc.source
+        if source not in parsed:
+            parsed[source] = desc.program()
+        program = parsed[source]
         args = data.draw(inputs_for(program))
         number = task.index * task.config.chunk + drawn  # counted once drawn: a draw may be abandoned
         drawn += 1
-        source = desc.source
-        verdict = judge(program, args, manager)
+        if source not in runs:
+            runs[source] = run_pipeline(program, manager)
+        verdict = judge(program, args, manager, runs[source])
         counts[verdict.kind] += 1
         if not verdict.finding:
             return
@@ -252,6 +264,7 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
         time.perf_counter() - started,
         peak,
         time.process_time() - cpu_started,
+        sorted(hashlib.sha1(source.encode()).hexdigest()[:16] for source in runs),
     )
 
 
@@ -306,6 +319,12 @@ class SoakReport:
     """Workers' CPU time over the chunks counted (this run and the resumed ones)."""
     cpu_programs: int = 0
     """The programs of the chunks whose CPU time was measured."""
+
+    @property
+    def different_programs(self) -> int:
+        """Programs judged that differ from every other (by source; inputs aside), over the chunks
+        that recorded their digests."""
+        return len(set().union(*(chunk.digests for chunk in self.chunks_done.values())))
     peak_rss_mb: float = 0.0
     where: str = ""
 
@@ -364,6 +383,7 @@ class SoakReport:
             "programs_per_second": round(rate, 2),
             "cpu_seconds": round(self.cpu_seconds, 1),
             "cpu_seconds_per_program": round(self.cpu_per_program, 4),
+            "different_programs": self.different_programs,
             "peak_worker_rss_mb": round(self.peak_rss_mb, 1),
             "where": self.where,
         }
@@ -371,8 +391,6 @@ class SoakReport:
 
 def slug(signature: str) -> str:
     """A file name for a signature: its words, and a hash that keeps two signatures apart."""
-    import hashlib
-
     words = re.sub(r"[^a-z0-9]+", "-", signature.lower()).strip("-")[:60]
     return f"{words}-{hashlib.sha1(signature.encode()).hexdigest()[:8]}"
 

@@ -60,8 +60,19 @@ def _message_shape(text: str) -> str:
     return first[:160]
 
 
-def judge(program: Program, args: tuple[Any, ...], manager: PassManager) -> Verdict:
-    """Run `program` through `manager`'s passes and compare it with the result in the interpreter."""
+@dataclass(frozen=True)
+class PipelineRun:
+    """A program through the pipeline: each pass's output, and the result printed and parsed again."""
+
+    history: list[tuple[str, Program]]
+    printed: str
+    reparsed: Program
+
+
+def run_pipeline(program: Program, manager: PassManager) -> PipelineRun | Verdict:
+    """`program` through `manager`'s passes, or the verdict that ended the run (a refusal, a checker
+    failure, an error, a printed result that does not parse). The pipeline is deterministic, so a
+    program drawn again is judged on its inputs with the same run (`judge(..., ran=)`)."""
     try:
         history = manager.run_with_history(program)
     except InlineError as err:
@@ -79,6 +90,19 @@ def judge(program: Program, args: tuple[Any, ...], manager: PassManager) -> Verd
         reparsed = parse_program(printed, "<printed result>")
     except ParserError as err:
         return Verdict("reparse", "reparse: the printed result does not parse", f"{err}\n{printed}")
+    return PipelineRun(history, printed, reparsed)
+
+
+def judge(
+    program: Program, args: tuple[Any, ...], manager: PassManager, ran: PipelineRun | Verdict | None = None
+) -> Verdict:
+    """Run `program` through `manager`'s passes (or take `ran`, that run) and compare it with the
+    result in the interpreter."""
+    if ran is None:
+        ran = run_pipeline(program, manager)
+    if isinstance(ran, Verdict):
+        return ran
+    history, printed, reparsed = ran.history, ran.printed, ran.reparsed
     before_args, after_args = copy.deepcopy(args), copy.deepcopy(args)
     try:
         expected = interpret(program, ENTRY, *before_args, max_steps=STEPS)

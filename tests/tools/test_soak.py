@@ -15,9 +15,22 @@ from typing import Any
 
 import pytest
 
+from nanopto.ir_terms.nodes import Program
 from nanopto.ir_terms.parser import parse_program
+from nanopto.ir_terms.printer import python_print
+from nanopto.tools import soak_case
 from nanopto.tools.minimise import minimise
-from nanopto.tools.soak import ChunkResult, RulesFile, SoakConfig, SoakReport, pipeline_of, run_campaign
+from nanopto.tools.soak import (
+    ChunkResult,
+    ChunkTask,
+    RulesFile,
+    SoakConfig,
+    SoakReport,
+    pipeline_of,
+    run_campaign,
+    run_chunk,
+)
+from nanopto.tools.soak_case import EQUAL, Verdict
 from nanopto.tools.soak_executors import MEMORY_TEMP, DaskCluster, InThisProcess, LocalProcesses
 
 SQUARE_RULES = '''\
@@ -97,6 +110,22 @@ def test_a_planted_x_times_x_rule_is_found_and_listed_once_with_a_minimised_repr
     assert [s["signature"] for s in saved["signatures"]].count(found.signature) == 1
     assert saved["programs"] == programs
     assert saved["cpu_seconds_per_program"] > 0
+    assert 0 < saved["different_programs"] <= programs
+
+
+def test_a_program_drawn_again_in_a_chunk_runs_through_the_pipeline_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis draws some programs again (with other inputs): the chunk judges every draw, runs
+    each different program through the pipeline once, and records how many differ."""
+    sources: list[str] = []
+
+    def run_pipeline(program: Program, manager: Any) -> Verdict:
+        sources.append(python_print(program))
+        return Verdict(EQUAL)
+
+    monkeypatch.setattr(soak_case, "run_pipeline", run_pipeline)
+    chunk = run_chunk(ChunkTask(SoakConfig(seed=0, aliasing=True), 1, 25))
+    assert chunk.programs == 25 and chunk.counts == {EQUAL: 25}
+    assert len(sources) == len(set(sources)) == len(chunk.digests) < 25
 
 
 def test_cpu_seconds_per_program_count_only_the_chunks_that_measured_them() -> None:
