@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +24,14 @@ print("\\n".join(failed))
 """
 
 
-def test_every_module_imports_first() -> None:
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, check=True)
+def test_every_module_imports_first(tmp_path: Path) -> None:
+    """Each module is imported afresh once per module, so the bytecode is cached (in `tmp_path`,
+    not beside the sources): with PYTHONDONTWRITEBYTECODE set, every import compiled nanopto again."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, check=True, env=env
+    )
     count, *failures = proc.stdout.strip().splitlines()
     assert int(count) > 50
     assert failures == []
