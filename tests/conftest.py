@@ -1,8 +1,9 @@
-"""Hypothesis profiles for the property tests (tests/verify/test_properties.py).
+"""Hypothesis profiles for the property tests, a test's own `@settings` overriding them.
 
-* `ci`   — fixed and derandomized, so CI runs the same examples every time, within a budget that
-           keeps the whole property file under two minutes on a small machine.
-* `dev`  — the local default: randomized, a moderate number of examples.
+* `ci`   — fixed and derandomized, so CI runs the same examples every time: 40 per property test,
+           a budget that keeps the suite within a few minutes on a small machine.
+* `dev`  — the local default: the same budget, randomized, so every local run draws programs no run
+           drew before (a failure prints the blob that replays it).
 * `soak` — thousands of programs, for a long local run before a release or after a rule change:
            `HYPOTHESIS_PROFILE=soak pytest tests/verify/test_properties.py`.
 
@@ -25,16 +26,23 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+EXAMPLES_PER_PROPERTY = 40
+"""The examples a property test draws under `ci` and `dev` (hypothesis's own default is 100)."""
+
 settings.register_profile(
     "ci",
     derandomize=True,
-    max_examples=40,
+    max_examples=EXAMPLES_PER_PROPERTY,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,
 )
 settings.register_profile(
-    "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+    "dev",
+    max_examples=EXAMPLES_PER_PROPERTY,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
 )
 settings.register_profile(
     "soak", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
