@@ -63,7 +63,7 @@ def show(report: SoakReport, folder: Path, seed_value: int) -> int:
     for kind, n in sorted(tally.items()):
         if kind.startswith("refused: "):
             print(f"    {kind[len('refused: '):]:<54} {n:>7,}")
-    for kind in ("refused, not a hazard", "mismatch", "checker failure", "reparse", "input does not run"):
+    for kind in ("refused, not a hazard", "mismatch", "checker failure", "reparse", "input does not run", "drawn program does not parse"):
         print(f"  {kind:<56} {tally[kind]:>7,}")
     for kind, n in sorted(tally.items()):
         if kind.startswith("error: "):

@@ -181,10 +181,10 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
     from hypothesis import strategies as st
 
     from nanopto.ir_terms.nodes import Program
-    from nanopto.ir_terms.parser import parse_program
+    from nanopto.ir_terms.parser import ParserError, parse_program
     from nanopto.tools.check import show
     from nanopto.tools.minimise import minimise
-    from nanopto.tools.soak_case import PipelineRun, Verdict, judge, run_pipeline
+    from nanopto.tools.soak_case import PipelineRun, Verdict, judge, message_shape, run_pipeline
     from nanopto.verify.strategies import ENTRY, inputs_for
 
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -216,7 +216,17 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
         desc = data.draw(prepared.descs)
         source = desc.source
         if source not in parsed:
-            parsed[source] = desc.program()
+            try:
+                parsed[source] = desc.program()
+            except ParserError as err:  # the generator's bug: a finding, and the campaign goes on
+                number = task.index * task.config.chunk + drawn
+                drawn += 1
+                kind = "drawn program does not parse"
+                signature = f"{kind}: {message_shape(err.message)}"
+                counts[kind] += 1
+                signatures[signature] += 1
+                findings.setdefault(signature, Finding(signature, kind, number, str(err), source, "", source))
+                return
         program = parsed[source]
         args = data.draw(inputs_for(program))
         number = task.index * task.config.chunk + drawn  # counted once drawn: a draw may be abandoned

@@ -52,7 +52,7 @@ class Verdict:
         return not (self.kind == EQUAL or self.kind.startswith(REFUSED))
 
 
-def _message_shape(text: str) -> str:
+def message_shape(text: str) -> str:
     """An error message without its particulars (names, numbers, lines), for a signature."""
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     first = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "'_'", first)
@@ -78,12 +78,12 @@ def run_pipeline(program: Program, manager: PassManager) -> PipelineRun | Verdic
     except InlineError as err:
         if err.hazard is not None:
             return Verdict(REFUSED + err.hazard.value)
-        return Verdict("refused, not a hazard", "refused, not a hazard: " + _message_shape(str(err)), str(err))
+        return Verdict("refused, not a hazard", "refused, not a hazard: " + message_shape(str(err)), str(err))
     except RebindingCheckError as err:
-        return Verdict("checker failure", "checker failure: " + _message_shape(str(err)), str(err))
+        return Verdict("checker failure", "checker failure: " + message_shape(str(err)), str(err))
     except Exception as err:  # a bug, not the program's fault: a finding, the campaign goes on
         kind = f"error: {type(err).__name__}"
-        return Verdict(kind, f"{kind}: {_message_shape(str(err))}", str(err)[:2000])
+        return Verdict(kind, f"{kind}: {message_shape(str(err))}", str(err)[:2000])
     after = history[-1][1] if history else program
     printed = python_print(after)
     try:
@@ -107,7 +107,7 @@ def judge(
     try:
         expected = interpret(program, ENTRY, *before_args, max_steps=STEPS)
     except InterpreterError as err:  # the generator's fault, not the pipeline's
-        return Verdict("input does not run", "input does not run: " + _message_shape(str(err)), str(err))
+        return Verdict("input does not run", "input does not run: " + message_shape(str(err)), str(err))
     try:
         actual: Any = interpret(reparsed, ENTRY, *after_args, max_steps=STEPS)
     except InterpreterError as err:

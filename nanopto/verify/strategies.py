@@ -515,12 +515,13 @@ class _Drawer:
             inner.scalars.append(var)
             inner.readonly.add(var)
             loop_kind = self.draw(st.sampled_from(LOOP_KINDS)) if self.options.aliasing else "range"
+            at_entry = inner.nested()  # the names bound on every path to any point of the body
             body = self.block(inner, depth + 1, min_size=1, max_size=3)
             if self.options.aliasing and loop_kind in ("range", "while") and self.draw(st.integers(0, 3)) == 0:
                 # `break` / `continue` skip the rest of the body: the back edge still counts.
                 exit_ = self.draw(st.sampled_from(["break", "continue"]))
                 at = self.draw(st.integers(0, len(body)))
-                body = (*body[:at], Branch(self.condition(inner), (Line(exit_),)), *body[at:])
+                body = (*body[:at], Branch(self.condition(at_entry), (Line(exit_),)), *body[at:])
             return Loop(var, body, loop_kind)
         if kind == "branch":
             cond = self.condition(scope)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from nanopto.ir_terms.nodes import Program
-from nanopto.ir_terms.parser import parse_program
+from nanopto.ir_terms.parser import ParserError, parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.tools import soak_case
 from nanopto.tools.minimise import minimise
@@ -32,6 +32,7 @@ from nanopto.tools.soak import (
 )
 from nanopto.tools.soak_case import EQUAL, Verdict
 from nanopto.tools.soak_executors import MEMORY_TEMP, DaskCluster, InThisProcess, LocalProcesses
+from nanopto.verify.strategies import ProgramDesc
 
 SQUARE_RULES = '''\
 """A wrong rule, planted: `x * x -> x`."""
@@ -138,6 +139,18 @@ def test_cpu_seconds_per_program_count_only_the_chunks_that_measured_them() -> N
     assert report.programs == 50 and report.cpu_per_program == pytest.approx(0.1)
     report.add(ChunkResult(1, 25, {"equal": 25}, {}, [], 9.0, 90.0, cpu_seconds=5.0))
     assert report.programs == 50 and report.cpu_per_program == pytest.approx(0.2)
+
+
+def test_a_drawn_program_that_does_not_parse_is_a_finding_and_the_chunk_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    def program(desc: ProgramDesc) -> Program:
+        raise ParserError("Undefined variable 'm8'", line=31, col=19)
+
+    monkeypatch.setattr(ProgramDesc, "program", program)
+    chunk = run_chunk(ChunkTask(SoakConfig(seed=0, aliasing=True), 1, 3))
+    assert chunk.counts == {"drawn program does not parse": 3}
+    assert chunk.signatures == {"drawn program does not parse: Undefined variable '_'": 3}
+    (finding,) = chunk.findings
+    assert finding.source.startswith("import nanopto.language as pl")
 
 
 @pytest.mark.skipif(not os.path.isdir(MEMORY_TEMP) or "TMPDIR" in os.environ, reason="no tmpfs at /dev/shm, or TMPDIR set")
