@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import importlib
+import itertools
 import multiprocessing
 import os
 import tempfile
@@ -71,36 +72,47 @@ def _use_memory_for_temporary_files() -> None:
 
 
 class LocalProcesses:
-    """`workers` spawned processes, each replaced after `tasks_per_worker` tasks."""
+    """`workers` spawned processes, replaced by fresh ones after `tasks_per_worker` tasks each.
+
+    The recycling is done here, one pool per `workers * tasks_per_worker` tasks, not with
+    `ProcessPoolExecutor(max_tasks_per_child=...)`: on Python 3.11 that pool stops handing out work
+    once a worker has been replaced twice (one worker and 2 tasks each: the 5th task never runs)."""
 
     def __init__(self, workers: int | None = None, tasks_per_worker: int = 20) -> None:
         self.workers = workers or default_workers()
+        self.tasks_per_worker = tasks_per_worker
         self.where = f"{self.workers} local worker process{'es' if self.workers != 1 else ''}"
-        self._pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=self.workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            max_tasks_per_child=tasks_per_worker,
-            initializer=_use_memory_for_temporary_files,
-        )
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
 
     def run(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
-        pending: set[concurrent.futures.Future[R]] = set()
         queue = iter(tasks)
+        while batch := list(itertools.islice(queue, self.workers * self.tasks_per_worker)):
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_use_memory_for_temporary_files,
+            )
+            try:
+                yield from self._run_batch(self._pool, fn, batch)
+            finally:
+                self.close()
+
+    def _run_batch(self, pool: concurrent.futures.ProcessPoolExecutor, fn: Callable[[T], R], batch: list[T]) -> Iterator[R]:
+        queue = iter(batch)
         window = 4 * self.workers  # tasks in flight: enough to keep every worker busy
-        for task in queue:
-            pending.add(self._pool.submit(fn, task))
-            if len(pending) >= window:
-                break
+        pending = {pool.submit(fn, task) for task in itertools.islice(queue, window)}
         while pending:
             done, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
             for future in done:
                 for task in queue:
-                    pending.add(self._pool.submit(fn, task))
+                    pending.add(pool.submit(fn, task))
                     break
                 yield future.result()
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
 
 class DaskCluster:

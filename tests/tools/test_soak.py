@@ -5,6 +5,7 @@ cluster as on local processes."""
 from __future__ import annotations
 
 import json
+import operator
 import os
 import subprocess
 import sys
@@ -213,3 +214,13 @@ def test_the_command_line_soaks_resumes_and_refuses_another_campaigns_directory(
     assert error.startswith("nanopto: error: ") and "another seed, pipeline, rules or generator knobs" in error
     bad = soak("--programs", "0")
     assert bad.returncode == 2 and "--programs must be at least 1" in bad.stderr
+
+
+def test_local_workers_are_recycled_without_stalling() -> None:
+    """One worker, replaced after every 2 tasks: all 5 tasks run (Python 3.11's own recycling,
+    `max_tasks_per_child`, never ran the 5th)."""
+    executor = LocalProcesses(1, tasks_per_worker=2)
+    try:
+        assert sorted(executor.run(operator.neg, range(5))) == [-4, -3, -2, -1, 0]
+    finally:
+        executor.close()
