@@ -343,7 +343,7 @@ class UnOp(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class BinaryExpr(Expr):
+class BinaryExpr(_InferredType, Expr):
     op: BinOp
     lhs: Expr
     rhs: Expr
@@ -361,7 +361,7 @@ class BinaryExpr(Expr):
 
 
 @dataclass(frozen=True, slots=True)
-class UnaryExpr(Expr):
+class UnaryExpr(_InferredType, Expr):
     op: UnOp
     operand: Expr
     span: Span | None = _span()
