@@ -10,12 +10,11 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html_page import png_pixels
+from test_html_page import colour_counts, png_pixels
 
 import nanopto.passes  # noqa: F401  (registers the passes)
 from nanopto.cli import main
@@ -185,8 +184,7 @@ def _wait_drawn(page: Any, root: str = "#np-egraph") -> int:
 
 def _drawn_pixels(png: bytes) -> int:
     """Pixels of a screenshot that are neither the background nor near-white."""
-    _, _, pixels = png_pixels(png)
-    counts = Counter(pixels)
+    counts = colour_counts(png_pixels(png))
     background = counts.most_common(1)[0][0]
     return sum(n for colour, n in counts.items() if colour != background and sum(colour) < 3 * 235)
 
