@@ -265,7 +265,7 @@ def check_step(before: Program, after: Program, sites: list[CallSite], state: St
 
 def inline_helpers(program: Program, max_output_statements: int = DEFAULT_MAX_OUTPUT_STATEMENTS) -> dict[str, Function]:
     """The Inline functions `run_stages` expands, checked before any splicing as the pass and the
-    stepper both check them: no cycle among them (docs/specification.md, "Recursion"), and an
+    stepper both check them: no cycle among them (docs/specification.md, "Call graph and cycles"), and an
     expansion under `max_output_statements`. Empty when there is nothing to inline."""
     inline = inline_functions_of(program)
     if inline:

@@ -17,12 +17,14 @@ from typing import Any
 from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.nodes import (
     AssignStmt,
+    Call,
     Expr,
     ForStmt,
     Function,
     IfStmt,
     SeqStmts,
     Stmt,
+    Submit,
     Var,
     WhileStmt,
     YieldStmt,
@@ -165,10 +167,16 @@ def _declared_otherwise(typer: _Typer, stmt: AssignStmt) -> bool:
     declared return type, a fresh local by the formal's, where the value's own type differs. Such
     an assignment prints its annotation, or the text would read back with the value's type."""
     declared = typer.of_var(stmt.var)
-    if isinstance(declared, UnknownType):
+    if isinstance(declared, UnknownType) or _launch(stmt.value):
         return False
     own = typer.of(stmt.value)
     return not isinstance(own, UnknownType) and own != declared
+
+
+def _launch(value: Expr) -> bool:
+    """A submit or a call of a program function: its type is the callee's results, which
+    `type_of` does not see outside the program, so the Var's own type is the one to keep."""
+    return isinstance(value, Submit) or (isinstance(value, Call) and value.function)
 
 
 def _reject_unresolved(fn: Function, typer: _Typer, unresolved: set[int]) -> None:
