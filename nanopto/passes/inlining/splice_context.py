@@ -106,7 +106,14 @@ def splice_violation(
 def check_sites(caller: Function, sites: Sequence[CallSite], templates: Mapping[str, HelperTemplate]) -> None:
     """Refuse, located at the call, the first of `sites` whose helper has a form that may not
     stand where the call would splice it."""
-    restricted = [site for site in sites if has_restricted_forms(SeqStmts(templates[site.helper].body))]
+    restricts: dict[str, bool] = {}
+    """Helper -> whether it holds a restricted form: each helper's body is walked once, not once per site."""
+    restricted = []
+    for site in sites:
+        if site.helper not in restricts:
+            restricts[site.helper] = has_restricted_forms(SeqStmts(templates[site.helper].body))
+        if restricts[site.helper]:
+            restricted.append(site)
     if not restricted:
         return
     contexts = {id(node): around for node, around in placed(caller.body)}
