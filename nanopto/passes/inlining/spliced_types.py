@@ -154,7 +154,11 @@ def derive_types(fn: Function, targets: set[int], target_vars: Iterable[Var] | N
     declared = {
         stmt.var.id
         for stmt in statements
-        if isinstance(stmt, AssignStmt) and not stmt.annotated and stmt.var.id in targets and _declared_otherwise(typer, stmt)
+        if isinstance(stmt, AssignStmt)
+        and isinstance(stmt.var, Var)  # a planted binding policy may assign to another expression
+        and not stmt.annotated
+        and stmt.var.id in targets
+        and _declared_otherwise(typer, stmt)
     }
     if not typer.known and not declared:
         return fn
