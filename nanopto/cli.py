@@ -676,7 +676,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         if entry not in before.functions or entry not in after.functions:
             raise UserError(f"{file}: no function '{entry}' before and after the pipeline to run")
         fn = before.functions[entry]
-        for param in fn.params:
+        for param in fn.param_list:
             if isinstance(param.var.type, UnknownType):
                 span = param.var.span if param.var.span is not None and param.var.span.is_valid() else fn.span
                 where = f"{file}:{span.line}:{span.col + 1}: " if span is not None and span.is_valid() else f"{file}: "

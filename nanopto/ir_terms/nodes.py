@@ -1380,10 +1380,13 @@ def _param(param: Param | Var | tuple[Var, ParamDirection]) -> Param:
 class Function(Node):
     """A function. Built positionally in PyPTO's order, `Function(name, params, return_types, body,
     span, type)`, where a parameter may be a `Param`, a `Var` (an `In` parameter) or a `(Var,
-    ParamDirection)` pair; `func_type=` is `type=` under the field's own name."""
+    ParamDirection)` pair; `func_type=` is `type=` under the field's own name.
+
+    `params` are the parameters' Vars and `param_directions` their directions, as in PyPTO; the
+    field `param_list` holds them together as `Param` nodes, the form the passes rewrite."""
 
     name: str
-    params: tuple[Param, ...]
+    param_list: tuple[Param, ...]
     body: Stmt
     return_types: tuple[Type, ...] = ()
     func_type: FunctionType = FunctionType.Opaque
@@ -1393,7 +1396,7 @@ class Function(Node):
     def __init__(
         self,
         name: str,
-        params: Iterable[Param | Var | tuple[Var, ParamDirection]],
+        params: Iterable[Param | Var | tuple[Var, ParamDirection]] = (),
         return_types: Iterable[Type] = (),
         body: Stmt | None = None,
         span: Span | None = None,
@@ -1401,12 +1404,20 @@ class Function(Node):
         *,
         func_type: FunctionType = FunctionType.Opaque,
         attrs: Iterable[Keyword] = (),
+        param_list: Iterable[Param] | None = None,
+        param_directions: Iterable[ParamDirection] | None = None,
     ) -> None:
         if body is None:
             raise TypeError(f"Function {name!r} needs a body")
         setattr_ = object.__setattr__
         setattr_(self, "name", name)
-        setattr_(self, "params", tuple(_param(p) for p in params))
+        built = tuple(_param(p) for p in (params if param_list is None else param_list))
+        if param_directions is not None:  # PyPTO's Function(..., param_directions=[...])
+            directions = tuple(param_directions)
+            if len(directions) != len(built):
+                raise ValueError(f"Function {name!r}: {len(built)} parameter(s) but {len(directions)} direction(s)")
+            built = tuple(replace(p, direction=d) for p, d in zip(built, directions, strict=True))
+        setattr_(self, "param_list", built)
         setattr_(self, "body", body)
         setattr_(self, "return_types", tuple(return_types))
         setattr_(self, "func_type", func_type if type is None else type)
@@ -1417,6 +1428,16 @@ class Function(Node):
     def type(self) -> FunctionType:
         """`func_type` (PyPTO's spelling)."""
         return self.func_type
+
+    @property
+    def params(self) -> tuple[Var, ...]:
+        """The parameters' Vars, in order (PyPTO's `Function.params`)."""
+        return tuple(p.var for p in self.param_list)
+
+    @property
+    def param_directions(self) -> tuple[ParamDirection, ...]:
+        """Each parameter's direction, beside `params` (PyPTO's `Function.param_directions`)."""
+        return tuple(p.direction for p in self.param_list)
 
     @property
     def level(self) -> object:

@@ -548,14 +548,14 @@ def _func_attr_prologue(fn: Function) -> list[str]:
 
 def _defined_vars(fn: Function) -> set[int]:
     """Ids of the Vars a function binds (parameters and every definition site)."""
-    defined = {p.var.id for p in fn.params}
+    defined = {p.var.id for p in fn.param_list}
     defined.update(v.id for v in definitions(fn.body))
     return defined
 
 
 def _named_function(fn: Function, occurrences: list[Var]) -> Function:
     """`fn` with the Vars renamed that would print as another variable (`printed_names`)."""
-    named = renamed(fn, printed_names(occurrences, [p.var for p in fn.params], fn.body, closed=True))
+    named = renamed(fn, printed_names(occurrences, [p.var for p in fn.param_list], fn.body, closed=True))
     assert isinstance(named, Function)
     return named
 
@@ -686,7 +686,7 @@ class _FunctionPrinter:
     def function(self, fn: Function, indent: str, *, method: bool = True) -> list[str]:
         """`method=False` for a function printed by itself: a module-level `@pl.function` has no
         `self`, so the text parses back with `pl.parse` (PyPTO prints it so too)."""
-        params = ", ".join(["self"] * method + [_param(p) for p in fn.params])
+        params = ", ".join(["self"] * method + [_param(p) for p in fn.param_list])
         returns = ""
         if len(fn.return_types) == 1:
             returns = f" -> {print_type(fn.return_types[0])}"

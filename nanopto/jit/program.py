@@ -214,7 +214,7 @@ def _site_types(program: Program, members: Sequence[Member]) -> dict[str, dict[s
                 callee, args = node.callee, node.args
             else:
                 continue
-            params = functions[callee].params
+            params = functions[callee].param_list
             for param, arg in zip(params, args, strict=False):
                 ty = type_of(arg, returns=returns)
                 text = python_print(ty) if _concrete(ty) else ""

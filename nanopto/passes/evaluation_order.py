@@ -81,7 +81,7 @@ def may_alias_params(fn: Function) -> dict[int, frozenset[int]]:
     one may be a write through the other, at every level of nesting: the answer is per function,
     for whatever site calls it. (Storage shared by two tensor or array parameters needs no entry:
     any in-place write counts against every read of elements, see `reads_contents`.)"""
-    by_reference = frozenset(p.var.id for p in fn.params if is_by_reference(p.direction, p.var.type))
+    by_reference = frozenset(p.var.id for p in fn.param_list if is_by_reference(p.direction, p.var.type))
     if len(by_reference) < 2:
         return {}
     return {pid: by_reference for pid in by_reference}

@@ -290,7 +290,7 @@ def disturbs_by_helpers(inline: dict[str, Function], aliases: dict[int, frozense
             passed = {a.id for c in nested for a in c.args if isinstance(a, Var)}
             outs = frozenset(
                 i
-                for i, p in enumerate(helper.params)
+                for i, p in enumerate(helper.param_list)
                 if p.direction is not ParamDirection.In
                 and isinstance(p.var.type, ScalarType)
                 and (p.var.id in written or p.var.id in passed)

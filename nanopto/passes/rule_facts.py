@@ -80,7 +80,7 @@ def function_facts(fn: n.Function) -> RuleFacts:
     storage = _Storage()
     assigned: dict[int, list[n.Expr]] = {}
     calls: list[n.Call] = []
-    params = {p.var.id for p in fn.params}
+    params = {p.var.id for p in fn.param_list}
     for node in walk(fn.body):
         if isinstance(node, n.Call):
             calls.append(node)
@@ -150,7 +150,7 @@ def function_facts(fn: n.Function) -> RuleFacts:
     seen: set[int] = set()
     unwritten: list[n.Var] = []
     scalars: list[n.Expr] = []
-    for node in (*walk(fn.body), *(p.var for p in fn.params)):
+    for node in (*walk(fn.body), *(p.var for p in fn.param_list)):
         if isinstance(node, n.Var) and id(node) not in seen:
             seen.add(id(node))
             if untouched(node.id):

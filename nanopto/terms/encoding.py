@@ -502,7 +502,7 @@ class Encoder:
         """Each function's body as `(Root i)`, the name extraction starts from; its parameters are
         encoded too, so decoding gives them back as the very same Vars."""
         for i, fn in enumerate(functions):
-            for param in fn.params:
+            for param in fn.param_list:
                 self.expr(param.var)
             self.rows.union("St", self.rows.term("Root", i), self.expr(fn.body))
 

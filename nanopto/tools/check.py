@@ -157,7 +157,7 @@ def _check_entry(before: Program, after: Program, entry: str, examples: int) -> 
     """How many inputs agreed (and whether the time ran out first), or the (shrunk) first one that
     did not. Raises RunawayInput when the program runs away on an input before the pipeline."""
     fn = before.functions[entry]
-    params = tuple(p.var.name for p in fn.params)
+    params = tuple(p.var.name for p in fn.param_list)
     runs = 0
     deadline = time.monotonic() + MAX_SECONDS
 

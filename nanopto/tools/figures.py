@@ -212,7 +212,7 @@ def _probe_actuals() -> dict[str, tuple[Var, Expr]]:
     the argument)."""
     main = parse_program(DECISION_PROBE, "probe.py").functions["main"]
     stmts = main.body.stmts  # type: ignore[attr-defined]
-    a, k = main.params[0].var, main.params[1].var
+    a, k = main.param_list[0].var, main.param_list[1].var
     call, expr = stmts[0].value, stmts[1].value
     loop = stmts[2]
     assert isinstance(stmts[0], AssignStmt) and isinstance(call, Call) and isinstance(expr, BinaryExpr)
@@ -343,7 +343,7 @@ def egraph_iterations(source: str = SINGLE) -> list[IterationPicture]:
     # A Var's id is a process-wide counter, so the same program has other ids in another process.
     # The picture numbers the program's variables 1, 2, ... in parse order instead, so that it is
     # the same wherever it is made.
-    ids = sorted({v.id for fn in program.function_list for v in (*(p.var for p in fn.params), *nodes_of(fn.body)) if isinstance(v, Var)})
+    ids = sorted({v.id for fn in program.function_list for v in (*(p.var for p in fn.param_list), *nodes_of(fn.body)) if isinstance(v, Var)})
     numbering = {str(var_id): str(k) for k, var_id in enumerate(ids, start=1)}
 
     def serialized() -> SerializedEGraph:

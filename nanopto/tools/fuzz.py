@@ -368,7 +368,7 @@ def _same_result(before: Program, after: Program) -> Outcome:
     if main is None or main.func_type is FunctionType.Inline:
         return Outcome("ok", True)
     args: list[object] = []
-    for param in main.params:
+    for param in main.param_list:
         ty = param.var.type
         if isinstance(ty, TensorType) and python_print(ty) == "pl.Tensor[[4], pl.FP32]":
             args.append(np.arange(1, 5, dtype=np.float32))

@@ -259,7 +259,7 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
             number,
             verdict.detail,
             source,
-            ", ".join(f"{p.var.name} = {show(a)}" for p, a in zip(program.functions[ENTRY].params, args, strict=True)),
+            ", ".join(f"{p.var.name} = {show(a)}" for p, a in zip(program.functions[ENTRY].param_list, args, strict=True)),
             minimised,
         )
 

@@ -233,7 +233,7 @@ def check_function(
                 may_rebind.setdefault(b.actual.id, []).append(label)
 
     # 1. New definitions of caller Vars (the hoist's own temporaries are not the caller's).
-    before_ids = {node.id for node in nodes_of(before.body) if isinstance(node, Var)} | {p.var.id for p in before.params}
+    before_ids = {node.id for node in nodes_of(before.body) if isinstance(node, Var)} | {p.var.id for p in before.param_list}
     reported: set[int] = set()
     for var_id, labels in passed_to.items():
         if var_id not in before_ids:
@@ -328,7 +328,7 @@ def _by_reference(helper: Function, param: Var) -> bool:
     """A `pl.Out` / `pl.InOut` scalar: its write-back to the caller's Var is what it means."""
     return any(
         p.var.id == param.id and p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
-        for p in helper.params
+        for p in helper.param_list
     )
 
 
@@ -879,7 +879,7 @@ def check_hoisted_operands(before: Program, caller: Function, after: Function) -
             helper = before.functions[call.op]
             rebound = {
                 a.id
-                for p, a in zip(helper.params, call.args, strict=False)
+                for p, a in zip(helper.param_list, call.args, strict=False)
                 if isinstance(a, Var) and isinstance(p.var.type, ScalarType) and p.direction is not ParamDirection.In
                 and any(isinstance(s, AssignStmt) and s.var == p.var for s in walk_stmts(helper.body))
             }

@@ -64,7 +64,7 @@ def assert_equivalent(before: Program, after: Program, args: Sequence[Any], entr
     entry = entry or _entry(before, after)
     result_before, buffers_before = _run(before, entry, args)
     result_after, buffers_after = _run(after, entry, args)
-    params = [p.var.name for p in before.functions[entry].params]
+    params = [p.var.name for p in before.functions[entry].param_list]
     differs: list[str] = []
     if not _same(result_before, result_after):
         pairs = list(zip(_outputs(result_before), _outputs(result_after), strict=False))

@@ -96,10 +96,10 @@ def arguments_for(fn: Function) -> st.SearchStrategy[tuple[Any, ...]]:
     Raises UnsupportedParameter, naming the parameter, when a type cannot be drawn.
     """
     symbols: dict[int, Var] = {}
-    for param in fn.params:
+    for param in fn.param_list:
         for dim in _symbols(param.var.type):
             symbols.setdefault(dim.id, dim)
-    for param in fn.params:  # fail now, naming the parameter and its line, rather than inside hypothesis
+    for param in fn.param_list:  # fail now, naming the parameter and its line, rather than inside hypothesis
         try:
             _value(param.var.type, dict.fromkeys(symbols, 1), param.var.name)
         except UnsupportedParameter as exc:
@@ -111,7 +111,7 @@ def arguments_for(fn: Function) -> st.SearchStrategy[tuple[Any, ...]]:
     def draw(draw: st.DrawFn) -> tuple[Any, ...]:
         sizes = {symbol: draw(st.integers(1, MAX_EXTENT)) for symbol in sorted(symbols)}
         values = []
-        for param in fn.params:
+        for param in fn.param_list:
             if param.var.id in sizes:
                 values.append(sizes[param.var.id])
             else:

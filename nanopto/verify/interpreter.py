@@ -417,7 +417,7 @@ class _Interpreter:
                 "(is the call graph recursive?)",
                 site,
             )
-        params = function.params
+        params = function.param_list
         if len(args) > len(params):
             raise self.error(
                 f"function '{name}' takes {len(params)} argument(s) but {len(args)} were given", site

@@ -1040,7 +1040,7 @@ def inputs_for(program: Program, entry: str = ENTRY) -> st.SearchStrategy[tuple[
     ints 0..5 for scalars and int64 arrays for `pl.Array` parameters. Arrays are fresh objects;
     copy them before each run that may write through them."""
     fn = program.functions[entry]
-    return st.tuples(*(_value_for(p.var.type) for p in fn.params))
+    return st.tuples(*(_value_for(p.var.type) for p in fn.param_list))
 
 
 # A failing example shows the program as `pl` source, not as a tree of dataclasses.

@@ -81,11 +81,11 @@ def test_the_ir_keeps_them_in_order_as_keywords_and_attrs_reads_them_as_values()
     assert view["d"] is ir.DataType.FP16 and view["m"] is ir.MemorySpace.Vec
     main = prog.get_function("main")
     assert main is not None
-    q = main.params[1].var
+    q = main.param_list[1].var
     assert view["v"] is q and view["l"] == [1, 2] and view["e"] == []
     # the dump selection stays `dumps`; `attrs` shows both, as PyPTO's `call.attrs` does
     assert [v.name for v in dispatch.dumps] == ["p"]
-    assert dispatch.attrs == {"dump_vars": [main.params[0].var], "arg_direction_overrides": [1]}
+    assert dispatch.attrs == {"dump_vars": [main.param_list[0].var], "arg_direction_overrides": [1]}
     assert all(k.name != "dump_vars" for k in dispatch.attr_items)
 
 

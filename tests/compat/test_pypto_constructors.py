@@ -179,12 +179,15 @@ def test_functions_take_pypto_positional_order_and_bare_vars() -> None:
     x, y = ir.Var("x", I64), ir.Var("y", I64)
     body = ir.SeqStmts([ir.AssignStmt(y, ir.Mul(x, x, None)), ir.ReturnStmt([y])])
     fn = ir.Function("sq", [x, (y, ir.ParamDirection.Out)], [I64], body, SPAN, type=ir.FunctionType.Inline)
-    assert [p.var for p in fn.params] == [x, y]
-    assert [p.direction for p in fn.params] == [ir.ParamDirection.In, ir.ParamDirection.Out]
+    assert fn.params == (x, y) and fn.params[0] is x
+    assert fn.param_directions == (ir.ParamDirection.In, ir.ParamDirection.Out)
+    assert [(p.var, p.direction) for p in fn.param_list] == list(zip(fn.params, fn.param_directions, strict=True))
+    rebuilt = ir.Function("sq", fn.params, [I64], body, SPAN, param_directions=fn.param_directions)
+    assert rebuilt.param_list == fn.param_list
     assert fn.return_types == (I64,) and fn.body is body and fn.span == SPAN
     assert fn.type is fn.func_type is ir.FunctionType.Inline
     assert ir.Function("f", (), body=body, func_type=ir.FunctionType.InCore).func_type is ir.FunctionType.InCore
-    assert dataclasses.replace(fn, name="cube").params == fn.params
+    assert dataclasses.replace(fn, name="cube").param_list == fn.param_list
     with pytest.raises(TypeError, match="needs a body"):
         ir.Function("empty", [x], [I64])
 

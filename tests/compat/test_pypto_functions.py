@@ -23,7 +23,7 @@ def square_sum(p: pl.Tensor[[32], pl.FP32], q: pl.Tensor[[32], pl.FP32]) -> pl.T
 
 def test_module_level_function_is_an_ir_function() -> None:
     assert isinstance(scale, ir.Function)
-    assert scale.name == "scale" and [p.var.name for p in scale.params] == ["v"]
+    assert scale.name == "scale" and [v.name_hint for v in scale.params] == ["v"]
     assert "pl.mul(v, v)" in scale.as_python()
 
 

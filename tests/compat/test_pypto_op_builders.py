@@ -28,7 +28,7 @@ def test_an_op_builder_makes_the_call_the_parser_makes() -> None:
     assert parsed is not None
     load_stmt, store_stmt = parsed.body.stmts[0], parsed.body.stmts[1]
     assert isinstance(load_stmt, ir.AssignStmt) and isinstance(store_stmt, ir.AssignStmt)
-    src, dst = parsed.params[0].var, parsed.params[1].var
+    src, dst = parsed.param_list[0].var, parsed.param_list[1].var
     built_load = ir.op.tile.load(src, [0, 0], [8, 8])
     assert ir.structural_equal(built_load, load_stmt.value)
     assert ir.op.tile.load(src, offsets=[0, 0], shapes=[8, 8]) == built_load  # by keyword, as PyPTO's builders
@@ -94,7 +94,7 @@ def test_visitor_and_mutator_dispatch_on_snake_case_names() -> None:
     class Rename(ir.IRMutator):
         def visit_function(self, op: ir.Function) -> ir.Function:
             rebuilt = super().visit_function(op)
-            return ir.Function("renamed", rebuilt.params, rebuilt.return_types, rebuilt.body, rebuilt.span)
+            return ir.Function("renamed", rebuilt.param_list, rebuilt.return_types, rebuilt.body, rebuilt.span)
 
     renamed = Rename().visit_program(program)
     assert list(renamed.functions) == ["renamed"]

@@ -118,7 +118,7 @@ def test_func_attr_statements_merge_with_the_decorator_and_print_as_one_prologue
     ir.assert_structural_equal(again, prog)
     fn = again.get_function("kern")
     assert fn is not None
-    assert next(k.value for k in fn.attrs if k.name == "stationary") == fn.params[1].var  # the parameter itself
+    assert next(k.value for k in fn.attrs if k.name == "stationary") == fn.param_list[1].var  # the parameter itself
 
 
 def test_decorator_attrs_and_func_attr_spell_the_same_function() -> None:

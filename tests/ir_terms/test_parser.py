@@ -118,8 +118,8 @@ def test_param_types_and_directions() -> None:
             return
         """
     ).functions["f"]
-    types = {p.var.name: p.var.type for p in fn.params}
-    n_var = fn.params[0].var
+    types = {p.var.name: p.var.type for p in fn.param_list}
+    n_var = fn.param_list[0].var
     assert types["n"] == ScalarType(INDEX)
     assert types["a"] == TensorType((ConstInt(4), n_var), FP32)
     assert isinstance(types["a"], TensorType) and types["a"].shape[1] is n_var
@@ -129,7 +129,7 @@ def test_param_types_and_directions() -> None:
     assert types["arr"] == ArrayType(DataType.INT32, ConstInt(8))
     assert types["w"] == UnknownType()
     assert types["e"] == UnknownType()
-    directions = {p.var.name: p.direction for p in fn.params}
+    directions = {p.var.name: p.direction for p in fn.param_list}
     assert directions["o"] is ParamDirection.Out
     assert directions["io"] is ParamDirection.InOut
     assert directions["e"] is ParamDirection.Out
@@ -172,8 +172,8 @@ def test_module_dynamic_dim_is_shared_var() -> None:
         """,
         header='N = pl.dynamic("N")\n',
     )
-    a_type = prog.functions["f"].params[0].var.type
-    b_type = prog.functions["g"].params[0].var.type
+    a_type = prog.functions["f"].param_list[0].var.type
+    b_type = prog.functions["g"].param_list[0].var.type
     assert isinstance(a_type, TensorType) and isinstance(b_type, TensorType)
     n_var = a_type.shape[0]
     assert isinstance(n_var, Var) and n_var.name == "N" and n_var.type == ScalarType(INDEX)
@@ -336,8 +336,8 @@ def test_rebinding_reuses_the_param_var() -> None:
     fn = main_body("t = pl.add(t, t)\nreturn t\n", params="t: pl.Tensor[[4], pl.FP32]")
     assign = stmts(fn)[0]
     assert isinstance(assign, AssignStmt)
-    assert assign.var is fn.params[0].var
-    assert isinstance(assign.value, Call) and assign.value.args[0] is fn.params[0].var
+    assert assign.var is fn.param_list[0].var
+    assert isinstance(assign.value, Call) and assign.value.args[0] is fn.param_list[0].var
 
 
 def test_annotated_assignment_and_inference() -> None:
@@ -381,7 +381,7 @@ def test_name_bound_in_body_stays_visible() -> None:
 def test_subscript_write_desugars_to_assemble() -> None:
     fn = main_body("c[0:4, j] = v\nc[:, 2] = v\nreturn c\n", params="c: pl.Tensor[[8, 8], pl.FP32], v, j: pl.INDEX")
     first, second, _ = stmts(fn)
-    c, v, j = (p.var for p in fn.params)
+    c, v, j = (p.var for p in fn.param_list)
     assert isinstance(first, AssignStmt) and first.var is c
     assert first.value == Call("tensor.assemble", (c, v, MakeTuple((ConstInt(0), j), is_list=True)))
     assert isinstance(second, AssignStmt)
@@ -390,7 +390,7 @@ def test_subscript_write_desugars_to_assemble() -> None:
 
 def test_array_element_write_desugars_to_update_element() -> None:
     fn = main_body("arr[i] = v\nreturn arr\n", params="arr: pl.Array[8, pl.INT32], i: pl.INDEX, v: pl.INT32")
-    arr, i, v = (p.var for p in fn.params)
+    arr, i, v = (p.var for p in fn.param_list)
     assign = stmts(fn)[0]
     assert isinstance(assign, AssignStmt) and assign.var is arr
     assert assign.value == Call("array.update_element", (arr, i, v))
@@ -479,7 +479,7 @@ def test_for_forms() -> None:
         params="n: pl.INDEX",
     )
     loops = [s for s in stmts(fn) if isinstance(s, ForStmt)]
-    n = fn.params[0].var
+    n = fn.param_list[0].var
     assert (loops[0].start, loops[0].stop, loops[0].step) == (ConstInt(0), n, ConstInt(1))
     assert (loops[1].start, loops[1].step) == (ConstInt(1), ConstInt(1))
     assert loops[2].step == ConstInt(2)
@@ -691,7 +691,7 @@ def test_static_print_and_assert(capsys: pytest.CaptureFixture[str]) -> None:
         params="x: pl.Tensor[[128, 64], pl.FP16]",
         header="N = 64\n",
     )
-    assert stmts(fn) == (ReturnStmt((fn.params[0].var,)),)
+    assert stmts(fn) == (ReturnStmt((fn.param_list[0].var,)),)
     out = capsys.readouterr().out.splitlines()
     assert out == [
         "static_print [<string>:9]: input: x: pl.Tensor[[128, 64], pl.FP16]",
@@ -701,7 +701,7 @@ def test_static_print_and_assert(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_dump_tag_in_orchestration_leaves_no_statement() -> None:
     fn = main_body("pl.dump_tag(a)\nreturn a\n", params="a", func_type="Orchestration")
-    assert stmts(fn) == (ReturnStmt((fn.params[0].var,)),)
+    assert stmts(fn) == (ReturnStmt((fn.param_list[0].var,)),)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -866,7 +866,7 @@ def test_seed_000_examples_parse(name: str) -> None:
     prog = parse_program(textwrap.dedent(SEED_000[name]))
     assert prog.name == "P"
     for fn in prog.function_list:
-        for param in fn.params:
+        for param in fn.param_list:
             if param.var.name in ("a", "b", "x", "t"):
                 assert param.var.type == UnknownType()
 
@@ -877,7 +877,7 @@ def test_seed_000_array_update_desugars_like_the_explicit_form() -> None:
     assert isinstance(before, AssignStmt) and isinstance(after, AssignStmt)
     assert isinstance(before.value, Call) and isinstance(after.value, Call)
     assert before.value.op == after.value.op == "array.update_element"
-    assert before.var is prog.functions["before"].params[0].var
+    assert before.var is prog.functions["before"].param_list[0].var
 
 
 SEED_004_BODY = """
@@ -989,7 +989,7 @@ def test_program_decorator_on_a_real_class() -> None:
     assert prog.name == "Decorated"
     helper = prog.functions["helper"]
     assert helper.func_type is FunctionType.Inline
-    x_type = helper.params[0].var.type
+    x_type = helper.param_list[0].var.type
     assert isinstance(x_type, TensorType) and x_type.shape[1] == ConstInt(WIDTH)
     assert isinstance(x_type.shape[0], Var) and x_type.shape[0].name == "M"
     loop = stmts(prog.functions["main"])[1]

@@ -240,7 +240,7 @@ def test_statement_forms_with_collided_names_read_back_as_themselves(name: str) 
     prog = parse_program(textwrap.dedent(FORMS[name]))
     for fn in prog.function_list:  # as parsed, every Var keeps its name
         occurrences = [v for v in walk(fn) if isinstance(v, Var)]
-        assert printed_names(occurrences, [p.var for p in fn.params], fn.body, closed=True) == {}
+        assert printed_names(occurrences, [p.var for p in fn.param_list], fn.body, closed=True) == {}
     rng = random.Random(name)
     for _ in range(20):
         reads_back(_names_collided(prog, rng))

@@ -330,7 +330,7 @@ def test_unpack_tmp_used_elsewhere_prints_literally() -> None:
     tmp_assign, p_assign, q_assign, _ret = main.body.stmts
     assert isinstance(tmp_assign, AssignStmt)
     edited = SeqStmts((tmp_assign, p_assign, q_assign, ReturnStmt((tmp_assign.var,))))
-    text = python_print(Program("P", (Function("main", main.params, body=edited), *prog.function_list[:1])))
+    text = python_print(Program("P", (Function("main", main.param_list, body=edited), *prog.function_list[:1])))
     assert "ret__tmp_v0 = self.pair(a)" in text and "p = ret__tmp_v0[0]" in text
     again = parse_program(text)
     assert python_print(again) == text

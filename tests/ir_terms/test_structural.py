@@ -199,7 +199,7 @@ def test_argument_count_difference() -> None:
 def test_first_difference_follows_field_order() -> None:
     # func_type and body both differ; body is declared first, so it is reported.
     f = helper()
-    g = Function(f.name, f.params, f.return_types, SeqStmts(()), func_type=FunctionType.Opaque)
+    g = Function(f.name, f.param_list, f.return_types, SeqStmts(()), func_type=FunctionType.Opaque)
     mismatch = first_difference(f, g)
     assert mismatch is not None
     assert mismatch.path == "body.stmts"

@@ -95,8 +95,8 @@ def test_a_helper_wrapping_an_incore_kernel_is_spliced_and_the_kernel_survives()
 def test_discovery_is_transitive_and_types_sub_functions_from_their_call_sites() -> None:
     program = wrapped.compile(vec(1, 2, 3, 4), np.zeros(4, np.float32)).program
     kernel = program.functions["add_kernel"]
-    assert [ir.python_print(p.var.type) for p in kernel.params] == ["pl.Tensor[[4], pl.FP32]"] * 3
-    assert kernel.params[2].direction is ir.ParamDirection.Out
+    assert [ir.python_print(p.var.type) for p in kernel.param_list] == ["pl.Tensor[[4], pl.FP32]"] * 3
+    assert kernel.param_list[2].direction is ir.ParamDirection.Out
 
 
 def test_discovery_finds_functions_in_a_closure() -> None:
@@ -174,8 +174,8 @@ def test_fully_annotated_and_bare_parameters_specialize_to_the_same_program() ->
     a, out = np.ones((2, 3), np.float32), np.zeros((2, 3), np.float32)
     one = annotated.compile(a, 5, out).program
     two = bare.compile(a, 5, out).program
-    assert [ir.python_print(p.var.type) for p in one.functions["annotated"].params] == [
-        ir.python_print(p.var.type) for p in two.functions["bare"].params
+    assert [ir.python_print(p.var.type) for p in one.functions["annotated"].param_list] == [
+        ir.python_print(p.var.type) for p in two.functions["bare"].param_list
     ]
     assert annotated(a, 5, out) == 6
     np.testing.assert_array_equal(out, 2 * a)
@@ -183,7 +183,7 @@ def test_fully_annotated_and_bare_parameters_specialize_to_the_same_program() ->
 
 def test_ints_floats_and_arrays_give_scalar_and_tensor_types() -> None:
     program = unannotated.compile(np.ones((3,), np.int32), 2, 1.5).program
-    assert [ir.python_print(p.var.type) for p in program.functions["unannotated"].params] == [
+    assert [ir.python_print(p.var.type) for p in program.functions["unannotated"].param_list] == [
         "pl.Tensor[[3], pl.INT32]",
         "pl.Scalar[pl.INDEX]",
         "pl.Scalar[pl.FP32]",
@@ -213,7 +213,7 @@ def test_dynamic_dimensions_stay_symbolic_and_bind_per_call() -> None:
     np.testing.assert_array_equal(dynamic_rows(large, large), 2 * large)
     assert len(dynamic_rows.cache) == 1
     program = dynamic_rows.compile(small, small).program
-    assert ir.python_print(program.functions["dynamic_rows"].params[0].var.type) == "pl.Tensor[[N, 4], pl.FP32]"
+    assert ir.python_print(program.functions["dynamic_rows"].param_list[0].var.type) == "pl.Tensor[[N, 4], pl.FP32]"
     roundtrips(program)
 
 
@@ -285,7 +285,7 @@ def test_one_specialization_per_argument_signature() -> None:
     cached.compile(np.array([1, 2], dtype=np.int32))
     assert len(cached.cache) == 3
     int_program = cached.compile(np.array([1, 2], dtype=np.int32)).program
-    assert ir.python_print(int_program.functions["cached"].params[0].var.type) == "pl.Tensor[[2], pl.INT32]"
+    assert ir.python_print(int_program.functions["cached"].param_list[0].var.type) == "pl.Tensor[[2], pl.INT32]"
 
 
 # ---------------------------------------------------------------------------------------------

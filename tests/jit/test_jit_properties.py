@@ -98,7 +98,7 @@ def test_calling_through_pl_jit_equals_interpreting_the_program(data: st.DataObj
         assert bare and "bare pl." in str(err) and "[pl.Scalar] parameter" in str(err), str(err)
         reject()
     assert values_equal(expected, actual)
-    for name, before, after in zip((p.var.name for p in program.functions[ENTRY].params), expected_args, actual_args, strict=True):
+    for name, before, after in zip((p.var.name for p in program.functions[ENTRY].param_list), expected_args, actual_args, strict=True):
         assert values_equal(before, after), f"argument {name!r} differs"
 
 

@@ -75,7 +75,7 @@ def differences(original: Program, transformed: Program, args: tuple[Any, ...]) 
     problems = []
     if not values_equal(expected, actual):
         problems.append(f"return value: expected {expected!r}, got {actual!r}")
-    params = original.functions[ENTRY].params
+    params = original.functions[ENTRY].param_list
     for param, x, y in zip(params, before, after, strict=True):
         if not values_equal(x, y):
             problems.append(f"argument '{param.var.name}' afterwards: expected {x!r}, got {y!r}")

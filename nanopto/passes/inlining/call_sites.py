@@ -114,7 +114,7 @@ class HelperTemplate:
     def defined_by_control_flow(self) -> frozenset[int]:
         """Params the body defines other than by an assignment: an if or loop result, a loop or
         scope variable."""
-        params = {p.var.id for p in self.function.params}
+        params = {p.var.id for p in self.function.param_list}
         found: set[int] = set()
         for node in walk(SeqStmts(self.body)):
             found.update(v for v in _defined_vars(node) if v in params)
@@ -183,13 +183,13 @@ def make_template(fn: Function) -> HelperTemplate:
                 "an Inline body can only return at its end (bind the value and return it last)"
             )
     by_reference = frozenset(
-        p.var.id for p in fn.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+        p.var.id for p in fn.param_list if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
     )
     stmts, returns = _project_returned_tuple(stmts, returns, by_reference)
-    params = {p.var.id for p in fn.params}
+    params = {p.var.id for p in fn.param_list}
     local_ids: set[int] = set()
     referenced: set[int] = set()
-    roots = [SeqStmts(stmts), *returns, *(p.var for p in fn.params)]
+    roots = [SeqStmts(stmts), *returns, *(p.var for p in fn.param_list)]
     for root in roots:
         for node in walk(root):
             if isinstance(node, Var) and not isinstance(node, IterArg):
@@ -210,7 +210,7 @@ def _rename_rebound_arrays(fn: Function) -> Function:
     rebinding's own block, the new array is a local of its own from there on, which needs no alias
     (nanopto's choice: docs/specification.md, "Meaning under aliasing"); otherwise no splice keeps
     the meaning and the helper is refused at the line."""
-    arrays = [p.var for p in fn.params if isinstance(p.var.type, ArrayType)]
+    arrays = [p.var for p in fn.param_list if isinstance(p.var.type, ArrayType)]
     for param in arrays:
         while True:
             path = _first_rebinding(fn.body, param)
@@ -459,13 +459,13 @@ def _make_site(
             f"{_where(call, fn)}: call to Inline function '{helper.name}' uses keyword arguments; "
             "pass them positionally"
         )
-    if len(call.args) != len(helper.params):
+    if len(call.args) != len(helper.param_list):
         raise InlineError(
-            f"{_where(call, fn)}: Inline function '{helper.name}' takes {len(helper.params)} argument(s), "
+            f"{_where(call, fn)}: Inline function '{helper.name}' takes {len(helper.param_list)} argument(s), "
             f"this call in '{fn.name}' passes {len(call.args)}"
         )
     bindings = []
-    for index, (param, row, actual) in enumerate(zip(helper.params, template.rows, call.args, strict=True)):
+    for index, (param, row, actual) in enumerate(zip(helper.param_list, template.rows, call.args, strict=True)):
         validate_argument(fn, call, helper, index, actual)
         bind, reason = policy(param.var, row, actual)
         bindings.append(ParamBinding(param.var, actual, row, bind, reason))
@@ -503,7 +503,7 @@ def bind_disturbed_arguments(
     # pl.Out / pl.InOut scalars given the same Var are one variable (the caller's), whether or not
     # this body writes them: such a Var stays substituted, by reference.
     by_reference = {
-        p.var.id for p in template.function.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+        p.var.id for p in template.function.param_list if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
     }
     out: list[ParamBinding] = []
     for b in bindings:
@@ -548,7 +548,7 @@ def validate_argument(fn: Function, call: Call, helper: Function, index: int, ac
     compared, and a dimension only when both sides are constants (a `pl.dynamic` formal matches
     any extent).
     """
-    param = helper.params[index].var
+    param = helper.param_list[index].var
     formal, got = param.type, type_of(actual)
     if isinstance(formal, UnknownType) or isinstance(got, UnknownType):
         return
@@ -677,7 +677,7 @@ def write_back_templates(sites: list[CallSite], templates: dict[str, HelperTempl
 def with_copied_out(template: HelperTemplate, indices: tuple[int, ...]) -> HelperTemplate:
     """`template` whose parameters `indices` are worked on through a local each: `p_local = p`
     first, `p = p_local` last."""
-    params = [template.function.params[i].var for i in indices]
+    params = [template.function.param_list[i].var for i in indices]
     local_of = {p.id: Var(p.name, p.type, span=p.span) for p in params}
     body = [replace_vars(stmt, local_of) for stmt in template.body]
     returns = tuple(replace_vars(value, local_of) for value in template.returns)

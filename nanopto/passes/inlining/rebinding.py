@@ -88,7 +88,7 @@ def is_self_update(stmt: AssignStmt) -> bool:
 
 def definitions_of(fn: Function) -> dict[int, Definitions]:
     """Per parameter Var id, how the body defines it."""
-    params = {p.var.id for p in fn.params}
+    params = {p.var.id for p in fn.param_list}
     counts: dict[int, list[int]] = {pid: [0, 0] for pid in params}
     for node in walk(fn.body):
         if isinstance(node, AssignStmt) and node.var.id in params:
@@ -123,4 +123,4 @@ def classify_param(var: Var, direction: ParamDirection, defs: Definitions) -> Re
 def classify_params(fn: Function) -> tuple[RebindingRow, ...]:
     """The table row of every parameter of an Inline helper, in parameter order."""
     defs = definitions_of(fn)
-    return tuple(classify_param(p.var, p.direction, defs[p.var.id]) for p in fn.params)
+    return tuple(classify_param(p.var, p.direction, defs[p.var.id]) for p in fn.param_list)

@@ -126,7 +126,7 @@ def callee_only_symbols(fn: Function, targets: set[int], target_vars: Iterable[V
         return symbols
     other_vars = [node for node in walk(fn.body) if isinstance(node, Var) and node.id not in targets]
     visible: set[int] = set()
-    for param in fn.params:
+    for param in fn.param_list:
         visible.add(param.var.id)
         visible.update(v.id for e in type_exprs(param.var.type) for v in walk(e) if isinstance(v, Var))
     for var in other_vars:

@@ -60,7 +60,7 @@ def inline_declarations() -> str:
 
 
 def _free_var(template: HelperTemplate, var_id: int) -> n.Var:
-    roots = [*template.body, *template.returns, *(p.var for p in template.function.params)]
+    roots = [*template.body, *template.returns, *(p.var for p in template.function.param_list)]
     for root in roots:
         for node in walk(root):
             if isinstance(node, n.Var) and node.id == var_id:
@@ -146,7 +146,7 @@ class Stage:
             rows.union("ExL", rows.term("Ret", key), encoder.exprs(template.returns))
             for var_id in sorted(template.local_ids):
                 rows.fact("Local", var_id)
-            for param in template.function.params:
+            for param in template.function.param_list:
                 encoder.expr(param.var)
         for site in self.sites:
             self._site_facts(encoder, site, self.templates[self.template_of(site)])
@@ -221,7 +221,7 @@ class Stage:
         taken = {
             v.name
             for fn in self.functions
-            for v in (*(p.var for p in fn.params), *nodes_of(fn.body))
+            for v in (*(p.var for p in fn.param_list), *nodes_of(fn.body))
             if isinstance(v, n.Var)
         }
         decoder = InlineDecoder(

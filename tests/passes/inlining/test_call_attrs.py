@@ -68,7 +68,7 @@ def test_a_formal_in_an_attr_becomes_the_actual_and_a_local_its_renamed_copy() -
         ["sync_with", "pipeline_membership"],  # the written order is kept
         ["sync_with", "arg_direction_overrides", "e"],
     ]
-    params = {p.var.name: p.var for p in main.params}
+    params = {p.var.name: p.var for p in main.param_list}
     edges = calls[1].attr_items[0].value
     assert isinstance(edges, MakeTuple) and edges.elements[0] is params["a"]
     assert isinstance(edges.elements[1], Var) and edges.elements[1] is calls[1].args[0]

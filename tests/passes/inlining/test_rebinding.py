@@ -257,6 +257,6 @@ def test_computed_argument_duplicated_is_caught() -> None:
     main = result.program.functions["main"]
     extra = ir.EvalStmt(main.body.stmts[0].value)  # type: ignore[attr-defined]
     broken_body = ir.SeqStmts((*main.body.stmts, extra))  # type: ignore[attr-defined]
-    broken = ir.Program("P", (ir.Function("main", main.params, main.return_types, broken_body),))
+    broken = ir.Program("P", (ir.Function("main", main.param_list, main.return_types, broken_body),))
     problems = check_rebinding(COMPUTED, broken, result.sites)
     assert problems and "evaluated 2 time(s)" in problems[0].message

@@ -44,7 +44,7 @@ def _types(program: ir.Program) -> dict[str, str]:
 
 def test_unannotated_helper_locals_take_the_callers_types() -> None:
     before = parse_program(textwrap.dedent(SOURCE))
-    assert isinstance(before.functions["accumulate"].params[0].var.type, ir.UnknownType)
+    assert isinstance(before.functions["accumulate"].param_list[0].var.type, ir.UnknownType)
     types = _types(passes.inline_functions()(before))
     local = {name: ty for name, ty in types.items() if "_inline" in name}
     assert local["y_inline0"] == TENSOR  # first assignment: pl.add of the caller's tensor
