@@ -1383,14 +1383,16 @@ class Function(Node):
     ParamDirection)` pair; `func_type=` is `type=` under the field's own name.
 
     `params` are the parameters' Vars and `param_directions` their directions, as in PyPTO; the
-    field `param_list` holds them together as `Param` nodes, the form the passes rewrite."""
+    field `param_list` holds them together as `Param` nodes, the form the passes rewrite.
+    `attr_items` are the function's attributes, one `Keyword` each in source order; `attrs` reads
+    them as PyPTO's mapping. `attrs=` takes either form."""
 
     name: str
     param_list: tuple[Param, ...]
     body: Stmt
     return_types: tuple[Type, ...] = ()
     func_type: FunctionType = FunctionType.Opaque
-    attrs: tuple[Keyword, ...] = ()
+    attr_items: tuple[Keyword, ...] = ()
     span: Span | None = _span()
 
     def __init__(
@@ -1403,7 +1405,8 @@ class Function(Node):
         type: FunctionType | None = None,
         *,
         func_type: FunctionType = FunctionType.Opaque,
-        attrs: Iterable[Keyword] = (),
+        attrs: Iterable[Keyword] | Mapping[str, object] = (),
+        attr_items: Iterable[Keyword] | None = None,
         param_list: Iterable[Param] | None = None,
         param_directions: Iterable[ParamDirection] | None = None,
     ) -> None:
@@ -1421,7 +1424,11 @@ class Function(Node):
         setattr_(self, "body", body)
         setattr_(self, "return_types", tuple(return_types))
         setattr_(self, "func_type", func_type if type is None else type)
-        setattr_(self, "attrs", tuple(attrs))
+        if attr_items is not None:
+            attrs = attr_items
+        if isinstance(attrs, Mapping):  # PyPTO's attrs={"key": value}
+            attrs = [Keyword(str(key), _literal(value)) for key, value in attrs.items()]
+        setattr_(self, "attr_items", tuple(attrs))
         setattr_(self, "span", span)
 
     @property
@@ -1440,20 +1447,39 @@ class Function(Node):
         return tuple(p.direction for p in self.param_list)
 
     @property
+    def attrs(self) -> dict[str, object]:
+        """The attributes as PyPTO's `Function.attrs` mapping: a constant as its value, a list as a
+        list, a Var (a parameter) as itself, and an enum symbol as the member's value
+        (`pl.SplitMode.UP_DOWN` reads `SplitMode.UP_DOWN.value`), as PyPTO stores a function's."""
+        return {k.name: _function_attr_value(k.value) for k in self.attr_items}
+
+    @property
+    def split(self) -> object:
+        """The `split` attribute as the `SplitMode` member it names; None when unset."""
+        return next((attr_value(k.value) for k in self.attr_items if k.name == "split"), None)
+
+    @property
     def level(self) -> object:
         """`@pl.function(level=...)` as the member it names (`ir.Level.HOST`); None when unset."""
-        return next((attr_value(k.value) for k in self.attrs if k.name == "level"), None)
+        return next((attr_value(k.value) for k in self.attr_items if k.name == "level"), None)
 
     @property
     def role(self) -> object:
         """`@pl.function(role=...)` as the member it names (`ir.Role.SubWorker`); None when unset."""
-        return next((attr_value(k.value) for k in self.attrs if k.name == "role"), None)
+        return next((attr_value(k.value) for k in self.attr_items if k.name == "role"), None)
 
     def __repr__(self) -> str:
         return pl_repr(self)
 
     def _repr_html_(self) -> str:
         return html_repr(self)
+
+
+def _function_attr_value(value: Expr) -> object:
+    read = attr_value(value)
+    if isinstance(read, list):
+        return [_function_attr_value(v) for v in value.elements] if isinstance(value, MakeTuple) else read
+    return read.value if isinstance(read, enum.Enum) else read
 
 
 REPR_LINES = 60

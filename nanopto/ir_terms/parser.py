@@ -54,6 +54,7 @@ from nanopto.ir_terms.nodes import (
     Level,
     MakeTuple,
     Param,
+    Symbol,
     ParamDirection,
     Program,
     ReturnStmt,
@@ -691,6 +692,12 @@ class _ProgramParser(ExprParser):
             if args.args and args.args[0].arg == "self":
                 raise self.error(fn, f"the module-level function '{fn.name}' takes no self")
             own = args.args
+        elif _is_subworker(attrs):  # a SubWorker is self-contained: a method without self
+            if args.args and args.args[0].arg == "self":
+                raise self.error(
+                    fn, f"the SubWorker function '{fn.name}' takes no self", hint="remove the 'self' parameter"
+                )
+            own = args.args
         elif not args.args or args.args[0].arg != "self":
             raise self.error(fn, f"method '{fn.name}' must take self as its first parameter")
         else:
@@ -744,6 +751,14 @@ class _ProgramParser(ExprParser):
                     raise self.error(kw.value, "type= must be a pl.FunctionType member, e.g. pl.FunctionType.Inline")
                 func_type = FunctionType[member]
             elif kw.arg == "attrs" and isinstance(kw.value, ast.Dict):
+                if kw.value.keys:  # `attrs={}` gives the same function as no attrs=: nothing to move
+                    warnings.warn(
+                        f"{self.file}:{getattr(kw.value, 'lineno', 0) + self.line_offset}: @pl.function(attrs={{...}}) is "
+                        "deprecated: its values cannot reference parameters; write "
+                        "pl.func_attr({...}) as the body's first statement",
+                        DeprecationWarning,
+                        stacklevel=2,
+                    )
                 attrs.extend(self._attr_dict(kw.value, attrs, "@pl.function(attrs=...)"))
             else:
                 if any(k.name == kw.arg for k in attrs):
@@ -791,6 +806,8 @@ class _ProgramParser(ExprParser):
             if exported:
                 self._exported_tags[sig.name] = exported
         # The decorator's own attributes first, as the printer writes them (docs/coming-from-pypto.md)
+        # `split` set to NONE is no split: dropped, as on the decorator (docs/coming-from-pypto.md)
+        attrs = [k for k in attrs if not (k.name == "split" and isinstance(k.value, Symbol) and k.value.path.endswith(".NONE"))]
         ordered = [k for k in attrs if k.name in DECORATOR_ATTRS] + [k for k in attrs if k.name not in DECORATOR_ATTRS]
         return Function(
             sig.name,
@@ -799,7 +816,7 @@ class _ProgramParser(ExprParser):
             body,
             self.span(sig.node),
             func_type=sig.func_type,
-            attrs=tuple(ordered),
+            attr_items=tuple(ordered),
         )
 
     def _func_attrs(self, call: ast.Call, existing: list[Keyword]) -> list[Keyword]:
@@ -2205,6 +2222,11 @@ def _func_attr_call(stmt: ast.stmt) -> ast.Call | None:
     if isinstance(call, ast.Call) and dotted_name(call.func) == "pl.func_attr":
         return call
     return None
+
+
+def _is_subworker(attrs: tuple[Keyword, ...]) -> bool:
+    """`@pl.function(role=pl.Role.SubWorker)`: a function whose method takes no `self`."""
+    return any(k.name == "role" and isinstance(k.value, Symbol) and k.value.path.endswith(".SubWorker") for k in attrs)
 
 
 def _decorator_target(node: ast.expr) -> ast.expr:

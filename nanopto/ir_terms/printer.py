@@ -523,6 +523,10 @@ def _unary(op: UnOp, operand: Expr) -> str | list[_Piece]:
 # ---------------------------------------------------------------------------------------------
 
 
+def _is_subworker(fn: Function) -> bool:
+    return any(k.name == "role" and isinstance(k.value, Symbol) and k.value.path.endswith(".SubWorker") for k in fn.attr_items)
+
+
 def _param(param: Param) -> str:
     var = param.var
     if param.direction is ParamDirection.In:
@@ -536,13 +540,13 @@ def _decorator(fn: Function) -> str:
     parts: list[str] = []
     if fn.func_type is not FunctionType.Opaque:
         parts.append(f"type=pl.FunctionType.{fn.func_type.name}")
-    parts += [f"{k.name}={print_expr(k.value)}" for k in fn.attrs if k.name in DECORATOR_ATTRS]
+    parts += [f"{k.name}={print_expr(k.value)}" for k in fn.attr_items if k.name in DECORATOR_ATTRS]
     return f"@pl.function({', '.join(parts)})" if parts else "@pl.function"
 
 
 def _func_attr_prologue(fn: Function) -> list[str]:
     """The other attributes as PyPTO prints them, a `pl.func_attr({...})` first statement."""
-    items = [f"{json.dumps(k.name)}: {print_expr(k.value)}" for k in fn.attrs if k.name not in DECORATOR_ATTRS]
+    items = [f"{json.dumps(k.name)}: {print_expr(k.value)}" for k in fn.attr_items if k.name not in DECORATOR_ATTRS]
     return [f"pl.func_attr({{{', '.join(items)}}})"] if items else []
 
 
@@ -686,6 +690,7 @@ class _FunctionPrinter:
     def function(self, fn: Function, indent: str, *, method: bool = True) -> list[str]:
         """`method=False` for a function printed by itself: a module-level `@pl.function` has no
         `self`, so the text parses back with `pl.parse` (PyPTO prints it so too)."""
+        method = method and not _is_subworker(fn)  # a SubWorker takes no self (docs/coming-from-pypto.md)
         params = ", ".join(["self"] * method + [_param(p) for p in fn.param_list])
         returns = ""
         if len(fn.return_types) == 1:

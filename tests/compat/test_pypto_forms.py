@@ -94,8 +94,9 @@ def test_default_tile_view_in_a_tile_annotation() -> None:
 
 def test_func_attr_is_a_function_attribute() -> None:
     program = round_trip(program_with(['pl.func_attr({"stage": 2})', "b = pl.add(a, a)", "return b"]))
-    attrs = program.functions["main"].attrs
-    assert [(k.name, k.value) for k in attrs] == [("stage", ir.ConstInt(2))]
+    main = program.functions["main"]
+    assert [(k.name, k.value) for k in main.attr_items] == [("stage", ir.ConstInt(2))]
+    assert main.attrs == {"stage": 2}
     with pytest.raises(ir.ParserSyntaxError, match="first statement") as info:
         ir.parse_program(program_with(["b = pl.add(a, a)", 'pl.func_attr({"stage": 2})', "return b"]))
     assert info.value.line == 8

@@ -98,7 +98,7 @@ def kernel(*lines: str, decorator: str = "type=pl.FunctionType.InCore") -> ir.Pr
 def attrs(prog: ir.Program) -> dict[str, str]:
     fn = prog.get_function("kern")
     assert fn is not None
-    return {k.name: ir.python_print(k.value) if not isinstance(k.value, ir.Var) else k.value.name for k in fn.attrs}
+    return {k.name: ir.python_print(k.value) if not isinstance(k.value, ir.Var) else k.value.name for k in fn.attr_items}
 
 
 def test_func_attr_statements_merge_with_the_decorator_and_print_as_one_prologue() -> None:
@@ -118,13 +118,19 @@ def test_func_attr_statements_merge_with_the_decorator_and_print_as_one_prologue
     ir.assert_structural_equal(again, prog)
     fn = again.get_function("kern")
     assert fn is not None
-    assert next(k.value for k in fn.attrs if k.name == "stationary") == fn.param_list[1].var  # the parameter itself
+    assert fn.attrs["stationary"] is fn.params[1]  # the parameter itself
 
 
 def test_decorator_attrs_and_func_attr_spell_the_same_function() -> None:
     body = kernel('pl.func_attr({"split": pl.SplitMode.UP_DOWN})')
-    decorated = kernel(decorator='type=pl.FunctionType.InCore, attrs={"split": pl.SplitMode.UP_DOWN}')
+    with pytest.warns(DeprecationWarning, match="cannot reference parameters"):
+        decorated = kernel(decorator='type=pl.FunctionType.InCore, attrs={"split": pl.SplitMode.UP_DOWN}')
     ir.assert_structural_equal(body, decorated)
+    fn = body.get_function("kern")
+    assert fn is not None and fn.attrs == {"split": ir.SplitMode.UP_DOWN.value}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kernel(decorator="type=pl.FunctionType.InCore, attrs={}")  # nothing to move: no warning
 
 
 FUNC_ATTR_REJECTED = {

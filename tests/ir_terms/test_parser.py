@@ -91,7 +91,7 @@ def test_program_name_functions_and_decorators() -> None:
     assert list(prog.functions) == ["helper", "main"]
     helper = prog.functions["helper"]
     assert helper.func_type is FunctionType.Inline
-    assert helper.attrs == (Keyword("auto_scope", ConstBool(False)),)
+    assert helper.attr_items == (Keyword("auto_scope", ConstBool(False)),)
     assert prog.functions["main"].func_type is FunctionType.Opaque
     ret = stmts(prog.functions["main"])[0]
     assert isinstance(ret, ReturnStmt)
