@@ -1534,7 +1534,8 @@ class FunctionMap(Mapping[str, Function]):
         return self._items[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
+        """The names, each a `GlobalVar` (a str answering `.name`), as PyPTO's map is keyed."""
+        return (GlobalVar(name) for name in self._items)
 
     def __len__(self) -> int:
         return len(self._items)

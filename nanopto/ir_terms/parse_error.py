@@ -37,6 +37,11 @@ class ParserError(ValueError):
         self.source_line = source_line
 
     @property
+    def source_lines(self) -> list[str] | None:
+        """The source lines the error quotes (PyPTO's name); None when it has no source."""
+        return None if self.source_line is None else [self.source_line.rstrip("\n")]
+
+    @property
     def span(self) -> dict[str, Any]:
         """The location under PyPTO's keys; `column` and `begin_column` are 1-based there, so
         they are `col + 1` (docs/coming-from-pypto.md#what-differs-and-why)."""

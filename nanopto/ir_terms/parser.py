@@ -19,6 +19,7 @@ statement forms.
 from __future__ import annotations
 
 import ast
+import enum
 import inspect
 import io
 import itertools
@@ -748,7 +749,7 @@ class _ProgramParser(ExprParser):
                 path = dotted_name(kw.value)
                 member = path.rsplit(".", 1)[-1] if path and path.startswith("pl.FunctionType.") else None
                 if member is None or member not in FunctionType.__members__:
-                    raise self.error(kw.value, "type= must be a pl.FunctionType member, e.g. pl.FunctionType.Inline")
+                    raise self._bad_member(kw.value, "type= must be a pl.FunctionType member", FunctionType)
                 func_type = FunctionType[member]
             elif kw.arg == "attrs" and isinstance(kw.value, ast.Dict):
                 if kw.value.keys:  # `attrs={}` gives the same function as no attrs=: nothing to move
@@ -818,6 +819,16 @@ class _ProgramParser(ExprParser):
             func_type=sig.func_type,
             attr_items=tuple(ordered),
         )
+
+    def _bad_member(self, node: ast.expr, message: str, members: type[enum.Enum]) -> ParserError:
+        """An unknown enum member, located at the member's own name (`BadType` in
+        `pl.FunctionType.BadType`), with the valid members as the hint."""
+        hint = "one of " + ", ".join(members.__members__)
+        if isinstance(node, ast.Attribute) and node.end_lineno == node.lineno and node.end_col_offset is not None:
+            line = node.lineno
+            start = self.char_col(line, node.end_col_offset) - len(node.attr)
+            return self.error_at(line, start, f"{message}, not '{node.attr}'", hint)
+        return self.error(node, message, hint)
 
     def _func_attrs(self, call: ast.Call, existing: list[Keyword]) -> list[Keyword]:
         """`pl.func_attr({"name": value, ...})`: attributes of the function, read after its

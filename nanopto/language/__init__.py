@@ -198,9 +198,55 @@ for _use in _RUNTIME_USES:
     setattr(_Inert, _use, _Inert._not_run)
 
 
-Tensor = _Inert("pl.Tensor")
-Tile = _Inert("pl.Tile")
-Scalar = _Inert("pl.Scalar")
+class _Annotation:
+    """`pl.Tensor((64, 128), pl.FP16)`, `pl.Scalar(pl.FP32)`: a type written as a call, as PyPTO's
+    older notation allows. It holds what was written (`shape`, `dtype`) and has no IR value."""
+
+    __slots__ = ("_head", "dtype", "shape")
+
+    def __init__(self, head: str, shape: tuple[object, ...] | None, dtype: object) -> None:
+        self._head = head
+        self.shape = shape
+        self.dtype = dtype
+
+    def unwrap(self) -> Any:
+        raise ValueError(
+            f"pl.{self._head}(...) here is an annotation-only {self._head}: it names a type and holds no "
+            "IR expression to unwrap"
+        )
+
+    def __repr__(self) -> str:
+        return f"pl.{self._head}(...)"
+
+
+def _tensor_signature(shape: object = None, dtype: object = None, layout: object = None, memref: object = None) -> None:
+    """The arguments of `pl.Tensor(...)` / `pl.Tile(...)` written as a call (Python checks them)."""
+
+
+def _scalar_signature(dtype: object = None) -> None:
+    """The arguments of `pl.Scalar(...)` written as a call (Python checks them)."""
+
+
+class _TypeHead(_Inert):
+    """`pl.Tensor`, `pl.Tile`, `pl.Scalar`: subscripted in annotations (`pl.Tensor[[4], pl.FP32]`),
+    or called in the older notation, which checks its arguments as a Python call would."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: object, **kwargs: object) -> Any:
+        head = self._path.removeprefix("pl.")
+        signature = inspect.signature(_scalar_signature if head == "Scalar" else _tensor_signature)
+        try:
+            bound = signature.bind(*args, **kwargs).arguments
+        except TypeError as exc:
+            raise TypeError(f"pl.{head}(): {exc}") from None
+        shape = bound.get("shape")
+        return _Annotation(head, tuple(shape) if isinstance(shape, (list, tuple)) else None, bound.get("dtype"))
+
+
+Tensor = _TypeHead("pl.Tensor")
+Tile = _TypeHead("pl.Tile")
+Scalar = _TypeHead("pl.Scalar")
 Array = _Inert("pl.Array")
 Out = _Inert("pl.Out")
 InOut = _Inert("pl.InOut")
