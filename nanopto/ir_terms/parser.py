@@ -55,7 +55,6 @@ from nanopto.ir_terms.nodes import (
     Level,
     MakeTuple,
     Param,
-    Symbol,
     ParamDirection,
     Program,
     ReturnStmt,
