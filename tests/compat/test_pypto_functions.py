@@ -120,3 +120,56 @@ def test_a_template_that_calls_itself_is_an_error() -> None:
     with pytest.raises(ir.UnsupportedFeatureError, match="calls itself") as info:
         ir.parse_program(program, closure={"loop": template})
     assert info.value.file == "loop.py" and info.value.line == 3
+
+
+SUBWORKER = """
+@pl.program
+class P:
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def worker(x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        return x
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        return a
+"""
+
+
+def test_a_subworker_method_takes_no_self_and_prints_without_it() -> None:
+    program = ir.parse_program(SUBWORKER)
+    worker = program.functions["worker"]
+    assert [v.name_hint for v in worker.params] == ["x"] and worker.role == ir.Role.SubWorker
+    text = program.as_python()
+    assert "def worker(x: pl.Tensor[[4], pl.FP32])" in text and "def main(self, a:" in text
+    ir.assert_structural_equal(ir.parse_program(text), program)
+    with pytest.raises(ir.ParserSyntaxError, match="SubWorker function 'worker' takes no self"):
+        ir.parse_program(SUBWORKER.replace("def worker(x:", "def worker(self, x:"))
+
+
+def test_a_programs_functions_iterate_as_global_vars() -> None:
+    program = ir.parse_program(SUBWORKER)
+    names = list(program.functions)
+    assert names == ["worker", "main"] and all(isinstance(n, ir.GlobalVar) for n in names)
+    assert [n.name for n in names] == ["worker", "main"] and program.functions[names[1]].name == "main"
+
+
+def test_type_heads_called_in_the_older_notation_hold_shape_and_dtype() -> None:
+    tensor = pl.Tensor((64, 128), pl.FP16)
+    assert tensor.dtype == pl.FP16 and tensor.shape == (64, 128)
+    assert pl.Scalar(pl.FP32).dtype == pl.FP32
+    with pytest.raises(ValueError, match="annotation-only Tensor"):
+        tensor.unwrap()
+    with pytest.raises(TypeError, match="multiple values for argument 'dtype'"):
+        pl.Scalar(pl.FP32, dtype=pl.INT32)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+        pl.Tensor([1], pl.FP32, foo=1)
+
+
+def test_an_unknown_function_type_is_located_at_its_name_with_the_members_as_hint() -> None:
+    source = "@pl.function(type=pl.FunctionType.Bad_é_Type)\ndef bad(x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:\n    return x\n"
+    with pytest.raises(ir.ParserSyntaxError) as info:
+        pl.parse(source)
+    error = info.value
+    assert error.line == 1 and source.splitlines()[0][error.col :].startswith("Bad_é_Type")
+    assert error.hint is not None and "InCore" in error.hint and "Orchestration" in error.hint
+    assert error.source_lines == [source.splitlines()[0]]
