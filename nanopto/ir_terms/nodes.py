@@ -46,18 +46,23 @@ class Span:
     def filename(self) -> str:
         return self.file
 
-    # PyPTO's field names. The column is the one stored: 0-based for a parsed span (docs/coming-from-pypto.md).
+    # PyPTO's names read PyPTO's 1-based columns; `col` and `end_col` are `ast`'s 0-based ones
+    # (docs/coming-from-pypto.md#what-differs-and-why). Unknown stays -1.
     @property
     def begin_line(self) -> int:
         return self.line
 
     @property
     def begin_column(self) -> int:
-        return self.col
+        return self.col + 1 if self.col >= 0 else self.col
 
     @property
     def end_column(self) -> int:
-        return self.end_col
+        return self.end_col + 1 if self.end_col >= 0 else self.end_col
+
+    def to_string(self) -> str:
+        """`file:line:column`, the column 1-based (PyPTO's `Span.to_string`)."""
+        return str(self)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col + 1}"

@@ -248,18 +248,26 @@ class ExprParser:
         if line is None:
             return None
         col = getattr(node, "col_offset", 0)
+        end_line = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
         line += self.line_offset
         if line != self._span_line or self.file != self._span_file or self.lines is not self._span_lines:
             self._span_line, self._span_file, self._span_lines, self._spans = line, self.file, self.lines, {}
             index = line - self.line_offset
             self._span_ascii = not 1 <= index <= len(self.lines) or self.lines[index - 1].isascii()
-        found = self._spans.get(col)
+        key = (col, end_line, end_col)
+        found = self._spans.get(key)
         if found is None:
             # an ASCII line's columns are `ast`'s (`char_col` is not asked: it remembers each line
             # it is asked about); the line's one int object, not this call's equal copy (ints past
             # 256 are 32 bytes each)
             char_col = col if self._span_ascii else self.char_col(line - self.line_offset, col)
-            found = self._spans[col] = Span(self.file, self._span_line, char_col)
+            if end_line is None or end_col is None:
+                found = Span(self.file, self._span_line, char_col)
+            else:
+                char_end = end_col if end_line + self.line_offset == line and self._span_ascii else self.char_col(end_line, end_col)
+                found = Span(self.file, self._span_line, char_col, end_line + self.line_offset, char_end)
+            self._spans[key] = found
         return found
 
     def char_col(self, line: int, col: int) -> int:

@@ -124,7 +124,7 @@ def test_without_auto_mapping_only_defined_vars_are_renamed() -> None:
 
 def test_pypto_spellings_of_fields_and_overloads() -> None:
     span = ir.Span("s.py", 7, 2, 7, 9)
-    assert (span.begin_line, span.begin_column, span.end_line, span.end_column) == (7, 2, 7, 9)
+    assert (span.begin_line, span.begin_column, span.end_line, span.end_column) == (7, 3, 7, 10)  # col and end_col are 0-based; PyPTO's names read 1-based
     empty = ir.YieldStmt(span)  # PyPTO's YieldStmt(span): no values
     assert empty.values == () and empty.span == span
     assert ir.ReturnStmt(span).values == ()
