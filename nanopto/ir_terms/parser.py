@@ -76,6 +76,7 @@ from nanopto.ir_terms.parse_error import (
     InvalidOperationError,
     ParserError,
     ParserTypeError,
+    SSAViolationError,
     UnsupportedFeatureError,
 )
 from nanopto.ir_terms.parse_exprs import (
@@ -151,6 +152,8 @@ class _FunctionState:
     """The `pl` scope constructors enclosing the statement being parsed, outermost first."""
     attrs: tuple[Keyword, ...] = ()
     """The function's decorator attributes (`level=`, `role=`, ...)."""
+    strict_ssa: bool = False
+    """`@pl.function(strict_ssa=True)`: a name is assigned at most once in a block."""
     tagged: dict[int, Var] = field(default_factory=dict)
     """The values `pl.dump_tag` has marked (Var id -> Var), in tag order. Assigning the name again
     makes a new value, so the assignment removes it (docs/specification.md, "Dump tags")."""
@@ -770,7 +773,8 @@ class _ProgramParser(ExprParser):
         auto_scope = not any(
             k.name == "auto_scope" and isinstance(k.value, ConstBool) and not k.value.value for k in sig.attrs
         )
-        self._fn = _FunctionState(func_type=sig.func_type, auto_scope=auto_scope, attrs=sig.attrs)
+        strict_ssa = any(k.name == "strict_ssa" and isinstance(k.value, ConstBool) and k.value.value for k in sig.attrs)
+        self._fn = _FunctionState(func_type=sig.func_type, auto_scope=auto_scope, attrs=sig.attrs, strict_ssa=strict_ssa)
         for param in sig.params:
             self._fn.names[param.var.name] = param.var
         pieces = self._method_body(sig.node)
@@ -865,6 +869,9 @@ class _ProgramParser(ExprParser):
     # -- statements ---------------------------------------------------------------------------
 
     def _block(self, stmts: Iterable[ast.stmt], owner: ast.AST, docstring: ast.stmt | None = None) -> SeqStmts:
+        if self._fn.strict_ssa:
+            stmts = list(stmts)
+            self._check_single_assignment(stmts)
         with self.nesting(owner):
             out: list[Stmt] = []
             carried = self._docstring_comments(docstring) if docstring is not None else ()
@@ -886,6 +893,24 @@ class _ProgramParser(ExprParser):
             self._drop_block_tail(first, last)
             span = self.span(first) if first is not None else self.span(owner)
             return SeqStmts(tuple(out), span=span)
+
+    def _check_single_assignment(self, stmts: list[ast.stmt]) -> None:
+        """Under `strict_ssa=True`, a second assignment of a name in the same block is an error
+        (without it, assigning a name again rebinds it: docs/coming-from-pypto.md)."""
+        assigned: set[str] = set()
+        for stmt in stmts:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+            for target in targets:
+                names = [target] if isinstance(target, ast.Name) else target.elts if isinstance(target, (ast.Tuple, ast.List)) else []
+                for name in (t for t in names if isinstance(t, ast.Name)):
+                    if name.id in assigned:
+                        raise self.error(
+                            name,
+                            f"'{name.id}' is assigned twice in one block of a strict_ssa function",
+                            hint="give the new value its own name",
+                            kind=SSAViolationError,
+                        )
+                    assigned.add(name.id)
 
     def _drop_block_tail(self, first: ast.stmt | None, last: ast.stmt | None) -> None:
         """The comments after a block's last statement, indented as its statements, go with no
@@ -1433,8 +1458,22 @@ class _ProgramParser(ExprParser):
 
     # -- control flow -------------------------------------------------------------------------
 
+    def _condition(self, node: ast.expr, what: str) -> Expr:
+        """An `if` / `while` / `pl.cond` condition: a scalar of a known dtype other than BOOL (`if 1:`,
+        `while n:` on an INDEX) is rejected, as PyPTO does; an untyped one is left to the source."""
+        cond = self.expr(node)
+        ty = self.type_of(cond)
+        if isinstance(ty, ScalarType) and ty.dtype is not DataType.BOOL:
+            raise self.error(
+                node,
+                f"the {what} condition must be a Bool-typed scalar, not {ty.dtype.name}",
+                hint="compare it: `n > 0`, `n != 0`",
+                kind=ParserTypeError,
+            )
+        return cond
+
     def _if(self, node: ast.If) -> IfStmt:
-        cond = self.expr(node.test)
+        cond = self._condition(node.test, "if")
         then_ctx = _YieldContext("if")
         tagged = dict(self._fn.tagged)
         self._fn.yields.append(then_ctx)
@@ -1582,7 +1621,7 @@ class _ProgramParser(ExprParser):
         self._fn.yields.append(ctx)
         try:
             if cond_node is not None:
-                cond = self.expr(cond_node)
+                cond = self._condition(cond_node, "while")
             body = self._block(body_nodes, node)
         finally:
             self._fn.yields.pop()
@@ -1623,7 +1662,7 @@ class _ProgramParser(ExprParser):
     def _while(self, node: ast.While) -> WhileStmt:
         if node.orelse:
             raise self.error(node, "while ... else is not supported", kind=UnsupportedFeatureError)
-        cond = self.expr(node.test)
+        cond = self._condition(node.test, "while")
         _, return_vars, body = self._loop_body(node, "while", "while", [], (), node.body)
         return WhileStmt(cond, (), body, return_vars, natural=True, span=self.span(node))
 

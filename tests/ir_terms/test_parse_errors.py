@@ -227,3 +227,32 @@ def test_a_long_offending_line_is_quoted_as_a_window_around_the_column() -> None
 def test_python_compiler_warnings_are_not_printed(recwarn: pytest.WarningsRecorder) -> None:
     parse_program(_main("x = '\\X'\nreturn x\n", params="a"))
     assert not [w for w in recwarn if issubclass(w.category, (SyntaxWarning, DeprecationWarning))]
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        ("if 1:\n    a = a\nreturn a\n", "if"),
+        ("k: pl.Scalar[pl.INDEX] = 3\nwhile k:\n    k = k - 1\nreturn a\n", "while"),
+        ("for (k,) in pl.while_(init_values=(3,)):\n    pl.cond(k)\n    k = pl.yield_(k - 1)\nreturn a\n", "while"),
+    ],
+)
+def test_a_condition_of_a_known_dtype_other_than_bool_is_a_type_error(body: str, what: str) -> None:
+    from nanopto.ir_terms.parse_error import ParserTypeError
+
+    err = _error(_main(body))
+    assert isinstance(err, ParserTypeError) and err.line >= BODY_LINE
+    assert f"the {what} condition must be a Bool-typed scalar" in err.message and err.hint is not None
+    parse_program(_main(body.replace("if 1:", "if a > b:").replace("while k:", "while k > 0:").replace("pl.cond(k)", "pl.cond(k > 0)")))
+
+
+def test_strict_ssa_rejects_a_second_assignment_in_one_block() -> None:
+    from nanopto.ir_terms.parse_error import SSAViolationError
+
+    strict = "@pl.function(strict_ssa=True)"
+    body = "x = pl.add(a, b)\nx = pl.add(x, b)\nreturn x\n"
+    source = _main(body).replace("@pl.function\n", strict + "\n")
+    err = _error(source)
+    assert isinstance(err, SSAViolationError) and err.line == BODY_LINE + 1 and "'x' is assigned twice" in err.message
+    parse_program(_main(body))  # without strict_ssa the name is rebound
+    parse_program(_main("x = pl.add(a, b)\nif a > b:\n    x = pl.add(x, b)\nreturn x\n").replace("@pl.function\n", strict + "\n"))
