@@ -193,7 +193,7 @@ class ExprParser:
         """Names of module-level `@pl.function`s the source may call by name."""
         self.inline_templates: set[str] = set()
         """Names of `@pl.inline` templates; a call of one is spliced by the statement parser."""
-        self._spans: dict[int, Span] = {}
+        self._spans: dict[tuple[int, int | None, int | None], Span] = {}
         self._span_line = 0
         self._span_file = filename
         self._span_lines = self.lines
@@ -269,6 +269,12 @@ class ExprParser:
                 found = Span(self.file, self._span_line, char_col, end_line + self.line_offset, char_end)
             self._spans[key] = found
         return found
+
+    def header_span(self, node: ast.stmt) -> Span | None:
+        """A class's or function's location: where its header starts, without an end (a large
+        source is parsed a method at a time, so the end of the whole is not at hand)."""
+        span = self.span(node)
+        return None if span is None else Span(span.file, span.line, span.col)
 
     def char_col(self, line: int, col: int) -> int:
         """`ast` counts a column in UTF-8 bytes; a span and a caret count characters, so a name such
@@ -796,6 +802,10 @@ class ExprParser:
         values = tuple(self.expr(a) for a in self.positional(node))
         _, _, items = self.call_attrs(node, f"pl.{spelling}", selection=False)
         kwargs = self.keywords(node, skip=("attrs",))
+        if spelling == "system.task_dummy":
+            for kw, keyword in zip((k for k in node.keywords if k.arg == "deps"), (k for k in kwargs if k.name == "deps"), strict=False):
+                if isinstance(kw.value, (ast.List, ast.Tuple)) and isinstance(keyword.value, MakeTuple):
+                    self.check_task_ids(list(kw.value.elts), keyword.value.elements)
         scalar = self._scalar_dispatch(spelling, values, node)
         if scalar is not None:
             return scalar
@@ -989,7 +999,30 @@ class ExprParser:
     def deps(self, node: ast.List) -> Expr:
         """A `deps=[...]` list: a `None` entry depends on nothing and is left out, as in PyPTO."""
         kept = [e for e in node.elts if not (isinstance(e, ast.Constant) and e.value is None)]
-        return MakeTuple(tuple(self.expr(e) for e in kept), is_list=True, span=self.span(node))
+        values = tuple(self.expr(e) for e in kept)
+        self.check_task_ids(kept, values)
+        return MakeTuple(values, is_list=True, span=self.span(node))
+
+    def check_task_ids(self, nodes: list[ast.expr], values: tuple[Expr, ...]) -> None:
+        """Each `deps=` entry is a task id: a TASK_ID scalar or an array of them. An entry of
+        another known type (a tensor, an INT32 scalar) is a ParserTypeError; an untyped one is
+        left to the source."""
+        for node, value in zip(nodes, values, strict=True):
+            ty = self.type_of(value)
+            dtype = ty.dtype if isinstance(ty, (ScalarType, ArrayType)) else None
+            if isinstance(ty, UnknownType) or dtype is DataType.TASK_ID:
+                continue
+            shown = (
+                f"a {dtype.name} scalar" if isinstance(ty, ScalarType) and dtype is not None
+                else f"an array of {dtype.name}" if isinstance(ty, ArrayType) and dtype is not None
+                else type(ty).__name__.removesuffix("Type").lower()
+            )  # fmt: skip
+            raise self.error(
+                node,
+                f"a deps= entry is a TaskId (a pl.Scalar[pl.TASK_ID] or an array of them), not {shown}",
+                hint="depend on the task id a launch returns: out, tid = pl.submit(...); deps=[tid]",
+                kind=ParserTypeError,
+            )
 
     def check_bool_literal(self, kw: ast.keyword, form: str) -> None:
         """`allow_early_resolve=` and `sync_start=` are written True or False, nothing computed."""

@@ -626,7 +626,7 @@ class _ProgramParser(ExprParser):
             if self._tree is None:  # the syntax tree is ours: a 5 MB source's is 600 MB, the IR's 125
                 method.body = []
         functions = tuple(converted[method.name] for method in methods)
-        return Program(cls.name, functions + self._called_standalone(functions), span=self.span(cls))
+        return Program(cls.name, functions + self._called_standalone(functions), span=self.header_span(cls))
 
     def _inline_callees_first(self, methods: list[ast.FunctionDef]) -> list[ast.FunctionDef]:
         """`methods` with the Inline ones first, each after the Inline helpers it calls (source
@@ -818,7 +818,7 @@ class _ProgramParser(ExprParser):
             sig.params,
             sig.return_types,
             body,
-            self.span(sig.node),
+            self.header_span(sig.node),
             func_type=sig.func_type,
             attr_items=tuple(ordered),
         )
@@ -1080,7 +1080,11 @@ class _ProgramParser(ExprParser):
             return self._splice_into(template, node.value, target, None, node)
         if isinstance(target, ast.Name):
             self._assigned[id(node.value)] = target.id
-            value = self.expr(node.value)
+            if isinstance(node.value, ast.Constant) and node.value.value is None:
+                # `tid = None`, "no producer yet": the task id of no task (docs/coming-from-pypto.md)
+                value: Expr = Call("system.task_invalid", (), span=self.span(node.value))
+            else:
+                value = self.expr(node.value)
             var = self._bind(target, self.type_of(value))
             return [AssignStmt(var, value, annotated=False, span=self.span(node))]
         if isinstance(target, (ast.Tuple, ast.List)):

@@ -64,6 +64,13 @@ REJECTED = {
         2,
         "pl.yield_",
     ),
+    "a tensor in deps=": (["with pl.manual_scope():", "    w, t = pl.submit(self.kern, v, deps=[v])"], 1, "deps=[tid]"),
+    "an INDEX scalar in deps=": (
+        ["n: pl.Scalar[pl.INDEX] = 1", "with pl.manual_scope():", "    w, t = pl.submit(self.kern, v, deps=[n])"],
+        2,
+        "deps=[tid]",
+    ),
+    "a tensor in task_dummy deps=": (["with pl.manual_scope():", "    t = pl.system.task_dummy(deps=[v])"], 1, "deps=[tid]"),
     "duplicate no_dep_args": (["with pl.at(level=pl.Level.CORE_GROUP, no_dep_args=[v, v]):", W], 0, "once"),
     "no_dep_args not a list": (["with pl.at(level=pl.Level.CORE_GROUP, no_dep_args=v):", W], 0, None),
 }
@@ -93,3 +100,12 @@ def test_the_accepted_neighbours_parse() -> None:
         "FunctionType.Orchestration)", "FunctionType.Orchestration, auto_scope=False)"
     )
     ir.parse_program(auto_off)
+
+
+def test_none_for_a_task_id_is_the_task_id_of_no_task() -> None:
+    program = ir.parse_program(
+        launch("with pl.manual_scope():", "    prev = None", "    w, t = pl.submit(self.kern, v, deps=[prev])")
+    )
+    text = program.as_python()
+    assert "prev = pl.system.task_invalid()" in text
+    ir.assert_structural_equal(ir.parse_program(text), program)
