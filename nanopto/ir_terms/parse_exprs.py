@@ -217,6 +217,10 @@ class ExprParser:
     def function_return_types(self, name: str) -> tuple[Type, ...] | None:
         raise NotImplementedError
 
+    def function_arity(self, name: str) -> int | None:
+        """How many parameters the program function `name` takes; None when not known."""
+        return None
+
     def dump_tagged(self) -> Mapping[int, Var]:
         """The values a `pl.dump_tag` has marked so far (Var id -> Var); none by default."""
         return {}
@@ -743,7 +747,7 @@ class ExprParser:
         if path.startswith("self.") or path in self.standalone_functions:
             callee = path[5:] if path.startswith("self.") else path
             if path.startswith("self.") and callee not in self.function_names:
-                raise self.error(node.func, f"unknown function 'self.{callee}'")
+                raise self.error(node.func, f"unknown function 'self.{callee}'", kind=UndefinedVariableError)
             if not path.startswith("self.") and callee in self.function_names:
                 raise self.error(
                     node.func,
@@ -763,6 +767,14 @@ class ExprParser:
             dumps = self.dispatch_dumps(values, explicit, nodes, 'attrs["dump_vars"]', "call")
             parse_distributed.check_device_keyword(self, callee, node)
             kwargs = self.keywords(node, skip=("attrs",))
+            arity = self.function_arity(callee)
+            if arity is not None and len(values) + len(kwargs) != arity:
+                raise self.error(
+                    node,
+                    f"'{callee}' expects {arity} argument(s), got {len(values) + len(kwargs)}",
+                    hint="pass one argument per parameter of the function",
+                    kind=ParserTypeError,
+                )
             return Call(callee, values, kwargs, function=True, dumps=dumps, attr_items=items, span=span)
         if path in self.inline_templates:
             raise self.error(
@@ -774,7 +786,12 @@ class ExprParser:
         if parse_distributed.is_distributed(path):
             return parse_distributed.call(self, node, path)
         if not path.startswith("pl."):
-            raise self.error(node.func, f"unknown function '{path}'", hint="builtin ops are called as pl.<op>(...)")
+            raise self.error(
+                node.func,
+                f"Unsupported function call: unknown function '{path}'",
+                hint="builtin ops are called as pl.<op>(...), program functions as self.<name>(...)",
+                kind=UnsupportedFeatureError,
+            )
         spelling = OPS.ir_name(path[3:])
         if spelling == "const":
             return self._typed_const(node)

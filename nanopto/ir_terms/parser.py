@@ -322,6 +322,12 @@ class _ProgramParser(ExprParser):
         still bound at its entry (`nanopto.ir_terms.dump_selection`)."""
         return seeded(written, at_entry.values()) if constructor in DUMP_CARRIERS else written
 
+    def function_arity(self, name: str) -> int | None:
+        sig = self._signatures.get(name)
+        if sig is None and name in self._standalone:
+            return len(self._standalone[name].param_list)
+        return None if sig is None else len(sig.params)
+
     def function_return_types(self, name: str) -> tuple[Type, ...] | None:
         sig = self._signatures.get(name)
         if sig is None and name in self._standalone:
@@ -607,6 +613,10 @@ class _ProgramParser(ExprParser):
                 continue
             else:
                 raise self.error(stmt, "a @pl.program class body may only hold @pl.function methods")
+        if not methods:
+            raise self.error(
+                cls, f"the @pl.program class '{cls.name}' defines no function", hint="add a @pl.function method"
+            )
         for method in methods:
             if method.name in self._signatures:
                 raise self.error(method, f"function '{method.name}' is defined twice")
@@ -753,6 +763,12 @@ class _ProgramParser(ExprParser):
                 if member is None or member not in FunctionType.__members__:
                     raise self._bad_member(kw.value, "type= must be a pl.FunctionType member", FunctionType)
                 func_type = FunctionType[member]
+            elif kw.arg == "attrs" and not isinstance(kw.value, ast.Dict):
+                raise self.error(
+                    kw.value,
+                    "@pl.function(attrs=...) must be a dict literal",
+                    hint='write attrs={"name": value}, or pl.func_attr({...}) as the first statement',
+                )
             elif kw.arg == "attrs" and isinstance(kw.value, ast.Dict):
                 if kw.value.keys:  # `attrs={}` gives the same function as no attrs=: nothing to move
                     warnings.warn(
@@ -1248,7 +1264,10 @@ class _ProgramParser(ExprParser):
         params = [a.arg for a in fn.args.args]
         if call.keywords or len(call.args) != len(params):
             raise self.error(
-                call, f"'{template.name}' takes {len(params)} positional argument(s): {', '.join(params)}"
+                call,
+                f"'{template.name}' expects {len(params)} argument(s), got {len(call.args) + len(call.keywords)}",
+                hint=f"pass them by position: {template.name}({', '.join(params)})",
+                kind=ParserTypeError,
             )
         values = [self.expr(a) for a in self.positional(call)]
         stmts: list[Stmt] = []

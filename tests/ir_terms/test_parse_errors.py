@@ -256,3 +256,24 @@ def test_strict_ssa_rejects_a_second_assignment_in_one_block() -> None:
     assert isinstance(err, SSAViolationError) and err.line == BODY_LINE + 1 and "'x' is assigned twice" in err.message
     parse_program(_main(body))  # without strict_ssa the name is rebound
     parse_program(_main("x = pl.add(a, b)\nif a > b:\n    x = pl.add(x, b)\nreturn x\n").replace("@pl.function\n", strict + "\n"))
+
+
+def test_calls_are_checked_with_pyptos_error_classes() -> None:
+    from nanopto.ir_terms.parse_error import ParserTypeError, UndefinedVariableError, UnsupportedFeatureError
+
+    assert isinstance(_error(_main("x = self.nothere(a)\nreturn x\n")), UndefinedVariableError)
+    assert isinstance(_error(_main("x = len(a)\nreturn x\n")), UnsupportedFeatureError)
+    helper = "\n@pl.function\ndef h(self, x, y):\n    return x\n"
+    err = _error(_main("x = self.h(a)\nreturn x\n", extra=helper))
+    assert isinstance(err, ParserTypeError) and "'h' expects 2 argument(s), got 1" in err.message and err.line == BODY_LINE
+    parse_program(_main("x = self.h(a, b)\nreturn x\n", extra=helper))
+
+
+def test_an_empty_program_and_a_non_dict_attrs_are_syntax_errors() -> None:
+    from nanopto.ir_terms.parse_error import ParserSyntaxError
+
+    empty = _error(HEADER + "    pass\n")
+    assert isinstance(empty, ParserSyntaxError) and "defines no function" in empty.message
+    source = _main("return a\n").replace("@pl.function\n", "@pl.function(attrs=5)\n")
+    bad = _error(source)
+    assert isinstance(bad, ParserSyntaxError) and "must be a dict literal" in bad.message

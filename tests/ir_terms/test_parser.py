@@ -933,7 +933,8 @@ def main(self, a: pl.Tensor[[4], pl.FP32], n: pl.INT64, condition: pl.BOOL, valu
         self.kernel(a)
     for b in pl.spmd(8):
         pass
-    with pl.spmd(8, deps=[x]) as tid:
+    ready = pl.system.task_invalid()
+    with pl.spmd(8, deps=[ready]) as tid:
         self.kernel(a)
     with pl.scope(mode=pl.ScopeMode.MANUAL):
         pass
