@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nanopto.ir_terms.nodes import BinaryExpr, BinOp, Expr, Span, UnaryExpr, UnOp
+from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.nodes import BinaryExpr, BinOp, Call, Expr, Span, Symbol, UnaryExpr, UnOp
+from nanopto.ir_terms.types import ScalarType, UnknownType
 
 
 class _BinaryView(type):
@@ -78,3 +80,25 @@ Neg = _unary("Neg", UnOp.Neg)
 Not = _unary("Not", UnOp.Not)
 BitNot = _unary("BitNot", UnOp.BitNot)
 Abs = _unary("Abs", UnOp.Abs)
+
+
+_CAST_SPELLINGS = frozenset({"cast", "tensor.cast", "tile.cast"})
+
+
+class _CastView(type):
+    """PyPTO's scalar `Cast(operand, dtype, span)` node is nanopto's `pl.cast(x, dtype)` call on a
+    scalar: `isinstance` reads the call, calling the class builds it."""
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        if not (isinstance(obj, Call) and str(obj.op) in _CAST_SPELLINGS and obj.args):
+            return False
+        return isinstance(obj.args[0].type if hasattr(obj.args[0], "type") else UnknownType(), (ScalarType, UnknownType))
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return sub is cls
+
+    def __call__(cls, operand: Expr, dtype: DataType, span: Span | None = None) -> Call:
+        return Call("cast", (operand, Symbol(dtype.name)), span=span)
+
+
+Cast = _CastView("Cast", (), {"__doc__": "A scalar `pl.cast(x, dtype)`: a `Call` of the `cast` op."})

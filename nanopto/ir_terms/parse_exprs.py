@@ -139,6 +139,28 @@ _VIEW_ENUMS: dict[str, type[TileLayout | PadValue | CompactMode]] = {
 """The `pl.TileView` fields that take an enum member, and its enum."""
 
 
+_COMPARISONS = {
+    ast.Eq: BinOp.Eq,
+    ast.NotEq: BinOp.Ne,
+    ast.Lt: BinOp.Lt,
+    ast.LtE: BinOp.Le,
+    ast.Gt: BinOp.Gt,
+    ast.GtE: BinOp.Ge,
+}
+_PREDICATE_DTYPES = frozenset({DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64})
+
+
+def _int_literal(node: ast.expr) -> int | None:
+    """An integer literal, with its sign (`-5`, `+5`); None for anything else."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -1 if isinstance(node.op, ast.USub) else 1
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return None
+
+
 def dotted_name(node: ast.expr) -> str | None:
     """`pl.tile.load` for the attribute chain `pl.tile.load`; None for anything else."""
     parts: list[str] = []
@@ -597,8 +619,88 @@ class ExprParser:
                 raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
             if kw.arg in skip:
                 continue
-            out.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
+            value = self.predicate(kw.value) if kw.arg == "predicate" else self.expr(kw.value)
+            out.append(Keyword(kw.arg, value, span=self.span(kw.value)))
         return tuple(out)
+
+    def predicate(self, node: ast.expr) -> Expr:
+        """A launch's `predicate=(t[i, j] > 0)`: one comparison of one element of a tensor with an
+        integer literal, either side first (docs/specification.md, "Statement forms"). The element
+        is the `pl.read(t, [i, j])` it means, which the printer writes back."""
+        if not isinstance(node, ast.Compare):
+            raise self.error(
+                node,
+                "predicate= must be a single comparison of a tensor element with an integer literal",
+                hint="write predicate=(t[0, 0] > 0)",
+            )
+        if len(node.ops) != 1:
+            raise self.error(node, "a predicate is one comparison: a chained comparison is not supported", hint="compare once: t[i] > 0")
+        op = _COMPARISONS.get(type(node.ops[0]))
+        if op is None:
+            raise self.error(
+                node,
+                f"Unsupported comparison '{type(node.ops[0]).__name__}' in a predicate",
+                hint="compare with ==, !=, <, <=, > or >=",
+                kind=UnsupportedFeatureError,
+            )
+        left, right = node.left, node.comparators[0]
+        literal_first = _int_literal(left) is not None or isinstance(left, ast.Constant)
+        element_node, literal_node = (right, left) if literal_first else (left, right)
+        element = self._predicate_element(element_node)
+        value = _int_literal(literal_node)
+        if value is None:
+            raise self.error(
+                literal_node,
+                "a predicate compares the element with an integer literal",
+                hint="write the target as a whole number: t[0, 0] > 0",
+            )
+        target = ConstInt(self.check_int(value, DataType.INT64, literal_node), span=self.span(literal_node))
+        lhs, rhs = (target, element) if literal_first else (element, target)
+        return BinaryExpr(op, lhs, rhs, span=self.span(node))
+
+    def _predicate_element(self, node: ast.expr) -> Expr:
+        """`t[i, j]` (or the `pl.read(t, [i, j])` it prints as): one element of a tensor of signed
+        8/16/32/64-bit integers, one scalar index per axis."""
+        if isinstance(node, ast.Subscript):
+            base = self.expr(node.value)
+            index_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        elif isinstance(node, ast.Call) and dotted_name(node.func) in ("pl.read", "pl.tensor.read") and len(node.args) == 2:
+            base = self.expr(node.args[0])
+            listed = node.args[1]
+            index_nodes = list(listed.elts) if isinstance(listed, (ast.List, ast.Tuple)) else [listed]
+        else:
+            raise self.error(
+                node, "a predicate compares one tensor element, t[i, j], with an integer literal", hint="write predicate=(t[0, 0] > 0)"
+            )
+        ty = self.type_of(base)
+        if not isinstance(ty, (TensorType, UnknownType)):
+            raise self.error(node, "a predicate reads an element of a tensor", kind=ParserTypeError)
+        if isinstance(ty, TensorType):
+            if ty.dtype not in _PREDICATE_DTYPES:
+                raise self.error(
+                    node,
+                    f"a predicate's tensor holds signed 8/16/32/64-bit integers, not {ty.dtype.name}",
+                    hint="the runtime reads the element as a signed integer",
+                    kind=ParserTypeError,
+                )
+            if len(index_nodes) != len(ty.shape):
+                raise self.error(
+                    node,
+                    f"a predicate reads one element: {len(ty.shape)} index(es) for this tensor, not {len(index_nodes)}",
+                    hint="give one index per axis",
+                )
+        indices: list[Expr] = []
+        for index_node in index_nodes:
+            if isinstance(index_node, ast.Slice):
+                raise self.error(index_node, "a predicate reads one element: an index, not a slice")
+            literal = _int_literal(index_node)
+            if literal is not None and literal < 0:
+                raise self.error(index_node, "a predicate's index must be non-negative", kind=ParserTypeError)
+            index = self.expr(index_node)
+            if not isinstance(self.type_of(index), (ScalarType, UnknownType)):
+                raise self.error(index_node, "a predicate's index is a scalar")
+            indices.append(index)
+        return Call("read", (base, MakeTuple(tuple(indices), is_list=True)), span=self.span(node))
 
     def dumps(self, node: ast.expr, form: str = "dumps=", *, repeats: bool = False) -> tuple[Var, ...]:
         """The tensors of a `dumps=[a, b]` list; with `repeats`, a name listed twice counts once."""
@@ -1007,6 +1109,8 @@ class ExprParser:
                 nodes = [e for e in kw.value.elts if isinstance(e, ast.Name)] if isinstance(kw.value, (ast.List, ast.Tuple)) else []
             elif kw.arg == "deps" and isinstance(kw.value, ast.List):
                 kwargs.append(Keyword(kw.arg, self.deps(kw.value), span=self.span(kw.value)))
+            elif kw.arg == "predicate":
+                kwargs.append(Keyword(kw.arg, self.predicate(kw.value), span=self.span(kw.value)))
             elif kw.arg != "attrs":
                 kwargs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
         _, _, items = self.call_attrs(node, form, selection=False)

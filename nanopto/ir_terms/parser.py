@@ -1737,6 +1737,8 @@ class _ProgramParser(ExprParser):
             elif kw.arg == "optimizations":
                 entries = spmd_forms.canonical_optimizations(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
                 kwargs += [entries] if entries is not None else []
+            elif kw.arg == "predicate":
+                kwargs.append(Keyword(kw.arg, self.predicate(kw.value), span=self.span(kw.value)))
             else:
                 kwargs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
         if pl_call_name(call) == "spmd":

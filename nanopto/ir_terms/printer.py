@@ -326,9 +326,15 @@ def _piece(expr: Expr) -> _Piece:
     return expr
 
 
+def _keyword_value(k: Keyword) -> str:
+    """A keyword's value; a launch's predicate in parentheses, `predicate=(pl.read(t, [0]) > 0)`."""
+    text = print_expr(k.value)
+    return f"({text})" if k.name == "predicate" else text
+
+
 def _args(args: Sequence[Expr], kwargs: Sequence[Keyword], extra: Sequence[str] = ()) -> str:
     parts = [print_expr(a) for a in args]
-    parts += [f"{k.name}={print_expr(k.value)}" for k in kwargs]
+    parts += [f"{k.name}={_keyword_value(k)}" for k in kwargs]
     parts += list(extra)
     return ", ".join(parts)
 
@@ -339,6 +345,9 @@ def _arg_pieces(args: Sequence[Expr], kwargs: Sequence[Keyword], extra: Sequence
     for arg in args:
         pieces += [_piece(arg), ", "]
     for keyword in kwargs:
+        if keyword.name == "predicate":  # a launch's predicate in parentheses (`_keyword_value`)
+            pieces += ["predicate=(", _piece(keyword.value), ")", ", "]
+            continue
         pieces += [f"{keyword.name}=", _piece(keyword.value), ", "]
     for text in extra:
         pieces += [text, ", "]

@@ -302,3 +302,57 @@ def test_task_dummy_is_a_task_that_waits_for_its_deps() -> None:
     x, out = np.array([1, 5], dtype=np.int32), np.zeros(2, dtype=np.int32)
     assert interpret(program, "main", x, out) == 1  # the launch took task id 0
     assert np.array_equal(out, 3 * x)
+
+
+PREDICATED = HEAD + '''
+@pl.program
+class Gated:
+    @pl.function(type=pl.FunctionType.InCore)
+    def gate(self, g: pl.Out[pl.Tensor[[4, 4], pl.INT32]]) -> pl.Tensor[[4, 4], pl.INT32]:
+        return g
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def expert(self, x: pl.Tensor[[4], pl.FP32], out: pl.Out[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
+        out = pl.tensor.assemble(out, pl.add(x, x), [0])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4], pl.FP32], out: pl.Out[pl.Tensor[[4], pl.FP32]], rc: pl.Out[pl.Tensor[[4, 4], pl.INT32]]) -> pl.Tensor[[4], pl.FP32]:
+        with pl.manual_scope():
+            rc, g = pl.spmd_submit(self.gate, rc, core_num=1)
+            out, t = pl.spmd_submit(self.expert, x, out, core_num=1, deps=[g], predicate=PREDICATE)
+        return out
+'''
+
+
+@pytest.mark.parametrize(("predicate", "op", "target_first"), [("rc[1, 2] > 0", ir.Gt, False), ("-5 <= rc[1, 2]", ir.Le, True)])
+def test_a_launch_predicate_is_a_comparison_of_one_element_read(predicate: str, op: type, target_first: bool) -> None:
+    program = ir.parse_program(PREDICATED.replace("PREDICATE", predicate))
+    submits = [n for n in walk(program) if isinstance(n, ir.Submit)]
+    assert submits[0].predicate is None
+    pred = submits[1].predicate
+    assert isinstance(pred, op)
+    read, target = (pred.right, pred.left) if target_first else (pred.left, pred.right)  # type: ignore[attr-defined]
+    assert isinstance(read, ir.Call) and read.op.name == ir.get_op("tensor.read").name
+    assert [i.value for i in read.args[1].elements] == [1, 2] and target == ir.ConstInt(-5 if target_first else 0)
+    text = program.as_python()
+    assert "predicate=(" in text and "pl.read(rc, [1, 2])" in text
+    ir.assert_structural_equal(ir.parse_program(text), program)
+
+
+@pytest.mark.parametrize(
+    ("predicate", "kind", "message"),
+    [
+        ("rc", ir.ParserSyntaxError, "single comparison"),
+        ("0 < rc[0, 0] < 8", ir.ParserSyntaxError, "chained comparison"),
+        ("rc[0, 0] in x", ir.UnsupportedFeatureError, "Unsupported comparison"),
+        ("rc[0] > 0", ir.ParserSyntaxError, "2 index(es)"),
+        ("rc[0, 0] > 1.5", ir.ParserSyntaxError, "integer literal"),
+        ("rc[-1, 0] > 0", ir.ParserTypeError, "non-negative"),
+        ("x[0] > 0", ir.ParserTypeError, "signed 8/16/32/64-bit integers"),
+    ],
+)
+def test_a_predicate_that_is_not_one_element_against_a_literal_is_rejected(predicate: str, kind: type, message: str) -> None:
+    with pytest.raises(ir.ParserError) as info:
+        ir.parse_program(PREDICATED.replace("PREDICATE", predicate))
+    assert isinstance(info.value, kind) and message in info.value.message and info.value.line == 19
