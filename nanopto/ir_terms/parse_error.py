@@ -27,8 +27,10 @@ class ParserError(ValueError):
         col: int = 0,
         hint: str | None = None,
         source_line: str | None = None,
+        source: list[str] | None = None,
     ) -> None:
         super().__init__(message)
+        self._source = source
         self.message = message
         self.file = file
         self.line = line
@@ -38,7 +40,10 @@ class ParserError(ValueError):
 
     @property
     def source_lines(self) -> list[str] | None:
-        """The source lines the error quotes (PyPTO's name); None when it has no source."""
+        """The lines of the source, indexed by `line - 1` (PyPTO's name); when the parser had
+        only part of the file, just the line it quotes; None when it has no source."""
+        if self._source is not None:
+            return [line.rstrip("\n") for line in self._source]
         return None if self.source_line is None else [self.source_line.rstrip("\n")]
 
     @property

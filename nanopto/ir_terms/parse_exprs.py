@@ -347,6 +347,7 @@ class ExprParser:
             col=col,
             hint=hint,
             source_line=text,
+            source=self.lines if not self.line_offset else None,
         )
 
     @contextmanager
@@ -1107,8 +1108,8 @@ class ExprParser:
             if kw.arg == "dumps":
                 explicit = self.dumps(kw.value, f"{form} dumps=", repeats=True)
                 nodes = [e for e in kw.value.elts if isinstance(e, ast.Name)] if isinstance(kw.value, (ast.List, ast.Tuple)) else []
-            elif kw.arg == "deps" and isinstance(kw.value, ast.List):
-                kwargs.append(Keyword(kw.arg, self.deps(kw.value), span=self.span(kw.value)))
+            elif kw.arg == "deps":
+                kwargs.append(Keyword(kw.arg, self.deps_value(kw.value), span=self.span(kw.value)))
             elif kw.arg == "predicate":
                 kwargs.append(Keyword(kw.arg, self.predicate(kw.value), span=self.span(kw.value)))
             elif kw.arg != "attrs":
@@ -1116,6 +1117,19 @@ class ExprParser:
         _, _, items = self.call_attrs(node, form, selection=False)
         dumps = self.dispatch_dumps(values, explicit, nodes, f"{form} dumps=", "submit")
         return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, attr_items=items, span=self.span(node))
+
+    def deps_value(self, node: ast.expr) -> Expr:
+        """`deps=` is written as a list, `deps=[t1, t2]` or `deps=[tids[i] for i in range(4)]`, so
+        each edge is read where it is written; an expression that computes the list is rejected."""
+        if isinstance(node, ast.List):
+            return self.deps(node)
+        if isinstance(node, ast.ListComp):
+            return self.expr(node)
+        raise self.error(
+            node,
+            "deps= takes a list of task ids",
+            hint="write the task ids out: deps=[t1, t2] (or deps=[tids[i] for i in range(4)])",
+        )
 
     def deps(self, node: ast.List) -> Expr:
         """A `deps=[...]` list: a `None` entry depends on nothing and is left out, as in PyPTO."""

@@ -1732,8 +1732,8 @@ class _ProgramParser(ExprParser):
                 raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
             if kw.arg == "dumps":
                 dumps = self.dumps(kw.value)
-            elif kw.arg == "deps" and isinstance(kw.value, ast.List):
-                kwargs.append(Keyword(kw.arg, self.deps(kw.value), span=self.span(kw.value)))
+            elif kw.arg == "deps":
+                kwargs.append(Keyword(kw.arg, self.deps_value(kw.value), span=self.span(kw.value)))
             elif kw.arg == "optimizations":
                 entries = spmd_forms.canonical_optimizations(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
                 kwargs += [entries] if entries is not None else []

@@ -172,4 +172,4 @@ def test_an_unknown_function_type_is_located_at_its_name_with_the_members_as_hin
     error = info.value
     assert error.line == 1 and source.splitlines()[0][error.col :].startswith("Bad_é_Type")
     assert error.hint is not None and "InCore" in error.hint and "Orchestration" in error.hint
-    assert error.source_lines == [source.splitlines()[0]]
+    assert error.source_lines == source.splitlines() and error.source_lines[error.line - 1].startswith("@pl.function")

@@ -71,6 +71,12 @@ REJECTED = {
         "deps=[tid]",
     ),
     "a tensor in task_dummy deps=": (["with pl.manual_scope():", "    t = pl.system.task_dummy(deps=[v])"], 1, "deps=[tid]"),
+    "a computed deps= list": (["with pl.manual_scope():", "    w, t = pl.submit(self.kern, v, deps=[] + [])"], 1, "deps=[t1, t2]"),
+    "a computed deps= on pl.at": (
+        ["with pl.at(level=pl.Level.CORE_GROUP) as t:", W, "with pl.at(level=pl.Level.CORE_GROUP, deps=[t] + []):", W],
+        2,
+        "deps=[t1, t2]",
+    ),
     "duplicate no_dep_args": (["with pl.at(level=pl.Level.CORE_GROUP, no_dep_args=[v, v]):", W], 0, "once"),
     "no_dep_args not a list": (["with pl.at(level=pl.Level.CORE_GROUP, no_dep_args=v):", W], 0, None),
 }
