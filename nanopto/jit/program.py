@@ -191,7 +191,8 @@ class _SpansInTheirFiles(Mutator):
         span = getattr(node, "span", None)
         if isinstance(span, Span) and span.line > self.segments[0].lines:
             segment = next(s for s in reversed(self.segments) if span.line > s.offset)
-            moved = Span(segment.file, span.line - segment.offset, span.col)
+            end_line = span.end_line - segment.offset if span.end_line >= 0 else -1
+            moved = Span(segment.file, span.line - segment.offset, span.col, end_line, span.end_col)
             extra = {"id": node.id} if isinstance(node, Var) else {}
             node = dataclasses.replace(node, span=moved, **extra)
         return node

@@ -344,10 +344,16 @@ holds one)."""
 
 
 def span_value(span: n.Span | None, comments: tuple[str, ...] = ()) -> str:
-    """The span String of a term: `line:col:file`, then the statement's comment lines, each after
-    a `COMMENT_MARK`. Comments ride with the span, so a statement keeps them through every rule
-    that keeps its span, and the terms of the IR sorts need no field for them."""
-    text = "" if span is None else f"{span.line}:{span.col}:{span.file}"
+    """The span String of a term: `line:col:file` (`line:col+end_line+end_col:file` when the span
+    has its end), then the statement's comment lines, each after a `COMMENT_MARK`. Comments ride
+    with the span, so a statement keeps them through every rule that keeps its span, and the terms
+    of the IR sorts need no field for them."""
+    if span is None:
+        text = ""
+    elif span.end_line >= 0:
+        text = f"{span.line}:{span.col}+{span.end_line}+{span.end_col}:{span.file}"
+    else:
+        text = f"{span.line}:{span.col}:{span.file}"
     if comments:
         return text + "".join(COMMENT_MARK + c for c in comments)
     return text
@@ -359,6 +365,9 @@ def parse_span(text: str) -> n.Span | None:
     if not text:
         return None
     line, col, file = text.split(":", 2)
+    if "+" in col:
+        start, end_line, end_col = col.split("+")
+        return n.Span(file, int(line), int(start), int(end_line), int(end_col))
     return n.Span(file, int(line), int(col))
 
 
