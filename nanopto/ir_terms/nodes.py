@@ -579,6 +579,12 @@ def _literal(value: object) -> Expr:
     raise TypeError(f"cannot use {value!r} as an IR attribute value")
 
 
+def attribute_literal(value: object) -> Expr:
+    """A Python value as the IR attribute a `pl` source spells it (`_literal`): a constant, an enum
+    member as its `pl` symbol, a list of those."""
+    return _literal(value)
+
+
 def _elements(value: object) -> list[object]:
     """The items of a list given as a Python list or tuple, or as a `MakeTuple`."""
     if isinstance(value, MakeTuple):
@@ -1454,9 +1460,9 @@ class Function(Node):
     @property
     def attrs(self) -> dict[str, object]:
         """The attributes as PyPTO's `Function.attrs` mapping: a constant as its value, a list as a
-        list, a Var (a parameter) as itself, and an enum symbol as the member's value
-        (`pl.SplitMode.UP_DOWN` reads `SplitMode.UP_DOWN.value`), as PyPTO stores a function's."""
-        return {k.name: _function_attr_value(k.value) for k in self.attr_items}
+        list, a Var (a parameter) as itself, an enum symbol as its member, and `split` as the
+        member's value (`SplitMode.UP_DOWN.value`), as PyPTO stores a function's split."""
+        return {k.name: _function_attr_value(k.value) if k.name == "split" else attr_value(k.value) for k in self.attr_items}
 
     @property
     def split(self) -> object:

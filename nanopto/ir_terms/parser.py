@@ -69,6 +69,7 @@ from nanopto.ir_terms.nodes import (
     Var,
     WhileStmt,
     YieldStmt,
+    attribute_literal,
     level_to_linqu_level,
 )
 from nanopto.ir_terms.parse_error import (
@@ -251,6 +252,7 @@ class _ProgramParser(ExprParser):
         chunked: bool = True,
     ) -> None:
         super().__init__(source, filename, line_offset)
+        self._closure = closure
         self._chunked = chunked and tree is None and len(source) >= CHUNKED_FROM
         self._method_chunks: dict[int, tuple[int, int]] = {}
         self._pieces_left: list[tuple[int, int]] = []
@@ -763,6 +765,8 @@ class _ProgramParser(ExprParser):
                 if member is None or member not in FunctionType.__members__:
                     raise self._bad_member(kw.value, "type= must be a pl.FunctionType member", FunctionType)
                 func_type = FunctionType[member]
+            elif kw.arg == "attrs" and isinstance(kw.value, ast.Name) and isinstance(self._closure.get(kw.value.id), dict):
+                attrs.extend(self._closure_attrs(kw.value, self._closure[kw.value.id], attrs))
             elif kw.arg == "attrs" and not isinstance(kw.value, ast.Dict):
                 raise self.error(
                     kw.value,
@@ -839,6 +843,32 @@ class _ProgramParser(ExprParser):
             attr_items=tuple(ordered),
         )
 
+    def _closure_attrs(self, node: ast.Name, values: Mapping[object, object], existing: list[Keyword]) -> list[Keyword]:
+        """`@pl.function(attrs=ATTRS)` naming a dict the decorator evaluated: each value a
+        constant, an enum member (kept as its `pl` symbol) or a list of those, as a literal dict
+        would spell it."""
+        out: list[Keyword] = []
+        for key, value in values.items():
+            if not isinstance(key, str) or not key.isidentifier():
+                raise self.error(node, f"@pl.function(attrs=...) keys must be strings naming the attribute, not {key!r}")
+            if key in DECORATOR_ATTRS or key == "type" or any(k.name == key for k in (*existing, *out)):
+                raise self.error(node, f"Duplicate function attribute '{key}'", hint="declare each attribute once")
+            try:
+                literal = attribute_literal(value)
+            except (TypeError, KeyError):
+                raise self.error(
+                    node, f"@pl.function(attrs=...): the value of '{key}' is not a constant, an enum member or a list of them"
+                ) from None
+            out.append(Keyword(key, literal, span=self.span(node)))
+        if out:
+            warnings.warn(
+                f"{self.file}:{node.lineno + self.line_offset}: @pl.function(attrs={{...}}) is deprecated: its values cannot "
+                "reference parameters; write pl.func_attr({...}) as the body's first statement",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        return out
+
     def _bad_member(self, node: ast.expr, message: str, members: type[enum.Enum]) -> ParserError:
         """An unknown enum member, located at the member's own name (`BadType` in
         `pl.FunctionType.BadType`), with the valid members as the hint."""
@@ -868,7 +898,7 @@ class _ProgramParser(ExprParser):
         for key, value in zip(node.keys, node.values, strict=True):
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
                 raise self.error(
-                    key or value, f"a {form} key must be a string literal naming the attribute", hint='write {"name": value}'
+                    key or value, f"{form} keys must be strings: a string literal names each attribute", hint='write {"name": value}'
                 )
             if form == "pl.func_attr" and key.value in DECORATOR_ATTRS:
                 raise self.error(

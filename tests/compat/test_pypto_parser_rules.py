@@ -7,6 +7,7 @@ import warnings
 
 import pytest
 
+import nanopto.language as pl
 from nanopto import ir
 
 SOURCE = """import nanopto.language as pl
@@ -139,7 +140,7 @@ FUNC_ATTR_REJECTED = {
     "a key twice in one call": (['pl.func_attr({"split": 1, "split": 2})'], "Duplicate function attribute 'split'", "once"),
     "not a dict": (['pl.func_attr(["split"])'], "must be a dict literal", "pl.func_attr({"),
     "a keyword": (["pl.func_attr(split=1)"], "exactly one positional dict argument", "pl.func_attr({"),
-    "a key that is no string": (["pl.func_attr({1: True})"], "key must be a string literal", '{"name": value}'),
+    "a key that is no string": (["pl.func_attr({1: True})"], "keys must be strings", '{"name": value}'),
     "auto_scope in the body": (['pl.func_attr({"auto_scope": False})'], "'auto_scope' cannot be set with pl.func_attr", "@pl.function"),
 }
 
@@ -230,3 +231,22 @@ def test_rejected_static_checks(line: str, error: type[ir.ParserError], message:
     with pytest.raises(error) as info:
         launch(line)
     assert message in info.value.message and info.value.line == FIRST_LINE and info.value.hint
+
+
+def test_decorator_attrs_may_name_a_dict_the_decorator_evaluated() -> None:
+    marker = 7
+    attributes = {"marker": marker, "dtype": pl.FP16, "memory_space": pl.Mem.Vec, "direction": pl.adir.input}
+
+    with pytest.warns(DeprecationWarning, match="cannot reference parameters"):
+
+        @pl.program
+        class Named:
+            @pl.function(attrs=attributes)
+            def kernel(self, x: pl.Tensor[[4], pl.FP16]) -> pl.Tensor[[4], pl.FP16]:
+                return x
+
+    fn = Named.get_function("kernel")
+    assert fn is not None and fn.attrs == attributes
+    text = Named.as_python()
+    assert 'pl.func_attr({"marker": 7, "dtype": pl.FP16, "memory_space": pl.Mem.Vec, "direction": pl.adir.input})' in text
+    ir.assert_structural_equal(ir.parse_program(text), Named)
