@@ -765,8 +765,8 @@ class _ProgramParser(ExprParser):
                 if member is None or member not in FunctionType.__members__:
                     raise self._bad_member(kw.value, "type= must be a pl.FunctionType member", FunctionType)
                 func_type = FunctionType[member]
-            elif kw.arg == "attrs" and isinstance(kw.value, ast.Name) and isinstance(self._closure.get(kw.value.id), dict):
-                attrs.extend(self._closure_attrs(kw.value, self._closure[kw.value.id], attrs))
+            elif kw.arg == "attrs" and isinstance(kw.value, ast.Name) and isinstance(named := self._closure.get(kw.value.id), dict):
+                attrs.extend(self._closure_attrs(kw.value, named, attrs))
             elif kw.arg == "attrs" and not isinstance(kw.value, ast.Dict):
                 raise self.error(
                     kw.value,

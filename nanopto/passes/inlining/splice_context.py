@@ -42,7 +42,7 @@ def scope_name(scope: ScopeStmt) -> str:
 def auto_scope(fn: Function) -> bool:
     """Whether the compiler places AUTO scopes in `fn` (`@pl.function(auto_scope=False)` opts out)."""
     return not any(
-        k.name == "auto_scope" and isinstance(k.value, ConstBool) and not k.value.value for k in fn.attrs
+        k.name == "auto_scope" and isinstance(k.value, ConstBool) and not k.value.value for k in fn.attr_items
     )
 
 
