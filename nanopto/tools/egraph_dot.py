@@ -218,7 +218,7 @@ def select_classes(egraph: SerializedEGraph, max_nodes: int) -> Selection:
 # Writing DOT
 # ---------------------------------------------------------------------------------------------
 
-_SPAN_STRING = re.compile(r'^"(\d+):(\d+):.*"$')
+_SPAN_STRING = re.compile(r'^"(\d+):(\d+)(?:\+\d+\+\d+)?:.*"$')
 
 
 def _quote(*lines: str, left: bool = False) -> str:

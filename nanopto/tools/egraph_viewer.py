@@ -83,6 +83,7 @@ def _literal(op: str) -> str:
     """A primitive as written in a label: a span `"15:12:file.py"` shortens to `@15:12`."""
     if op.startswith('"') and op.count(":") >= 2:
         head = op[1:].split(":")
+        head[1] = head[1].split("+", 1)[0]  # `line:col+end_line+end_col:file`: the start
         if head[0].isdigit() and head[1].isdigit():
             return f"@{head[0]}:{head[1]}"
     return op if len(op) <= 24 else op[:21] + '..."'
