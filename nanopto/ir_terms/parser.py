@@ -726,6 +726,13 @@ class _ProgramParser(ExprParser):
             ty: Type = UnknownType()
             if arg.annotation is not None:
                 ty, direction = self.param_annotation(arg.annotation)
+            if isinstance(ty, TupleType):
+                raise self.error(
+                    arg.annotation,
+                    f"parameter '{arg.arg}' cannot be a tuple",
+                    hint="take each element as its own parameter",
+                    kind=ParserTypeError,
+                )
             if direction is ParamDirection.InOut and isinstance(ty, ScalarType):
                 raise self.error(
                     arg,

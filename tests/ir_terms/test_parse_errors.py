@@ -277,3 +277,10 @@ def test_an_empty_program_and_a_non_dict_attrs_are_syntax_errors() -> None:
     source = _main("return a\n").replace("@pl.function\n", "@pl.function(attrs=5)\n")
     bad = _error(source)
     assert isinstance(bad, ParserSyntaxError) and "must be a dict literal" in bad.message
+
+
+def test_a_tuple_parameter_is_a_located_type_error() -> None:
+    from nanopto.ir_terms.parse_error import ParserTypeError
+
+    err = _error(_main("return a\n", params="a: tuple[pl.Tensor[[4], pl.FP32], pl.Tensor[[4], pl.FP32]], b"))
+    assert isinstance(err, ParserTypeError) and "parameter 'a' cannot be a tuple" in err.message and err.line == BODY_LINE - 1
