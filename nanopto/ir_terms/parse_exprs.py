@@ -871,10 +871,10 @@ class ExprParser:
             parse_distributed.check_device_keyword(self, callee, node)
             kwargs = self.keywords(node, skip=("attrs",))
             arity = self.function_arity(callee)
-            if arity is not None and len(values) + len(kwargs) != arity:
+            if arity is not None and not kwargs and len(values) != arity:  # keywords: a dispatch's own
                 raise self.error(
                     node,
-                    f"'{callee}' expects {arity} argument(s), got {len(values) + len(kwargs)}",
+                    f"'{callee}' expects {arity} argument(s), got {len(values)}",
                     hint="pass one argument per parameter of the function",
                     kind=ParserTypeError,
                 )

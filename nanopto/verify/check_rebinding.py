@@ -581,7 +581,7 @@ def _helper_order(
     order = _Order([*stmts, ReturnStmt(returns)], inline)
     helper = before.functions[name]
     by_reference = {
-        p.var.id for p in helper.params if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+        p.var.id for p in helper.param_list if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
     }
     return returns, order, by_reference
 

@@ -166,7 +166,7 @@ import nanopto.language as pl
 @pl.program
 class P:
     @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
-    def worker(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+    def worker(x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
         return x
 
     @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.POD)

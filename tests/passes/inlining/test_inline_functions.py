@@ -6,9 +6,11 @@ ignored), and the naming rules separately by printing.
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -16,7 +18,7 @@ from nanopto import ir, passes
 from nanopto.egraph import SaturationError
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.schema import Mutator, walk
 from nanopto.passes.inlining import InlineResult, inline_program
 from nanopto.passes.inlining.call_graph import InlineCycleError
 from nanopto.passes.inlining.call_sites import InlineError
@@ -532,10 +534,22 @@ class P:{methods}
     assert cycle in str(info.value)
 
 
+class _ExtraArgument(Mutator):
+    """Passes `helper` its argument twice: IR the parser refuses, built by hand."""
+
+    def leave(self, node: Any) -> Any:
+        if isinstance(node, ir.Call) and node.op == "helper":
+            return dataclasses.replace(node, args=(*node.args, *node.args))
+        return node
+
+
 def test_arity_mismatch_names_the_call_site() -> None:
     src = SINGLE_BEFORE.replace("self.helper(a)", "self.helper(a, a)")
+    with pytest.raises(ir.ParserTypeError, match=r"'helper' expects 1 argument\(s\), got 2"):
+        pl(src)
+    built = _ExtraArgument().visit(pl(SINGLE_BEFORE))
     with pytest.raises(InlineError, match=r"takes 1 argument\(s\), this call in 'main' passes 2"):
-        inline(pl(src))
+        inline(built)
 
 
 def test_the_rules_do_the_splicing() -> None:
