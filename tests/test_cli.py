@@ -581,7 +581,6 @@ NEVER_REACHES_THE_TOP = {
     "WorkerError": "the playground shows it in the page as a RequestError (a run killed at its time limit)",
     "InternalError": "the playground answers 500 with the worker's message for a bug in nanopto",
     "_ChunksDisagree": "parse_program catches it and parses the module whole",
-    "SSAViolationError": "offered under PyPTO's name; nanopto's parser binds names before SSA and never raises it",
 }
 
 
