@@ -905,7 +905,7 @@ class _ProgramParser(ExprParser):
         for key, value in zip(node.keys, node.values, strict=True):
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
                 raise self.error(
-                    key or value, f"{form} keys must be strings: a string literal names each attribute", hint='write {"name": value}'
+                    key or value, f"{form} keys must be strings: each key must be a string literal naming the attribute", hint='write {"name": value}'
                 )
             if form == "pl.func_attr" and key.value in DECORATOR_ATTRS:
                 raise self.error(

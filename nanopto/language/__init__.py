@@ -219,11 +219,13 @@ class _Annotation:
         return f"pl.{self._head}(...)"
 
 
-def _tensor_signature(shape: object = None, dtype: object = None, layout: object = None, memref: object = None) -> None:
+def _tensor_signature(
+    shape: object = None, dtype: object = None, expr: object = None, layout: object = None, memref: object = None
+) -> None:
     """The arguments of `pl.Tensor(...)` / `pl.Tile(...)` written as a call (Python checks them)."""
 
 
-def _scalar_signature(dtype: object = None) -> None:
+def _scalar_signature(dtype: object = None, expr: object = None) -> None:
     """The arguments of `pl.Scalar(...)` written as a call (Python checks them)."""
 
 
@@ -240,6 +242,8 @@ class _TypeHead(_Inert):
             bound = signature.bind(*args, **kwargs).arguments
         except TypeError as exc:
             raise TypeError(f"pl.{head}(): {exc}") from None
+        if bound.get("expr") is not None:  # PyPTO's run-time wrapper of an IR value: a placeholder here
+            return super().__call__(*args, **kwargs)
         shape = bound.get("shape")
         return _Annotation(head, tuple(shape) if isinstance(shape, (list, tuple)) else None, bound.get("dtype"))
 
