@@ -462,6 +462,13 @@ def cmd_inline(args: argparse.Namespace, out: TextIO) -> int:
         file=args.file,
     )
     after = run.after
+    if not after.function_list:  # exit 0 means valid pl, and an empty @pl.program class is not
+        where = f"{after.span}: " if after.span is not None and after.span.is_valid() else f"{args.file}: "
+        raise UserError(
+            f"{where}after {args.pipeline} the program '{after.name}' holds no function: every function was "
+            "Inline, so the pass removed them all, and an empty @pl.program class is not valid pl; "
+            "add the function that calls the helpers"
+        )
     traces = run.inline_results
     per_pass = run.traced
     after_text = python_print(after)

@@ -69,6 +69,24 @@ def test_emit_egglog_is_not_written_when_the_command_fails(tmp_path: Path) -> No
     assert egg.read_text() == "kept\n"
 
 
+def test_a_program_left_with_no_function_is_a_located_user_error_and_writes_nothing(tmp_path: Path) -> None:
+    """Every function Inline: the pass removes them all, as the specification says, and an empty
+    @pl.program class is not valid pl (the parser rejects one), so exit 0 would break its promise."""
+    from conftest import run_cli
+
+    source = tmp_path / "only_inline.py"
+    source.write_text(
+        "import nanopto.language as pl\n\n@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.Inline)\n"
+        "    def main(self, k: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n"
+        "        return k\n"
+    )
+    out = tmp_path / "out.py"
+    proc = run_cli("inline", str(source), "-o", str(out))
+    assert_user_error(proc, f"{source}:4:1: ", "holds no function", "every function was Inline")
+    assert not out.exists()
+
+
 def test_emit_egglog_says_how_to_replay_it(tmp_path: Path) -> None:
     egg = tmp_path / "run.egg"
     assert run("inline", str(EXAMPLES / "twice.py"), "--emit-egglog", str(egg)).returncode == 0

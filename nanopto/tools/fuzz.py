@@ -341,6 +341,8 @@ def reads_back(program: Program) -> Outcome | None:
     """None when `program` prints as `pl` that parses back to a structurally equal program (what
     an exit 0 of `nanopto inline` promises), or when the printer refuses it with one of its
     documented errors; else the finding."""
+    if not program.function_list:
+        return None  # every function was Inline: the command line exits 2, located, printing nothing
     try:
         text = python_print(program)
     except (NestingTooDeepToPrintError, ConstantNotPrintableError):
