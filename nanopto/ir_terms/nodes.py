@@ -1378,6 +1378,12 @@ DECORATOR_ATTRS = frozenset({"auto_scope", "level", "role", "external_source", "
 `pl.func_attr({...})` cannot set them. Every other attribute is printed as a `pl.func_attr`."""
 
 
+def places_auto_scopes(attrs: Iterable[Keyword]) -> bool:
+    """Whether a function with these attributes lets the compiler place AUTO scopes: every
+    function does unless it is declared `@pl.function(auto_scope=False)`."""
+    return not any(k.name == "auto_scope" and isinstance(k.value, ConstBool) and not k.value.value for k in attrs)
+
+
 def _param(param: Param | Var | tuple[Var, ParamDirection]) -> Param:
     if isinstance(param, Param):
         return param

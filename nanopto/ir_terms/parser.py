@@ -71,6 +71,7 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
     attribute_literal,
     level_to_linqu_level,
+    places_auto_scopes,
 )
 from nanopto.ir_terms.parse_error import (
     InternalParserError,
@@ -797,9 +798,7 @@ class _ProgramParser(ExprParser):
         return func_type, tuple(attrs)
 
     def _function(self, sig: _Signature) -> Function:
-        auto_scope = not any(
-            k.name == "auto_scope" and isinstance(k.value, ConstBool) and not k.value.value for k in sig.attrs
-        )
+        auto_scope = places_auto_scopes(sig.attrs)
         strict_ssa = any(k.name == "strict_ssa" and isinstance(k.value, ConstBool) and k.value.value for k in sig.attrs)
         self._fn = _FunctionState(func_type=sig.func_type, auto_scope=auto_scope, attrs=sig.attrs, strict_ssa=strict_ssa)
         for param in sig.params:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 from nanopto.ir_terms.nodes import (
-    ConstBool,
     Function,
     FunctionType,
     Node,
@@ -23,6 +22,7 @@ from nanopto.ir_terms.nodes import (
     SeqStmts,
     Stmt,
     Submit,
+    places_auto_scopes,
 )
 from nanopto.ir_terms.parse_exprs import PER_TASK_KEYWORDS
 from nanopto.ir_terms.schema import iter_children
@@ -37,13 +37,6 @@ def scope_name(scope: ScopeStmt) -> str:
     if scope.constructor == "scope" and any("MANUAL" in str(k.value) for k in scope.kwargs):
         return MANUAL
     return scope.constructor
-
-
-def auto_scope(fn: Function) -> bool:
-    """Whether the compiler places AUTO scopes in `fn` (`@pl.function(auto_scope=False)` opts out)."""
-    return not any(
-        k.name == "auto_scope" and isinstance(k.value, ConstBool) and not k.value.value for k in fn.attr_items
-    )
 
 
 def violation(node: Node, context: Sequence[str], in_auto_scope_function: bool | None) -> str | None:
@@ -95,7 +88,7 @@ def splice_violation(
 ) -> tuple[Node, str] | None:
     """The first form of `helper_body` that may not stand where a call in `caller`, inside the
     scopes `site_context`, would splice it; with the reason."""
-    final = None if caller.func_type is FunctionType.Inline else auto_scope(caller)
+    final = None if caller.func_type is FunctionType.Inline else places_auto_scopes(caller.attr_items)
     for node, around in placed(helper_body, site_context):
         reason = violation(node, around, final)
         if reason is not None:
