@@ -13,12 +13,15 @@ confuse (IR built by hand only) and marked a function's free uses.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
+import tokenize
 from collections import Counter
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from keyword import iskeyword
 
 from nanopto.ir_terms import split_aiv_forms, spmd_forms
 from nanopto.ir_terms.dtypes import DataType, symbol_of_enum
@@ -136,15 +139,39 @@ def python_print(
     and `YieldStmt.annotated` for a yield into one result); `concise=True` leaves every
     assignment's annotation out (signatures keep theirs).
     `explicit_layout=True` prints every tile's layout in full, the one its memory space implies
-    included (see `print_type`). `prefix` and `format` are PyPTO's: nanopto prints one dialect
-    (`pl`) in one layout."""
-    if prefix != "pl":
-        raise ValueError("nanopto prints with the `pl` prefix only")
+    included (see `print_type`). `prefix` is the name the text gives `nanopto.language`
+    (`with_prefix`); `format` is PyPTO's and changes nothing: nanopto prints one layout."""
+    _check_prefix(prefix)
     token = _EXPLICIT_LAYOUT.set(explicit_layout)
     try:
-        return _python_print(node, concise)
+        return with_prefix(_python_print(node, concise), prefix)
     finally:
         _EXPLICIT_LAYOUT.reset(token)
+
+
+def _check_prefix(prefix: str) -> None:
+    if not prefix.isidentifier() or iskeyword(prefix) or prefix == DISTRIBUTED_PREFIX[:-1]:
+        raise ValueError(f"the printer's prefix names the module `nanopto.language`: a Python name other than 'pld', got {prefix!r}")
+
+
+def with_prefix(text: str, prefix: str) -> str:
+    """`text` (printed `pl` source) with the module `nanopto.language` named `prefix` instead of
+    `pl`: every `pl` name token, the import's `as pl` included, and nothing inside a string or a
+    comment. The parser reads the `pl` spelling, so printed text reads back as printed with the
+    default prefix (docs/coming-from-pypto.md, "What differs, and why")."""
+    if prefix == "pl":
+        return text
+    lines = text.split("\n")
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.NAME]
+    except (tokenize.TokenError, SyntaxError) as exc:  # only hand-built InlineStmt text can get here
+        raise ValueError(f"cannot print with prefix {prefix!r}: the text does not tokenize ({exc})") from exc
+    tokens = [t for t in tokens if t.string == "pl"]
+    for token in reversed(tokens):  # right to left, so earlier columns stay valid
+        row, col = token.start
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + prefix + line[col + 2 :]
+    return "\n".join(lines)
 
 
 def _python_print(node: Node | Type | MemRef | TileView, concise: bool) -> str:
@@ -205,10 +232,9 @@ register_printer(python_print)
 
 
 def python_print_type(ty: Type, prefix: str = "pl", *, explicit_layout: bool = False) -> str:
-    """PyPTO's name for `print_type`: a type's annotation spelling."""
-    if prefix != "pl":
-        raise ValueError("nanopto prints with the `pl` prefix only")
-    return print_type(ty, explicit_layout=explicit_layout or _EXPLICIT_LAYOUT.get())
+    """PyPTO's name for `print_type`: a type's annotation spelling (`prefix` as in `python_print`)."""
+    _check_prefix(prefix)
+    return with_prefix(print_type(ty, explicit_layout=explicit_layout or _EXPLICIT_LAYOUT.get()), prefix)
 
 
 _EXPLICIT_LAYOUT: ContextVar[bool] = ContextVar("explicit_layout", default=False)

@@ -112,6 +112,6 @@ def test_print_options_and_pl_parse() -> None:
     assert "t = pl.tile.load(src, [0, 0], [8, 8])" in concise and "src: pl.Tensor[[8, 8], pl.FP16]" in concise
     assert program.as_python(concise=True) == concise
     with pytest.raises(ValueError, match="prefix"):
-        ir.python_print(program, "pypto")
+        ir.python_print(program, "pypto.language")
     standalone = pl.parse(HEAD + "@pl.function\ndef f(x: pl.Scalar[pl.INT64]) -> pl.Scalar[pl.INT64]:\n    return x\n")
     assert isinstance(standalone, ir.Function) and standalone.name == "f"

@@ -47,6 +47,38 @@ def test_str_of_any_node_is_its_pl_text_and_repr_its_fields() -> None:
     assert repr(k).startswith("Var('k'")
 
 
+def test_a_prefix_renames_the_module_and_nothing_inside_strings_or_comments() -> None:
+    program = parse_program(
+        textwrap.dedent("""
+        import nanopto.language as pl
+
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, t: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                # pl.add doubles t
+                u = pl.add(t, t)
+                v = pl.tensor.add(u, t, attrs={"note": "pl.x"})
+                return v
+        """)
+    )
+    default = ir.python_print(program)
+    renamed = ir.python_print(program, "myir")
+    assert renamed.startswith("import nanopto.language as myir\n")
+    assert "u = myir.add(t, t)" in renamed and "t: myir.Tensor[[4], myir.FP32]" in renamed
+    assert "# pl.add doubles t" in renamed and '"note": "pl.x"' in renamed  # only names are renamed
+    assert renamed.replace("myir", "pl") == default
+    assert program.as_python("myir") == renamed
+    x = ir.Var("x", ir.ScalarType(ir.DataType.INT64), SPAN)
+    assert ir.python_print(ir.AssignStmt(x, ir.ConstInt(42, ir.DataType.INT64, SPAN), SPAN), "ir") == (
+        "x: ir.Scalar[ir.INT64] = ir.const(42, ir.INT64)"
+    )
+    assert ir.python_print_type(ir.ScalarType(ir.DataType.FP16), "ir") == "ir.Scalar[ir.FP16]"
+    for bad in ("1x", "class", "pld", "a.b"):
+        with pytest.raises(ValueError, match="prefix"):
+            ir.python_print(program, bad)
+
+
 KEYWORD_OPS = """
 import nanopto.language as pl
 
