@@ -449,7 +449,8 @@ class Call(_InferredType, Expr):
     callee's name, as written `self.<name>(...)`, a `GlobalVar`. Either way `call.op.name` reads
     as in PyPTO.
     `dumps` is the dump selection of a function call (a dispatch): the arguments a `pl.dump_tag`
-    marked, printed `attrs={"dump_vars": [...]}`. A builtin's is always empty.
+    marked, printed `attrs={"dump_vars": [...]}`. A builtin's is always empty: a builtin op is no
+    dispatch, so a `"dump_vars"` it is given is one of its `attr_items`, kept as written.
     `attr_items` are the call's other attributes, `attrs={"key": value, ...}` in source order:
     one `Keyword` per key, its value a literal (`ConstStr`, `ConstInt`, `ConstFloat`, `ConstBool`),
     a `Symbol` (`pl.Mem.Vec`), a `Var`, or a list (`MakeTuple(is_list=True)`) of those. Being
@@ -476,7 +477,7 @@ class Call(_InferredType, Expr):
         if type(self.op) is not callee:
             object.__setattr__(self, "op", callee(self.op))
         if self.attr_items:
-            object.__setattr__(self, "attr_items", attr_keywords(self.attr_items))
+            object.__setattr__(self, "attr_items", attr_keywords(self.attr_items, dispatch=self.function))
 
     def _pypto_arguments(self) -> None:
         """PyPTO's `Call(op, args, span)`, `Call(op, args, kwargs, span)`, `Call(gvar, args, type,
@@ -505,15 +506,14 @@ class Call(_InferredType, Expr):
 
     def _pypto_attrs(self, attrs: Mapping[str, object]) -> None:
         """`Call(op, args, kwargs, attrs, type, span)`: `dump_vars` is the dump selection of a call
-        of a program function; a dummy task's `dummy_task` and `manual_dep_edges` are what
+        of a program function (of a builtin op, an attribute like any other); a dummy task's `dummy_task` and `manual_dep_edges` are what
         `attrs` shows of the op and its `deps=` (given back, as when a call is rebuilt from its
         `attrs`, they must agree with them); any other key is an attribute."""
         span, items = self.attr_items, dict(attrs)  # the span came where `attr_items` is
         object.__setattr__(self, "span", span if isinstance(span, Span) else None)
         object.__setattr__(self, "function", isinstance(self.op, GlobalVar))
-        object.__setattr__(self, "dumps", tuple(items.pop("dump_vars", ())))  # type: ignore[arg-type]
-        if self.dumps and not self.function:
-            raise ValueError(f"'dump_vars' on the op '{self.op}': a dump selection belongs to a call of a program function")
+        dumps = items.pop("dump_vars", ()) if self.function else ()  # the type came where `dumps` is
+        object.__setattr__(self, "dumps", tuple(dumps))  # type: ignore[arg-type]
         dependency = {key: items.pop(key) for key in DEPENDENCY_ATTRS if key in items}
         if dependency and (self.op != "system.task_dummy" or dependency.get("dummy_task", True) is not True):
             raise ValueError(
@@ -597,10 +597,11 @@ DEPENDENCY_ATTRS = ("dummy_task", "manual_dep_edges")
 attribute of no other call, nor written in `attrs={...}`."""
 
 
-def attr_keywords(items: Iterable[Keyword] | Mapping[str, object]) -> tuple[Keyword, ...]:
+def attr_keywords(items: Iterable[Keyword] | Mapping[str, object], *, dispatch: bool = True) -> tuple[Keyword, ...]:
     """The attributes of a call or submit as its `attr_items`: Keywords as they are, a mapping
     (PyPTO's `attrs` dict) one Keyword per key with its value as an IR value (`_literal`). A key
-    given twice, or `dump_vars` (the dump selection, the node's `dumps`), is a ValueError."""
+    given twice is a ValueError, and so is `dump_vars` on a `dispatch` (there it is the dump
+    selection, the node's `dumps`; a builtin op's is an attribute like any other)."""
     if isinstance(items, Mapping):
         entries = tuple(Keyword(str(k), _literal(v)) for k, v in items.items())
     else:
@@ -609,7 +610,7 @@ def attr_keywords(items: Iterable[Keyword] | Mapping[str, object]) -> tuple[Keyw
     for entry in entries:
         if not isinstance(entry, Keyword):
             raise TypeError(f"an attribute is a Keyword, not {entry!r}")
-        if entry.name == "dump_vars":
+        if entry.name == "dump_vars" and dispatch:
             raise ValueError("'dump_vars' is the dump selection: give it as dumps=")
         if entry.name in seen:
             raise ValueError(f"attribute '{entry.name}' is given twice")

@@ -746,12 +746,13 @@ class ExprParser:
         return tuple(out.values())
 
     def call_attrs(
-        self, node: ast.Call, form: str, *, selection: bool
+        self, node: ast.Call, form: str, *, selection: bool, builtin: bool = False
     ) -> tuple[tuple[Var, ...], list[ast.expr], tuple[Keyword, ...]]:
         """A call's `attrs={"key": value, ...}`: its dump selection (`"dump_vars": [a, b]`, where
         the call is a dispatch, `selection`) with the names written, and its other attributes in
         source order. A value is a literal (str, int, float, bool), a `pl.<name>` symbol, a bound
-        variable, or a list of those."""
+        variable, or a list of those. A `builtin` op is no dispatch: its `"dump_vars"` is one of
+        those attributes (no op reads it, and `pl.dump_tag` never adds to it)."""
         explicit: tuple[Var, ...] = ()
         nodes: list[ast.expr] = []
         items: list[Keyword] = []
@@ -780,7 +781,7 @@ class ExprParser:
                         hint="write tid = pl.system.task_dummy(deps=[...]) and pass the task ids on",
                         kind=ParserSyntaxError,
                     )
-                if name == "dump_vars":
+                if name == "dump_vars" and not builtin:
                     if not selection:
                         raise self.error(
                             key,
@@ -920,7 +921,7 @@ class ExprParser:
             )
         self._check_arguments(spelling, node)
         values = tuple(self.expr(a) for a in self.positional(node))
-        _, _, items = self.call_attrs(node, f"pl.{spelling}", selection=False)
+        _, _, items = self.call_attrs(node, f"pl.{spelling}", selection=False, builtin=True)
         kwargs = self.keywords(node, skip=("attrs",))
         if spelling == "system.task_dummy":
             for kw, keyword in zip((k for k in node.keywords if k.arg == "deps"), (k for k in kwargs if k.name == "deps"), strict=False):

@@ -48,6 +48,7 @@ ACCEPTED = {
     "a function call, with its dump selection": [
         'r = self.kernel(p, r, attrs={"dump_vars": [p], "arg_direction_overrides": [1]})'
     ],
+    "a builtin op's dump_vars, an attribute like any other": ['s = pl.exp(p, attrs={"note": 1, "dump_vars": [p]})'],
     "an empty list": ['r = self.kernel(p, r, attrs={"arg_direction_overrides": []})'],
     "a submit": ['tid = pl.submit(self.kernel, p, r, dumps=[p], attrs={"memory": pl.Mem.Vec, "edges": [q]})'],
     "an spmd submit": ['r, tid = pl.spmd_submit(self.kernel, p, r, core_num=4, attrs={"pipeline_membership": "1:2"})'],
@@ -109,6 +110,19 @@ def test_a_var_in_an_attr_is_held_to_the_var_mapping() -> None:
     assert not ir.structural_equal(left, other)
 
 
+def test_a_builtin_ops_dump_vars_is_an_attribute_not_a_dump_selection() -> None:
+    """A builtin op is no dispatch: its `"dump_vars"` stays in `attr_items`, where it was written,
+    reads back as PyPTO's `attrs`, and a `pl.dump_tag` adds nothing to it."""
+    prog = program('pl.dump_tag(q)', 's = pl.add(p, q, attrs={"pipeline_membership": "0:3", "dump_vars": [p]})')
+    op = next(c for c in calls(prog) if isinstance(c, Call) and not c.function)
+    p = prog.get_function("main").param_list[0].var  # type: ignore[union-attr]
+    assert op.dumps == () and [k.name for k in op.attr_items] == ["pipeline_membership", "dump_vars"]
+    assert op.attrs == {"pipeline_membership": "0:3", "dump_vars": [p]}
+    assert 's = pl.add(p, q, attrs={"pipeline_membership": "0:3", "dump_vars": [p]})' in python_print(prog)
+    built = Call(ir.Op("exp"), [X], {}, {"dump_vars": [X]}, X.type, ir.Span.unknown())  # PyPTO's constructor
+    assert built.dumps == () and built.attrs == {"dump_vars": [X]} and str(built) == 'pl.exp(x, attrs={"dump_vars": [x]})'
+
+
 def test_built_by_hand_from_a_dict_as_pypto_does() -> None:
     x = Var("x")
     call = Call("exp", (x,), attr_items={"edges": [x], "n": 2})  # type: ignore[arg-type]
@@ -133,9 +147,6 @@ REJECTED = {
     "None": ('s = pl.exp(p, attrs={"a": None})', ir.ParserTypeError, "attrs['a'] is None", None),
     "an unbound name": ('s = pl.exp(p, attrs={"a": [nothing]})', ir.UndefinedVariableError, "'nothing'", "bound before"),
     "not a dict": ("s = pl.exp(p, attrs=[p])", ir.ParserTypeError, "takes a dict literal", None),
-    "a dump selection on a builtin": (
-        's = pl.exp(p, attrs={"dump_vars": [p]})', ir.ParserTypeError, "dump selection", "pl.submit dumps=[a]"
-    ),
     "a dump selection on a submit": (
         'tid = pl.submit(self.kernel, p, r, attrs={"dump_vars": [p]})', ir.ParserTypeError, "dump selection", None
     ),
@@ -228,7 +239,6 @@ X = Var("x", ir.TensorType([4], ir.DataType.FP32))
 @pytest.mark.parametrize(
     ("attrs", "message"),
     [
-        ({"dump_vars": [X]}, "a dump selection belongs to a call of a program function"),
         ({"manual_dep_edges": [X]}, "a dependency edge exists only on a dummy task"),
         ({"dummy_task": True}, "a dependency edge exists only on a dummy task"),
     ],

@@ -148,9 +148,6 @@ REJECTED = {
         None, ir.ParserTypeError, "not a tensor", "only tensors",
     ),
     "dumps on a plain call": (["r = self.copy(p, q, r, dumps=[p])"], None, ir.ParserTypeError, "does not accept keyword argument 'dumps'", "pl.dump_tag(x)"),
-    "a dump selection on a builtin op": (
-        ['s = pl.add(p, p, attrs={"dump_vars": [p]})'], None, ir.ParserTypeError, "dump selection", "self.<function>"
-    ),
 }
 
 
