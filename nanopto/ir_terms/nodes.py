@@ -1445,7 +1445,7 @@ class Function(Node):
         if attr_items is not None:
             attrs = attr_items
         if isinstance(attrs, Mapping):  # PyPTO's attrs={"key": value}
-            attrs = [Keyword(str(key), _literal(value)) for key, value in attrs.items()]
+            attrs = [Keyword(str(key), _function_attr(str(key), value)) for key, value in attrs.items()]
         setattr_(self, "attr_items", tuple(attrs))
         setattr_(self, "span", span)
 
@@ -1472,9 +1472,10 @@ class Function(Node):
         return {k.name: _function_attr_value(k.value) if k.name == "split" else attr_value(k.value) for k in self.attr_items}
 
     @property
-    def split(self) -> object:
-        """The `split` attribute as the `SplitMode` member it names; None when unset."""
-        return next((attr_value(k.value) for k in self.attr_items if k.name == "split"), None)
+    def split(self) -> SplitMode | None:
+        """The `split` attribute as the `SplitMode` member it names; None when unset or when it
+        names no split (`NONE`, or PyPTO's stored 0), which the parser drops and the printer omits."""
+        return next((function_split(k.value) for k in self.attr_items if k.name == "split"), None)
 
     @property
     def level(self) -> object:
@@ -1491,6 +1492,27 @@ class Function(Node):
 
     def _repr_html_(self) -> str:
         return html_repr(self)
+
+
+def _function_attr(key: str, value: object) -> Expr:
+    """A function attribute given in PyPTO's `attrs` mapping, as the parser builds it from source:
+    a `split` that names a mode as its `pl.SplitMode` symbol (`function_split`), so the printed
+    `pl.func_attr({"split": pl.SplitMode.UP_DOWN})` reads back as this function."""
+    literal = _literal(value)
+    mode = function_split(literal) if key == "split" else None
+    return literal if mode is None else Symbol(symbol_of_enum(mode))
+
+
+def function_split(value: Expr) -> SplitMode | None:
+    """A function's `split` attribute as the mode it names: a `pl.SplitMode` symbol, a mode's value
+    (`SplitMode.UP_DOWN.value`) or PyPTO's stored integer, 0 for none (PyPTO's declaration order,
+    which nanopto's `SplitMode` keeps); None for no split (`NONE`) or a value that names no mode."""
+    read = attr_value(value)
+    if isinstance(read, str) and read in SplitMode.__members__:
+        read = SplitMode[read]
+    elif isinstance(read, int) and not isinstance(read, bool) and 0 <= read < len(SplitMode):
+        read = list(SplitMode)[read]
+    return read if isinstance(read, SplitMode) and read is not SplitMode.NONE else None
 
 
 def _function_attr_value(value: Expr) -> object:

@@ -56,6 +56,7 @@ from nanopto.ir_terms.nodes import (
     SeqStmts,
     SliceExpr,
     Span,
+    SplitMode,
     Stmt,
     Submit,
     Symbol,
@@ -65,6 +66,7 @@ from nanopto.ir_terms.nodes import (
     Var,
     WhileStmt,
     YieldStmt,
+    function_split,
     register_printer,
 )
 from nanopto.ir_terms.ops import source_spelling
@@ -580,9 +582,23 @@ def _decorator(fn: Function) -> str:
 
 
 def _func_attr_prologue(fn: Function) -> list[str]:
-    """The other attributes as PyPTO prints them, a `pl.func_attr({...})` first statement."""
-    items = [f"{json.dumps(k.name)}: {print_expr(k.value)}" for k in fn.attr_items if k.name not in DECORATOR_ATTRS]
+    """The other attributes as PyPTO prints them, a `pl.func_attr({...})` first statement; a
+    `split` that names no split is left out, as the parser leaves out `pl.SplitMode.NONE`."""
+    items = [
+        f"{json.dumps(k.name)}: {print_expr(k.value)}"
+        for k in fn.attr_items
+        if k.name not in DECORATOR_ATTRS and not (k.name == "split" and _names_no_split(k.value))
+    ]
     return [f"pl.func_attr({{{', '.join(items)}}})"] if items else []
+
+
+def _names_no_split(value: Expr) -> bool:
+    """A `split` attribute that names `SplitMode.NONE` (its symbol, its value, or PyPTO's 0)."""
+    return function_split(value) is None and (
+        (isinstance(value, Symbol) and value.path == "SplitMode.NONE")
+        or (isinstance(value, ConstStr) and value.value == SplitMode.NONE.value)
+        or (type(value) is ConstInt and value.value == 0)
+    )
 
 
 def _defined_vars(fn: Function) -> set[int]:

@@ -173,3 +173,29 @@ def test_an_unknown_function_type_is_located_at_its_name_with_the_members_as_hin
     assert error.line == 1 and source.splitlines()[0][error.col :].startswith("Bad_é_Type")
     assert error.hint is not None and "InCore" in error.hint and "Orchestration" in error.hint
     assert error.source_lines == source.splitlines() and error.source_lines[error.line - 1].startswith("@pl.function")
+
+
+@pytest.mark.parametrize(
+    ("given", "mode"),
+    [
+        (ir.SplitMode.UP_DOWN.value, ir.SplitMode.UP_DOWN),
+        (ir.SplitMode.LEFT_RIGHT, ir.SplitMode.LEFT_RIGHT),
+        (2, ir.SplitMode.LEFT_RIGHT),  # PyPTO's stored integer
+        (0, None),
+        (ir.SplitMode.NONE, None),
+    ],
+)
+def test_a_function_split_given_as_pypto_stores_it_prints_as_the_mode_it_names(given: object, mode: object) -> None:
+    """`Function.split` is the mode a `split` attribute names, None for no split; the printer
+    writes a mode as its `pl.SplitMode` symbol and leaves no split out (the parser drops it)."""
+    span = ir.Span.unknown()
+    fn = ir.Function("f", [], [], ir.SeqStmts([], span), span, attrs={"split": given})
+    assert fn.split is mode and list(fn.attrs) == ["split"]
+    program = ir.Program([fn], "P", span)
+    text = ir.python_print(program)
+    if mode is None:
+        assert "func_attr" not in text and "split" not in text
+        assert pl.parse_program(text).functions["f"].attrs == {}
+    else:
+        assert f'pl.func_attr({{"split": pl.SplitMode.{mode.name}}})' in text  # type: ignore[attr-defined]
+        ir.assert_structural_equal(pl.parse_program(text), program)
