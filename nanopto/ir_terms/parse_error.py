@@ -94,6 +94,19 @@ class ParserSyntaxError(ParserError):
     """A statement or call in a shape the `pl` grammar does not have (the default kind)."""
 
 
+class PythonSyntaxError(ParserSyntaxError, SyntaxError):
+    """Source that is not Python at all, which Python's own parser rejects. Also a `SyntaxError`,
+    as PyPTO's parser raises one there, so either `except` catches it."""
+
+    def __init__(self, message: str, **location: Any) -> None:
+        super().__init__(message, **location)
+        self.msg = message
+        self.filename = self.file
+        self.lineno = self.line
+        self.offset = self.col + 1
+        self.text = self.source_line
+
+
 class ParserTypeError(ParserError):
     """A type annotation that is malformed or names no `pl` type."""
 
@@ -131,14 +144,26 @@ class InternalParserError(RuntimeError):
 
 
 class ErrorRenderer:
-    """PyPTO's renderer, by name: a nanopto error renders itself (`str(error)`: location, line,
-    caret, hint), so this only hands that text over. nanopto prints no colour."""
+    """PyPTO's renderer, by name: the message, then its location after a `-->` arrow, the quoted
+    line with a caret under the column, and the hint. The location is the one `str(error)` gives
+    (0-based column). An exception that is not a `ParserError` renders as `str(error)`. nanopto
+    prints no colour."""
 
     def __init__(self, use_color: bool = False) -> None:
         self.use_color = use_color
 
     def render(self, error: BaseException) -> str:
-        return str(error)
+        if not isinstance(error, ParserError):
+            return str(error)
+        rows = [f"error: {error.message}", f"  --> {error.file}:{error.line}:{error.col}"]
+        if error.source_line is not None:
+            text, caret = quoted_window(error.source_line.rstrip("\n").expandtabs(1), error.col)
+            number = str(error.line)
+            margin = " " * len(number)
+            rows += [f"{margin} |", f"{number} | {text}", f"{margin} | " + " " * caret + "^"]
+        if error.hint:
+            rows.append(f"hint: {error.hint}")
+        return "\n".join(rows)
 
 
 _CHECK_TAIL = "Check failed:"

@@ -73,11 +73,13 @@ from nanopto.ir_terms.nodes import (
     level_to_linqu_level,
     places_auto_scopes,
 )
+from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.parse_error import (
     InternalParserError,
     InvalidOperationError,
     ParserError,
     ParserTypeError,
+    PythonSyntaxError,
     SSAViolationError,
     UnsupportedFeatureError,
 )
@@ -92,7 +94,7 @@ from nanopto.ir_terms.parse_exprs import (
 from nanopto.ir_terms.parse_static import NotStatic, is_static_value, static_eval
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.templates import InlineFunction
-from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TupleType, Type, UnknownType
+from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
 
 __all__ = ["DynamicDim", "ParserError", "parse_function", "parse_program"]
 
@@ -177,6 +179,8 @@ def extract_line_comments(source: str) -> dict[int, list[tuple[int, str]]]:
         pass  # `ast.parse` accepted the source; a comment table is best effort
     return comments
 
+
+_MODULE_HINT = "a pl source holds `import nanopto.language as pl`, constants and one @pl.program class"
 
 BOM = "\ufeff"
 """A UTF-8 byte-order mark, which some editors write first: Python skips it, and so does the parser."""
@@ -520,6 +524,7 @@ class _ProgramParser(ExprParser):
 
     def _module(self, module: ast.Module) -> Program:
         classes: list[ast.ClassDef] = []
+        functions: list[ast.FunctionDef] = []
         for stmt in module.body:
             match stmt:
                 case ast.Import():
@@ -532,16 +537,22 @@ class _ProgramParser(ExprParser):
                     self._module_constant(stmt)
                 case ast.ClassDef():
                     classes.append(stmt)
+                case ast.FunctionDef() if not classes and not functions:
+                    functions.append(stmt)
                 case _:
-                    raise self.error(
-                        stmt,
-                        "unsupported module-level statement",
-                        hint="a pl source holds `import nanopto.language as pl`, constants and one @pl.program class",
-                        kind=UnsupportedFeatureError,
-                    )
+                    raise self.error(stmt, "unsupported module-level statement", kind=UnsupportedFeatureError, hint=_MODULE_HINT)
+        if functions and not classes:
+            raise self.error(
+                functions[0],
+                f"Expected @pl.program but found @pl.function '{functions[0].name}': a program is a class",
+                hint="parse a lone function with pl.parse, or make it a method of a @pl.program class",
+            )
+        if functions:
+            raise self.error(functions[0], "unsupported module-level statement", kind=UnsupportedFeatureError, hint=_MODULE_HINT)
         if len(classes) != 1:
             where = classes[1] if len(classes) > 1 else None
-            raise self.error(where, f"expected exactly one @pl.program class, found {len(classes)}")
+            found = "Multiple functions/programs found" if classes else "No @pl.program found"
+            raise self.error(where, f"{found}: expected exactly one @pl.program class, found {len(classes)}")
         return self._program(classes[0])
 
     def _syntax_error(self, exc: SyntaxError) -> ParserError:
@@ -559,7 +570,7 @@ class _ProgramParser(ExprParser):
             hint = "Type annotations cannot be used inline with tuple unpacking; annotate each name separately"
         elif "nested" in message or "too many levels" in message:
             message = f"nesting too deep ({message})"
-        return self.error_at(line, col, f"syntax error: {message}", hint)
+        return self.error_at(line, col, f"syntax error: {message} (Failed to compile code)", hint, kind=PythonSyntaxError)
 
     def _check_import(self, stmt: ast.Import) -> None:
         for alias in stmt.names:
@@ -690,7 +701,9 @@ class _ProgramParser(ExprParser):
             raise self._syntax_error(exc) from None
         defs = [s for s in module.body if isinstance(s, ast.FunctionDef)]
         if len(defs) != 1:
-            raise self.error(None, f"expected exactly one function definition, found {len(defs)}")
+            found = "Multiple functions/programs found" if defs else "No @pl.function or @pl.program found"
+            where = defs[1] if defs else None
+            raise self.error(where, f"{found}: expected exactly one function definition, found {len(defs)}")
         self._standalone_def = True
         fn = defs[0]
         self.function_names.add(fn.name)
@@ -727,6 +740,13 @@ class _ProgramParser(ExprParser):
             ty: Type = UnknownType()
             if arg.annotation is not None:
                 ty, direction = self.param_annotation(arg.annotation)
+            elif self._standalone_def:  # docs/coming-from-pypto.md#what-differs-and-why
+                raise self.error(
+                    arg,
+                    f"Parameter '{arg.arg}' missing type annotation",
+                    hint=f"a module-level function declares its parameters' types: write {arg.arg}: pl.Tensor[[...], pl.FP32]",
+                    kind=ParserTypeError,
+                )
             if isinstance(ty, TupleType):
                 raise self.error(
                     arg.annotation,
@@ -1166,8 +1186,35 @@ class _ProgramParser(ExprParser):
             return self._splice_into(template, node.value, node.target, ty, node)
         self._assigned[id(node.value)] = node.target.id
         value = self.expr(node.value)
+        self._check_loaded_tile(node.annotation, ty, value)
         var = self._bind(node.target, ty)
         return [AssignStmt(var, value, annotated=True, span=self.span(node))]
+
+    def _check_loaded_tile(self, annotation: ast.expr, ty: Type, value: Expr) -> None:
+        """A tile annotation on a `pl.tile.load` must say the shape and dtype the load gives
+        (docs/coming-from-pypto.md#what-differs-and-why): its sizes are the load's `shapes`."""
+        load = OPS.lookup("tile.load")
+        if not (isinstance(value, Call) and isinstance(ty, TileType) and load is not None and OPS.lookup(value.op) is load):
+            return
+        loaded = self.type_of(value)
+        if not isinstance(loaded, TileType):
+            return
+        if len(loaded.shape) == len(ty.shape):
+            for dim, (said, got) in enumerate(zip(ty.shape, loaded.shape, strict=True)):
+                if isinstance(said, ConstInt) and isinstance(got, ConstInt) and said.value != got.value:
+                    raise self.error(
+                        annotation,
+                        f"the annotation's shape dimension {dim} = {said.value}, but pl.tile.load gives {got.value}",
+                        hint=f"annotate the tile with the sizes it loads: dimension {dim} is {got.value}",
+                        kind=ParserTypeError,
+                    )
+        if ty.dtype is not loaded.dtype:
+            raise self.error(
+                annotation,
+                f"the annotation's dtype {ty.dtype.name} is not the dtype {loaded.dtype.name} pl.tile.load gives",
+                hint=f"annotate pl.{loaded.dtype.name}, or convert the loaded tile with pl.tile.cast",
+                kind=ParserTypeError,
+            )
 
     def _unpack(self, target: ast.Tuple | ast.List, node: ast.Assign) -> list[Stmt]:
         names: list[ast.Name] = []

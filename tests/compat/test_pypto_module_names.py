@@ -45,14 +45,17 @@ def test_a_parse_error_span_is_pyptos_one_based_dict() -> None:
     assert error.span["filename"] == error.file
 
 
-def test_the_renderer_renders_what_the_error_renders() -> None:
+def test_the_renderer_puts_the_location_after_an_arrow_and_a_caret_under_the_column() -> None:
     with pytest.raises(parse_error.ParserError) as caught:
         pl.parse(BAD)
-    rendered = parse_error.ErrorRenderer(use_color=False).render(caught.value)
-    assert rendered == str(caught.value)
+    error = caught.value
+    rendered = parse_error.ErrorRenderer(use_color=False).render(error)
     rows = rendered.split("\n")
-    caret = next(i for i, row in enumerate(rows) if row.strip() == "^")
-    assert "pl.no_such_op(x)" in rows[caret - 1]
+    assert rows[0] == f"error: {error.message}"
+    assert rows[1] == f"  --> {error.file}:{error.line}:{error.col}"
+    caret = next(i for i, row in enumerate(rows) if row.endswith("^"))
+    assert rows[caret - 1].startswith(f"{error.line} | ") and "pl.no_such_op(x)" in rows[caret - 1]
+    assert rows[caret].index("^") == len(f"{error.line} | ") + error.col
 
 
 @pytest.mark.parametrize(

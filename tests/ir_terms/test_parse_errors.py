@@ -7,7 +7,10 @@ import textwrap
 
 import pytest
 
-from nanopto.ir_terms.parser import ParserError, parse_program
+from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.parse_error import ParserSyntaxError, ParserTypeError
+from nanopto.ir_terms.parser import ParserError, parse_function, parse_program
+from nanopto.ir_terms.types import TileType, UnknownType
 
 HEADER = "import nanopto.language as pl\n\n@pl.program\nclass P:\n"
 BODY_LINE = 7  # line of the first statement of `main`'s body in `_main`
@@ -284,3 +287,71 @@ def test_a_tuple_parameter_is_a_located_type_error() -> None:
 
     err = _error(_main("return a\n", params="a: tuple[pl.Tensor[[4], pl.FP32], pl.Tensor[[4], pl.FP32]], b"))
     assert isinstance(err, ParserTypeError) and "parameter 'a' cannot be a tuple" in err.message and err.line == BODY_LINE - 1
+
+
+LONE = "import nanopto.language as pl\n\n@pl.function\ndef f(x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:\n    return x\n"
+
+
+def test_a_lone_function_where_a_program_is_expected_is_named_as_such() -> None:
+    err = _error(LONE)
+    assert err.message.startswith("Expected @pl.program but found @pl.function 'f'")
+    assert (err.line, err.col) == (4, 0) and "pl.parse" in (err.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("import nanopto.language as pl\nx = 1\n", "No @pl.function or @pl.program found"),
+        (LONE + LONE.replace("def f", "def g"), "Multiple functions/programs found"),
+    ],
+)
+def test_a_function_source_needs_exactly_one_function(source: str, found: str) -> None:
+    with pytest.raises(ParserError) as info:
+        parse_function(source, "one.py")
+    assert info.value.message.startswith(found) and info.value.file == "one.py"
+
+
+def test_two_programs_are_multiple_programs() -> None:
+    err = _error(HEADER + "    pass\n@pl.program\nclass Q:\n    pass\n")
+    assert err.message.startswith("Multiple functions/programs found") and err.line == 7
+
+
+def test_python_syntax_error_is_also_a_syntax_error() -> None:
+    with pytest.raises(SyntaxError) as info:
+        parse_program(HEADER + "    @pl.function\n    def f(self, x):\n        return x +\n", "s.py")
+    err = info.value
+    assert isinstance(err, ParserSyntaxError) and "Failed to compile code" in err.message
+    assert (err.filename, err.lineno) == ("s.py", 7) and str(err).startswith("s.py:7:")
+
+
+def test_a_module_level_function_declares_its_parameter_types() -> None:
+    with pytest.raises(ParserTypeError) as info:
+        parse_function("@pl.function\ndef f(x, y: pl.Scalar[pl.INT32]):\n    return x\n", "m.py")
+    err = info.value
+    assert err.message == "Parameter 'x' missing type annotation" and (err.line, err.col) == (2, 6)
+    assert err.hint and "x: pl.Tensor" in err.hint
+
+
+def test_a_method_may_leave_its_parameter_types_out() -> None:
+    fn = parse_program(_main("return a\n", params="a")).functions["main"]
+    assert isinstance(fn.param_list[0].var.type, UnknownType)
+
+
+@pytest.mark.parametrize(
+    ("annotation", "message"),
+    [
+        ("pl.Tile[[128], pl.FP32]", "the annotation's shape dimension 0 = 128, but pl.tile.load gives 64"),
+        ("pl.Tile[[64], pl.FP16]", "the annotation's dtype FP16 is not the dtype FP32 pl.tile.load gives"),
+    ],
+)
+def test_a_tile_annotation_says_what_the_load_gives(annotation: str, message: str) -> None:
+    body = f"t: {annotation} = pl.tile.load(a, [0], [64])\nreturn a\n"
+    err = _error(_main(body, params="a: pl.Tensor[[128], pl.FP32]"))
+    assert isinstance(err, ParserTypeError) and err.message == message
+    assert (err.line, err.col) == (BODY_LINE, 11)
+
+
+def test_a_tile_annotation_that_says_what_the_load_gives_is_accepted() -> None:
+    body = "t: pl.Tile[[64], pl.FP32] = pl.tile.load(a, [0], [64])\nreturn a\n"
+    fn = parse_program(_main(body, params="a: pl.Tensor[[128], pl.FP32]")).functions["main"]
+    assert fn.body.stmts[0].var.type == TileType([64], DataType.FP32)
