@@ -381,6 +381,12 @@ class Keyword(Node):
     span: Span | None = _span()
 
 
+class IRInvariantError(ValueError):
+    """A node built with fields that break an invariant of the IR, one no `pl` source can write
+    (the parser refuses such source with a located error): refused where the node is made, so no
+    such IR exists. PyPTO raises its `InternalError` for the same checks (docs/coming-from-pypto.md)."""
+
+
 class Keywords(tuple[Keyword, ...]):
     """A call's keyword arguments: a tuple of `Keyword`s in source order, which also reads as
     PyPTO's `call.kwargs` dict: `call.kwargs["atomic"]` is the value as Python reads it
@@ -516,7 +522,7 @@ class Call(_InferredType, Expr):
         object.__setattr__(self, "dumps", tuple(dumps))  # type: ignore[arg-type]
         dependency = {key: items.pop(key) for key in DEPENDENCY_ATTRS if key in items}
         if dependency and (self.op != "system.task_dummy" or dependency.get("dummy_task", True) is not True):
-            raise ValueError(
+            raise IRInvariantError(
                 f"attribute {sorted(dependency)} on '{self.op}': a dependency edge exists only on a dummy task, "
                 "pl.system.task_dummy(deps=[...])"
             )

@@ -19,6 +19,7 @@ from nanopto.ir_terms.nodes import (
     ConstInt,
     ConstStr,
     Expr,
+    IRInvariantError,
     Keyword,
     Level,
     MakeTuple,
@@ -177,6 +178,6 @@ class SplitAivScopeStmt(metaclass=_ScopeView):
         span: Span | None = None,
     ) -> ScopeStmt:
         if count != 2:
-            raise ValueError(f"a pl.split_aiv region has 2 lanes, got count={count}")
+            raise IRInvariantError(f"a pl.split_aiv region has 2 lanes, got count={count}")
         kwargs = (Keyword("mode", Symbol(f"SplitMode.{split.name}")), *_named(name_hint))
         return ScopeStmt("split_aiv", _body(body), (ConstInt(count),), kwargs, span=span)

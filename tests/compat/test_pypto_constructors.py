@@ -103,7 +103,7 @@ def test_split_aiv_regions_build_print_and_parse_back() -> None:
     reparsed = parsed.body.stmts[1]
     assert isinstance(reparsed, ir.ScopeStmt)  # the parser binds the lane first, as PyPTO's does
     ir.assert_structural_equal(ir.SeqStmts(reparsed.body.stmts[1:]), region.body)
-    with pytest.raises(ValueError, match="2 lanes"):
+    with pytest.raises(ir.IRInvariantError, match="2 lanes"):
         ir.SplitAivScopeStmt(split=ir.SplitMode.NONE, count=4, body=region.body)
 
 

@@ -14,6 +14,7 @@ import sys
 
 from nanopto import ir, language, passes
 from nanopto.ir_terms.dtypes import DataType
+from nanopto.ir_terms.nodes import IRInvariantError as InternalError
 
 PYPTO_COMMIT = "e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09"
 """The hw-native-sys/pypto commit whose tests this mapping is measured on."""
@@ -43,7 +44,7 @@ MODULES: dict[str, str] = {
 }
 """PyPTO module name -> the nanopto module that answers to it."""
 
-__all__ = ["MODULES", "PYPTO_COMMIT", "DataType", "ir", "language", "passes"]
+__all__ = ["MODULES", "PYPTO_COMMIT", "DataType", "InternalError", "ir", "language", "passes"]
 
 for _name, _target in MODULES.items():
     sys.modules[_name] = sys.modules[__name__] if _target == __name__ else importlib.import_module(_target)
