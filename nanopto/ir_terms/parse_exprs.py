@@ -24,6 +24,7 @@ from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.names import validate_base_name
 from nanopto.ir_terms.nodes import (
     DEPENDENCY_ATTRS,
+    AssignStmt,
     BinaryExpr,
     BinOp,
     Call,
@@ -39,6 +40,7 @@ from nanopto.ir_terms.nodes import (
     SliceExpr,
     Span,
     SplitMode,
+    Stmt,
     Submit,
     Symbol,
     TupleGetItemExpr,
@@ -227,6 +229,9 @@ class ExprParser:
         """The modes of the `pl.split_aiv` regions around the expression, innermost last."""
         self.window_buffers: set[str] = set()
         """The names of the program's `pld.alloc_window_buffer`s, unique across its functions."""
+        self.prelude: list[Stmt] = []
+        """Statements an expression of the statement being parsed needs before it (the buffer a
+        per-element `deps=` list fills): the statement parser puts them in front of it."""
         self.failed_at: ast.AST | None = None
         """The innermost node being parsed when an unexpected exception (RecursionError,
         MemoryError, a parser bug) went through: where `parse_program` reports it."""
@@ -237,6 +242,10 @@ class ExprParser:
         raise NotImplementedError
 
     def function_return_types(self, name: str) -> tuple[Type, ...] | None:
+        raise NotImplementedError
+
+    def bind_local(self, name: str, ty: Type, node: ast.AST) -> Var:
+        """The Var an assignment to `name` writes, as a source assignment would bind it."""
         raise NotImplementedError
 
     def function_arity(self, name: str) -> int | None:
@@ -465,7 +474,13 @@ class ExprParser:
             case ast.Tuple(elts=elts):
                 return MakeTuple(tuple(self.expr(e) for e in elts), span=span)
             case ast.ListComp():
-                return self._list_comprehension(node)
+                raise self.error(
+                    node,
+                    "unsupported expression (ListComp): a list comprehension is unrolled only where it is "
+                    "written inside deps=[...]",
+                    hint="write it in place: deps=[tids[k] for k in range(4)]",
+                    kind=UnsupportedFeatureError,
+                )
             case ast.JoinedStr():
                 raise self.error(node, "f-strings are only allowed in pl.static_print")
             case ast.Starred():
@@ -476,50 +491,6 @@ class ExprParser:
                     f"unsupported expression ({type(node).__name__})",
                     kind=UnsupportedFeatureError,
                 )
-
-    _MAX_COMPREHENSION = 4096  # elements a list comprehension may expand to
-
-    def _list_comprehension(self, node: ast.ListComp) -> Expr:
-        """`[tids[j] for j in range(2)]` (as in `deps=[...]`): unrolled at parse time into the
-        list it denotes, so the range must be compile-time constant."""
-        form = "a list comprehension must be [<expr> for <name> in range(<constants>)]"
-        gen = node.generators[0]
-        if (
-            len(node.generators) != 1
-            or gen.ifs
-            or gen.is_async
-            or not isinstance(gen.target, ast.Name)
-            or not isinstance(gen.iter, ast.Call)
-            or dotted_name(gen.iter.func) != "range"
-            or gen.iter.keywords
-            or not 1 <= len(gen.iter.args) <= 3
-        ):
-            raise self.error(node, form, kind=UnsupportedFeatureError)
-        try:
-            bounds = [static_eval(a, self.constants) for a in gen.iter.args]
-        except NotStatic as exc:
-            raise self.error(exc.node, f"{form}: {exc.message}", kind=UnsupportedFeatureError) from None
-        if not all(type(b) is int for b in bounds) or (len(bounds) == 3 and bounds[2] == 0):
-            raise self.error(gen.iter, f"{form}: the range bounds must be integers", kind=UnsupportedFeatureError)
-        values = range(*bounds)
-        if len(values) > self._MAX_COMPREHENSION:
-            raise self.error(gen.iter, f"a list comprehension may expand to at most {self._MAX_COMPREHENSION} elements")
-        name = gen.target.id
-        if self.lookup_local(name) is not None:
-            raise self.error(gen.target, f"the comprehension variable '{name}' shadows a variable of the function")
-        missing = object()
-        saved = self.constants.get(name, missing)
-        elements: list[Expr] = []
-        try:
-            for value in values:
-                self.constants[name] = value
-                elements.append(self.expr(node.elt))
-        finally:
-            if saved is missing:
-                self.constants.pop(name, None)
-            else:
-                self.constants[name] = saved
-        return MakeTuple(tuple(elements), is_list=True, span=self.span(node))
 
     def _compare(self, node: ast.Compare, left: ast.expr, ops: list[ast.cmpop], comparators: list[ast.expr]) -> Expr:
         """`a < b < c` is `a < b and b < c`, `b` parsed once (the IR shares the operand)."""
@@ -775,11 +746,14 @@ class ExprParser:
                     raise self.error(key, f"{form}: attrs= key '{name}' is given twice", hint="give each key once")
                 seen.add(name)
                 if name in DEPENDENCY_ATTRS:
+                    launch = name == "manual_dep_edges" and not builtin  # a dispatch takes deps= instead
                     raise self.error(
                         key,
-                        f"{form}: attrs= key '{name}' is reserved: a dependency edge exists only on a dummy task",
-                        hint="write tid = pl.system.task_dummy(deps=[...]) and pass the task ids on",
-                        kind=ParserSyntaxError,
+                        f"{form}: attrs= key '{name}' is reserved: a dependency edge exists only on a dummy task"
+                        + (" or as a launch's deps=" if launch else ""),
+                        hint="launch it with out, tid = pl.submit(self.kernel, ..., deps=[...])" if launch
+                        else "write tid = pl.system.task_dummy(deps=[...]) and pass the task ids on",
+                        kind=ParserTypeError if launch else ParserSyntaxError,
                     )
                 if name == "dump_vars" and not builtin:
                     if not selection:
@@ -1119,25 +1093,138 @@ class ExprParser:
         dumps = self.dispatch_dumps(values, explicit, nodes, f"{form} dumps=", "submit")
         return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, attr_items=items, span=self.span(node))
 
-    def deps_value(self, node: ast.expr) -> Expr:
-        """`deps=` is written as a list, `deps=[t1, t2]` or `deps=[tids[i] for i in range(4)]`, so
-        each edge is read where it is written; an expression that computes the list is rejected."""
-        if isinstance(node, ast.List):
-            return self.deps(node)
-        if isinstance(node, ast.ListComp):
-            return self.expr(node)
-        raise self.error(
-            node,
-            "deps= takes a list of task ids",
-            hint="write the task ids out: deps=[t1, t2] (or deps=[tids[i] for i in range(4)])",
-        )
+    _MAX_COMPREHENSION = 4096  # entries a deps= comprehension may unroll to
 
-    def deps(self, node: ast.List) -> Expr:
-        """A `deps=[...]` list: a `None` entry depends on nothing and is left out, as in PyPTO."""
-        kept = [e for e in node.elts if not (isinstance(e, ast.Constant) and e.value is None)]
-        values = tuple(self.expr(e) for e in kept)
-        self.check_task_ids(kept, values)
-        return MakeTuple(values, is_list=True, span=self.span(node))
+    def deps_value(self, node: ast.expr) -> Expr:
+        """`deps=[...]`: task ids (`t`), whole task-id arrays (`tids`), single entries of one
+        (`tids[i]`), and comprehensions over parse-time values (`[tids[k] for k in range(4)]`),
+        unrolled where they are written. A list with single entries becomes one fresh array the
+        statement fills first, `deps=[_submit_deps_buf]`: a dependency is a task id or an array
+        of them, as PyPTO's parser builds it (docs/coming-from-pypto.md#statement-forms)."""
+        if isinstance(node, ast.ListComp):
+            entries = self._unrolled_deps(node)
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            entries = []
+            for element in node.elts:
+                if isinstance(element, ast.ListComp):
+                    entries += self._unrolled_deps(element)
+                elif not (isinstance(element, ast.Constant) and element.value is None):  # None: no task
+                    entries.append((element, self.expr(element)))
+        else:
+            raise self.error(
+                node,
+                "deps= takes a list of task ids",
+                hint="write the task ids out: deps=[t1, t2] (or deps=[tids[k] for k in range(4)])",
+                kind=ParserTypeError,
+            )
+        self.check_task_ids([n for n, _ in entries], tuple(v for _, v in entries))
+        single: ast.expr | None = None
+        whole: ast.expr | None = None
+        for where, value in entries:
+            if isinstance(value, Call) and value.op == "array.get_element":
+                single = single or where
+            elif isinstance(self.type_of(value), ArrayType):
+                whole = whole or where
+            if single is not None and whole is not None:
+                raise self.error(
+                    where,
+                    f"deps= cannot mix a whole task-id array ('{ast.unparse(whole)}') with single entries "
+                    f"of one ('{ast.unparse(single)}')",
+                    hint="pass the array alone, deps=[tids], or name each entry, deps=[tids[0], tids[1]]",
+                    kind=ParserTypeError,
+                )
+        span = self.span(node)
+        values = tuple(v for _, v in entries)
+        if single is None:
+            return MakeTuple(values, is_list=True, span=span)
+        create = Call("array.create", (ConstInt(len(values), span=span), Symbol("TASK_ID", span=span)), span=span)
+        buffer = self.bind_local("_submit_deps_buf", self.type_of(create), node)
+        self.prelude.append(AssignStmt(buffer, create, annotated=False, span=span))
+        for index, value in enumerate(values):
+            fill = Call("array.update_element", (buffer, ConstInt(index, span=span), value), span=span)
+            self.prelude.append(AssignStmt(buffer, fill, annotated=False, span=span))
+        return MakeTuple((buffer,), is_list=True, span=span)
+
+    def _unrolled_deps(self, node: ast.ListComp) -> list[tuple[ast.expr, Expr]]:
+        """`[tids[k] for k in <iterable> if <filter>]` in `deps=`, unrolled while parsing: the
+        iterable (`range(...)`, a tuple or list of ints, a module constant) and the filter are
+        Python values, never IR variables or a pl loop."""
+        form = "a deps= comprehension"
+        gen = node.generators[0]
+        if len(node.generators) != 1 or gen.is_async or not isinstance(gen.target, ast.Name):
+            raise self.error(
+                node,
+                f"{form} has one `for <name> in <iterable>` clause",
+                hint="write deps=[tids[k] for k in range(4)]",
+                kind=ParserSyntaxError,
+            )
+        name = gen.target.id
+        loop = dotted_name(gen.iter.func) if isinstance(gen.iter, ast.Call) else None
+        if loop is not None and loop.startswith("pl.") and loop[3:] in ("range", "parallel", "pipeline", "unroll"):
+            raise self.error(
+                gen.iter,
+                f"{form} iterates a DSL loop ({loop}), which runs in the program: it cannot be unrolled while parsing",
+                hint="iterate a Python range(...), or write deps=[tids[i]] inside a pl.range body",
+                kind=ParserTypeError,
+            )
+        for part, what in ((gen.iter, "iterable"), *((f, "filter") for f in gen.ifs)):
+            local = next(
+                (n for n in ast.walk(part) if isinstance(n, ast.Name) and n.id != name and self.lookup_local(n.id) is not None),
+                None,
+            )
+            if local is not None:
+                raise self.error(
+                    local,
+                    f"{form}'s {what} reads the IR variable '{local.id}': it cannot be unrolled while parsing",
+                    hint="use Python values only (range(...), module constants, the comprehension's own name)",
+                    kind=ParserTypeError,
+                )
+        if self.lookup_local(name) is not None:
+            raise self.error(gen.target, f"the comprehension variable '{name}' shadows a variable of the function")
+        indices = self._comprehension_indices(gen.iter, form)
+        missing = object()
+        saved = self.constants.get(name, missing)
+        entries: list[tuple[ast.expr, Expr]] = []
+        try:
+            for value in indices:
+                self.constants[name] = value
+                if all(self._static_truth(f, form) for f in gen.ifs):
+                    entries.append((node.elt, self.expr(node.elt)))
+        finally:
+            if saved is missing:
+                self.constants.pop(name, None)
+            else:
+                self.constants[name] = saved
+        return entries
+
+    def _comprehension_indices(self, node: ast.expr, form: str) -> Sequence[int]:
+        """The integers a deps= comprehension's iterable yields: `range(...)` or a sequence."""
+        try:
+            if isinstance(node, ast.Call) and dotted_name(node.func) == "range" and not node.keywords:
+                bounds = [static_eval(a, self.constants, sizes=self.static_sizes) for a in node.args]
+                if not 1 <= len(bounds) <= 3 or not all(type(b) is int for b in bounds) or bounds[2:] == [0]:
+                    raise self.error(node, f"{form}: range(...) takes one to three integers, a step not 0", kind=ParserTypeError)
+                values: object = range(*bounds)
+            else:
+                values = static_eval(node, self.constants, sizes=self.static_sizes)
+        except NotStatic as exc:
+            raise self.error(exc.node, f"{form}'s iterable is a Python value: {exc.message}", kind=ParserTypeError) from None
+        if not isinstance(values, (range, list, tuple)) or not all(type(v) is int for v in values):
+            raise self.error(
+                node,
+                f"{form} iterates integers: range(...), or a list or tuple of ints",
+                hint="write deps=[tids[k] for k in range(4)]",
+                kind=ParserTypeError,
+            )
+        if len(values) > self._MAX_COMPREHENSION:
+            raise self.error(node, f"{form} may unroll to at most {self._MAX_COMPREHENSION} entries")
+        return values
+
+    def _static_truth(self, node: ast.expr, form: str) -> bool:
+        try:
+            return bool(static_eval(node, self.constants, sizes=self.static_sizes))
+        except NotStatic as exc:
+            raise self.error(exc.node, f"{form}'s filter is a Python value: {exc.message}", kind=ParserTypeError) from None
 
     def check_task_ids(self, nodes: list[ast.expr], values: tuple[Expr, ...]) -> None:
         """Each `deps=` entry is a task id: a TASK_ID scalar or an array of them. An entry of

@@ -955,7 +955,12 @@ class _ProgramParser(ExprParser):
                 if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
                     carried = comments + self._docstring_comments(stmt)
                     continue
-                produced = self._stmt(stmt)
+                enclosing, self.prelude = self.prelude, []
+                try:
+                    produced = self._stmt(stmt)
+                    produced[:0] = self.prelude  # what the statement's expressions need first
+                finally:
+                    self.prelude = enclosing
                 if self._exported_tags and produced:
                     self._tag_helper_arguments(produced)
                 if produced and comments:
@@ -1134,6 +1139,9 @@ class _ProgramParser(ExprParser):
         var = Var(target.id, ty, span=self.span(target))
         self._fn.names[target.id] = var
         return var
+
+    def bind_local(self, name: str, ty: Type, node: ast.AST) -> Var:
+        return self._bind(ast.Name(name, ast.Store(), **{k: getattr(node, k) for k in node._attributes}), ty)
 
     def _assign(self, node: ast.Assign) -> list[Stmt]:
         if len(node.targets) != 1:
