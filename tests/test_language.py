@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import linecache
+import sys
 from collections.abc import Callable
 
 import pytest
 
 import nanopto.language as pl
+from nanopto import ir
+from nanopto.ir_terms.parse_error import ParserSyntaxError
 
 _RUNTIME_USES: dict[str, Callable[[], object]] = {
     # `iter`, not a loop: before the fix, iterating went through `__getitem__` and never ended
@@ -49,3 +53,54 @@ def test_placeholders_still_evaluate_in_annotations_and_decorators() -> None:
             return a
 
     assert sorted(P.functions) == ["h", "main"]  # type: ignore[attr-defined]
+
+
+EXEC_PROGRAM = """\
+import nanopto.language as pl
+
+@pl.program
+class FromExec:
+    @pl.function
+    def main(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        return x
+"""
+
+
+def _exec(code: str, filename: str) -> dict[str, object]:
+    namespace: dict[str, object] = {}
+    exec(compile(code, filename, "exec"), namespace)  # the decorators run on the exec'd text
+    return namespace
+
+
+def test_a_program_from_exec_reads_its_source_from_linecache() -> None:
+    filename = "<exec-program>"
+    linecache.cache[filename] = (len(EXEC_PROGRAM), None, EXEC_PROGRAM.splitlines(keepends=True), filename)
+    try:
+        program = _exec(EXEC_PROGRAM, filename)["FromExec"]
+    finally:
+        linecache.cache.pop(filename, None)
+    expected = ir.parse_program(EXEC_PROGRAM)
+    assert isinstance(program, ir.Program)
+    ir.assert_structural_equal(program, expected)
+    assert program.functions["main"].span.file == filename
+
+
+def test_a_program_from_python_dash_c_reads_its_source_from_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "orig_argv", [sys.executable, "-c", EXEC_PROGRAM])
+    program = _exec(EXEC_PROGRAM, "<string>")["FromExec"]
+    ir.assert_structural_equal(program, ir.parse_program(EXEC_PROGRAM))
+
+
+def test_a_function_from_python_dash_c_reads_its_source_from_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    code = "import nanopto.language as pl\n\n@pl.function\ndef f(x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:\n    return x\n"
+    monkeypatch.setattr(sys, "orig_argv", [sys.executable, "-c", code])
+    function = _exec(code, "<string>")["f"]
+    assert isinstance(function, ir.Function) and function.name == "f"
+
+
+@pytest.mark.parametrize("code", [EXEC_PROGRAM, EXEC_PROGRAM.replace("@pl.program\nclass FromExec:\n    ", "").replace("\n    ", "\n").replace("self, ", "")])
+def test_no_source_at_all_is_a_located_error_that_points_to_pl_parse(code: str) -> None:
+    with pytest.raises(ParserSyntaxError) as info:
+        _exec(code, "<nowhere>")
+    assert info.value.message.startswith("Cannot retrieve source code for ")
+    assert info.value.hint is not None and "pl.parse()" in info.value.hint

@@ -1363,6 +1363,17 @@ class ParamDirection(enum.Enum):
     InOut = "InOut"
 
 
+_IMPLIED_LEVEL: dict[FunctionType, Level] = {
+    FunctionType.Orchestration: Level.CHIP,
+    FunctionType.Graph: Level.CHIP,
+    FunctionType.InCore: Level.CHIP_DIE,
+    FunctionType.AIC: Level.AIC,
+    FunctionType.AIV: Level.AIV,
+    FunctionType.Group: Level.CORE_GROUP,
+}
+"""The hierarchy level a function type implies when `level=` is not written (`Function.level`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Param(Node):
     var: Var
@@ -1485,13 +1496,25 @@ class Function(Node):
 
     @property
     def level(self) -> object:
-        """`@pl.function(level=...)` as the member it names (`ir.Level.HOST`); None when unset."""
-        return next((attr_value(k.value) for k in self.attr_items if k.name == "level"), None)
+        """`@pl.function(level=...)` as the member it names (`ir.Level.HOST`); unset, the level
+        the function's type implies (an InCore kernel runs on a chip die, docs/coming-from-pypto.md#function-attributes),
+        None for a type that implies none."""
+        written = next((attr_value(k.value) for k in self.attr_items if k.name == "level"), None)
+        return written if written is not None else _IMPLIED_LEVEL.get(self.func_type)
 
     @property
     def role(self) -> object:
-        """`@pl.function(role=...)` as the member it names (`ir.Role.SubWorker`); None when unset."""
-        return next((attr_value(k.value) for k in self.attr_items if k.name == "role"), None)
+        """`@pl.function(role=...)` as the member it names (`ir.Role.SubWorker`); unset, the role
+        the function's type implies (an orchestration body orchestrates), else None."""
+        written = next((attr_value(k.value) for k in self.attr_items if k.name == "role"), None)
+        if written is not None or self.func_type not in _IMPLIED_LEVEL:
+            return written
+        return Role.Orchestrator if self.func_type in (FunctionType.Orchestration, FunctionType.Graph) else Role.SubWorker
+
+    @property
+    def requires_runtime_binding(self) -> bool:
+        """An abstract SubWorker, written with the body `...`: the runtime supplies its code."""
+        return self.role is Role.SubWorker and isinstance(self.body, SeqStmts) and not self.body.stmts
 
     def __repr__(self) -> str:
         return pl_repr(self)

@@ -813,7 +813,7 @@ class _ProgramParser(ExprParser):
                 attrs.extend(self._attr_dict(kw.value, attrs, "@pl.function(attrs=...)"))
             else:
                 if any(k.name == kw.arg for k in attrs):
-                    raise self.error(kw.value, f"Duplicate function attribute '{kw.arg}'", hint="declare each attribute once")
+                    raise self.error(kw.value, f"Duplicate function attribute '{kw.arg}'. Each attribute may be declared only once.", hint="declare each attribute once")
                 attrs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
         return func_type, tuple(attrs)
 
@@ -871,21 +871,20 @@ class _ProgramParser(ExprParser):
 
     def _closure_attrs(self, node: ast.Name, values: Mapping[object, object], existing: list[Keyword]) -> list[Keyword]:
         """`@pl.function(attrs=ATTRS)` naming a dict the decorator evaluated: each value a
-        constant, an enum member (kept as its `pl` symbol) or a list of those, as a literal dict
-        would spell it."""
+        constant or an enum member (kept as its `pl` symbol), as a literal dict would spell it."""
         out: list[Keyword] = []
         for key, value in values.items():
             if not isinstance(key, str) or not key.isidentifier():
                 raise self.error(node, f"@pl.function(attrs=...) keys must be strings naming the attribute, not {key!r}")
             if key in DECORATOR_ATTRS or key == "type" or any(k.name == key for k in (*existing, *out)):
-                raise self.error(node, f"Duplicate function attribute '{key}'", hint="declare each attribute once")
+                raise self.error(node, f"Duplicate function attribute '{key}'. Each attribute may be declared only once.", hint="declare each attribute once")
             try:
                 literal = attribute_literal(value)
             except (TypeError, KeyError):
                 raise self.error(
                     node, f"@pl.function(attrs=...): the value of '{key}' is not a constant, an enum member or a list of them"
                 ) from None
-            out.append(Keyword(key, literal, span=self.span(node)))
+            out.append(Keyword(key, self._function_attr_value(key, literal, node), span=self.span(node)))
         if out:
             warnings.warn(
                 f"{self.file}:{node.lineno + self.line_offset}: @pl.function(attrs={{...}}) is deprecated: its values cannot "
@@ -933,10 +932,24 @@ class _ProgramParser(ExprParser):
                     hint=f"write @pl.function(..., {key.value}=...)",
                 )
             if key.value in seen or key.value == "type":
-                raise self.error(key, f"Duplicate function attribute '{key.value}'", hint="declare each attribute once")
+                raise self.error(key, f"Duplicate function attribute '{key.value}'. Each attribute may be declared only once.", hint="declare each attribute once")
             seen.add(key.value)
-            out.append(Keyword(key.value, self.expr(value), span=self.span(value)))
+            out.append(Keyword(key.value, self._function_attr_value(key.value, self.expr(value), value), span=self.span(value)))
         return out
+
+    def _function_attr_value(self, key: str, value: Expr, node: ast.AST) -> Expr:
+        """A function attribute's value; a list in one holds variables or argument directions
+        only, as in PyPTO (docs/coming-from-pypto.md#function-attributes)."""
+        if isinstance(value, MakeTuple) and value.is_list:
+            for element in value.elements:
+                if not isinstance(element, (Var, Symbol)):
+                    raise self.error(
+                        node,
+                        f"Unsupported list element type for key: {key}: a function attribute's list holds "
+                        "variables (Var) or argument directions (ArgDirection, as under arg_direction_overrides)",
+                        hint="give a number or a string as a value of its own, not in a list",
+                    )
+        return value
 
     # -- statements ---------------------------------------------------------------------------
 

@@ -86,3 +86,48 @@ def get_class_source_lines(cls: type) -> tuple[list[str], int]:
     """What `inspect.getsourcelines(cls)` gives, from the file's index where it can answer."""
     found = _indexed_class_source_lines(cls)
     return found if found is not None else inspect.getsourcelines(cls)
+
+
+def _code_file(obj: object) -> str | None:
+    """The file Python compiled `obj` from: a function's own, or that of a class's first method."""
+    members = [obj] if not isinstance(obj, type) else list(vars(obj).values())
+    for member in members:
+        code = getattr(getattr(member, "__func__", member), "__code__", None)
+        if code is not None:
+            return str(code.co_filename)
+    return None
+
+
+def _command_line_source(filename: str) -> list[str]:
+    """The program text of `python -c TEXT` (whose code Python files under `<string>`), else []."""
+    argv = [str(arg) for arg in getattr(sys, "orig_argv", ())]
+    if filename != "<string>" or "-c" not in argv or argv.index("-c") + 1 >= len(argv):
+        return []
+    return argv[argv.index("-c") + 1].splitlines(keepends=True)
+
+
+def source_lines_without_inspect(obj: object) -> tuple[list[str], int, str] | None:
+    """Where `inspect` finds no source (a class or function from `exec`'d text, or from
+    `python -c`): its lines, first line and file, read from `linecache` (which `exec`'s caller may
+    fill) or from the `-c` command line. None when neither has them."""
+    filename = _code_file(obj)
+    if filename is None:
+        return None
+    lines = linecache.getlines(filename) or _command_line_source(filename)
+    if not lines:
+        return None
+    first: int | None
+    if isinstance(obj, type):
+        first = vars(obj).get("__firstlineno__")
+        if first is None:
+            try:
+                first = _class_line_index(filename, lines).get(obj.__qualname__)
+            except SyntaxError:
+                return None
+    else:
+        code = getattr(obj, "__code__", None)
+        first = None if code is None else int(code.co_firstlineno)
+    if not isinstance(first, int) or not 1 <= first <= len(lines):
+        return None
+    return inspect.getblock(lines[first - 1 :]), first, filename
+

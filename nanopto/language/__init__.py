@@ -33,7 +33,7 @@ from nanopto.ir_terms.parse_error import (
 from nanopto.ir_terms.parser import DynamicDim, ParserError, parse_function, parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.ir_terms.scope_classes import SplitMode
-from nanopto.ir_terms.source_lookup import get_class_source_lines
+from nanopto.ir_terms.source_lookup import get_class_source_lines, source_lines_without_inspect
 from nanopto.ir_terms.system_ops import check_cacheinvalid, check_syncall
 from nanopto.ir_terms.templates import InlineFunction
 from nanopto.ir_terms.types import CompactMode, MemRef, TileLayout, TileView
@@ -424,7 +424,13 @@ def _source_of(obj: Any, frame: FrameType | None) -> tuple[str, str, int, dict[s
         lines, start = get_class_source_lines(obj) if isinstance(obj, type) else inspect.getsourcelines(obj)
         filename = inspect.getsourcefile(obj) or "<unknown>"
     except (OSError, TypeError) as exc:
-        raise ParserError(f"cannot read the source of {obj.__name__!r}: {exc}") from None
+        found = source_lines_without_inspect(obj)
+        if found is None:
+            raise ParserSyntaxError(
+                f"Cannot retrieve source code for {obj.__name__!r}: {exc}",
+                hint="define it in a file, or give its source text to pl.parse() or pl.parse_program()",
+            ) from None
+        lines, start, filename = found
     closure: dict[str, object] = {}
     module = sys.modules.get(obj.__module__)
     if module is not None:

@@ -179,6 +179,14 @@ class P:
     @pl.function
     def plain(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
         return x
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        return x
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vector(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+        return x
 """
 
 
@@ -187,8 +195,20 @@ def test_a_functions_level_and_role_are_the_members_the_decorator_names() -> Non
     assert isinstance(program, ir.Program)
     worker, main, plain = (program.functions[name] for name in ("worker", "main", "plain"))
     assert worker.level is ir.Level.HOST and worker.role is ir.Role.SubWorker
-    assert main.level is ir.Level.CLUSTER_0 and main.role is None
+    assert main.level is ir.Level.CLUSTER_0 and main.role is ir.Role.Orchestrator
     assert plain.level is None and plain.role is None
+
+
+def test_unwritten_level_and_role_are_what_the_function_type_implies() -> None:
+    program = pl.parse(LEVELS)
+    assert isinstance(program, ir.Program)
+    kernel, vector = program.functions["kernel"], program.functions["vector"]
+    assert kernel.level is ir.Level.CHIP_DIE and kernel.role is ir.Role.SubWorker
+    assert vector.level is ir.Level.AIV and vector.role is ir.Role.SubWorker
+    assert "level" not in kernel.attrs and "role" not in kernel.attrs
+    reparsed = pl.parse_program(ir.python_print(program))
+    ir.assert_structural_equal(reparsed, program)
+    assert "level=" not in ir.python_print(kernel)
 
 
 def test_self_call_of_a_name_also_defined_at_module_level_is_the_method() -> None:
@@ -251,3 +271,10 @@ def test_loads_reads_a_file(tmp_path: object) -> None:
     assert caught.value.file == str(path)
     with pytest.raises(OSError):
         pl.loads(str(path) + ".missing")
+
+
+def test_an_abstract_subworker_requires_runtime_binding() -> None:
+    program = pl.parse(LEVELS.replace("        return x\n", "        ...\n", 1))
+    assert isinstance(program, ir.Program)
+    assert program.functions["worker"].requires_runtime_binding
+    assert not program.functions["kernel"].requires_runtime_binding

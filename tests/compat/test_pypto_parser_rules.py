@@ -137,7 +137,8 @@ def test_decorator_attrs_and_func_attr_spell_the_same_function() -> None:
 FUNC_ATTR_REJECTED = {
     "after another statement": (["y = pl.add(x, x)", 'pl.func_attr({"split": 1})'], "before every other statement", "top of the body"),
     "a key twice across calls": (['pl.func_attr({"split": 1})', 'pl.func_attr({"split": 2})'], "Duplicate function attribute 'split'", "once"),
-    "a key twice in one call": (['pl.func_attr({"split": 1, "split": 2})'], "Duplicate function attribute 'split'", "once"),
+    "a key twice in one call": (['pl.func_attr({"split": 1, "split": 2})'], "Duplicate function attribute 'split'. Each attribute may be declared only once.", "once"),
+    "a list of numbers": (['pl.func_attr({"tile_sizes": [16, 32]})'], "Unsupported list element type for key: tile_sizes", "not in a list"),
     "not a dict": (['pl.func_attr(["split"])'], "must be a dict literal", "pl.func_attr({"),
     "a keyword": (["pl.func_attr(split=1)"], "exactly one positional dict argument", "pl.func_attr({"),
     "a key that is no string": (["pl.func_attr({1: True})"], "keys must be strings", '{"name": value}'),
@@ -153,6 +154,17 @@ def test_rejected_func_attrs(case: str) -> None:
     assert message in info.value.message
     assert info.value.line == BODY_LINE + len(lines) - 1
     assert info.value.hint is not None and hint in info.value.hint
+
+
+def test_a_list_of_parameters_or_directions_is_a_function_attribute() -> None:
+    fn = kernel('pl.func_attr({"stationary": [x, out], "dirs": [pl.adir.input], "none": []})').get_function("kern")
+    assert fn is not None and fn.attrs["stationary"] == [fn.params[0], fn.params[2]]
+
+
+def test_a_decorator_dict_with_a_list_of_numbers_is_rejected_as_in_the_body() -> None:
+    source = KERNEL.format(decorator="type=pl.FunctionType.InCore, attrs=ATTRS", body="")
+    with pytest.raises(ir.ParserSyntaxError, match="Unsupported list element type for key: sizes"):
+        ir.parse_program(source, closure={"ATTRS": {"sizes": [16, 32]}})
 
 
 def test_a_key_in_both_the_decorator_and_the_body_is_a_duplicate() -> None:
