@@ -102,3 +102,55 @@ class _CastView(type):
 
 
 Cast = _CastView("Cast", (), {"__doc__": "A scalar `pl.cast(x, dtype)`: a `Call` of the `cast` op."})
+
+
+# PyPTO's builder functions (`ir.add(lhs, rhs, span)`): each builds the node its view class does.
+def _builder2(view: type, name: str) -> Any:
+    def build(lhs: Expr, rhs: Expr, span: Span | None = None) -> BinaryExpr:
+        return BinaryExpr(view.op, lhs, rhs, span=span)  # type: ignore[attr-defined]
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = f"`{name}(lhs, rhs, span)`: the `{view.__name__}` expression."
+    return build
+
+
+def _builder1(view: type, name: str) -> Any:
+    def build(operand: Expr, span: Span | None = None) -> UnaryExpr:
+        return UnaryExpr(view.op, operand, span=span)  # type: ignore[attr-defined]
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = f"`{name}(operand, span)`: the `{view.__name__}` expression."
+    return build
+
+
+add = _builder2(Add, "add")
+sub = _builder2(Sub, "sub")
+mul = _builder2(Mul, "mul")
+truediv = _builder2(FloatDiv, "truediv")
+floordiv = _builder2(FloorDiv, "floordiv")
+mod = _builder2(FloorMod, "mod")
+pow = _builder2(Pow, "pow")
+eq = _builder2(Eq, "eq")
+ne = _builder2(Ne, "ne")
+lt = _builder2(Lt, "lt")
+le = _builder2(Le, "le")
+gt = _builder2(Gt, "gt")
+ge = _builder2(Ge, "ge")
+bit_and = _builder2(BitAnd, "bit_and")
+bit_or = _builder2(BitOr, "bit_or")
+bit_xor = _builder2(BitXor, "bit_xor")
+bit_shift_left = _builder2(BitShiftLeft, "bit_shift_left")
+bit_shift_right = _builder2(BitShiftRight, "bit_shift_right")
+and_ = _builder2(And, "and_")
+or_ = _builder2(Or, "or_")
+min_ = _builder2(Min, "min_")
+max_ = _builder2(Max, "max_")
+neg = _builder1(Neg, "neg")
+not_ = _builder1(Not, "not_")
+bit_not = _builder1(BitNot, "bit_not")
+
+EXPR_BUILDERS = (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "eq", "ne", "lt", "le", "gt", "ge", "bit_and", "bit_or",
+    "bit_xor", "bit_shift_left", "bit_shift_right", "and_", "or_", "min_", "max_", "neg", "not_", "bit_not",
+)  # fmt: skip
+"""The names of PyPTO's expression builder functions, exported by `nanopto.ir`."""

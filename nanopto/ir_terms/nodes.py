@@ -1355,6 +1355,7 @@ class FunctionType(enum.Enum):
     AIV = "AIV"
     Group = "Group"
     Graph = "Graph"
+    Spmd = "Spmd"
 
 
 class ParamDirection(enum.Enum):

@@ -54,6 +54,7 @@ from nanopto.ir_terms.nodes import (
     Keyword,
     Level,
     MakeTuple,
+    Node,
     Param,
     ParamDirection,
     Program,
@@ -934,8 +935,31 @@ class _ProgramParser(ExprParser):
             if key.value in seen or key.value == "type":
                 raise self.error(key, f"Duplicate function attribute '{key.value}'. Each attribute may be declared only once.", hint="declare each attribute once")
             seen.add(key.value)
+            if form != "pl.func_attr":
+                self._check_closure_attr(key.value, value)
             out.append(Keyword(key.value, self._function_attr_value(key.value, self.expr(value), value), span=self.span(value)))
         return out
+
+    def _check_closure_attr(self, key: str, value: ast.expr) -> None:
+        """A decorator attribute naming a Python object that is not a constant: an IR expression
+        over a variable has no spelling the decorator can hold (a parameter is named in
+        `pl.func_attr` instead), and an annotation (`pl.Scalar[pl.INT32]`) names a type, not a value."""
+        if not isinstance(value, ast.Name) or self.lookup_local(value.id) is not None:
+            return
+        found = self._closure.get(value.id)
+        if isinstance(found, Node) and any(isinstance(node, Var) for node in walk(found)):
+            raise self.error(
+                value,
+                f"the value of function attribute '{key}' references a variable: a decorator attribute holds constants only",
+                hint=f'name a parameter in pl.func_attr({{"{key}": ...}}) as the body\'s first statement',
+            )
+        annotation = getattr(found, "_annotation_head", None)
+        if callable(annotation) and annotation() is not None:
+            raise self.error(
+                value,
+                f"the value of function attribute '{key}' is an annotation-only {annotation()}: it names a type and holds no value",
+                hint="give the attribute a constant, an enum member, or a pl.func_attr value that names a parameter",
+            )
 
     def _function_attr_value(self, key: str, value: Expr, node: ast.AST) -> Expr:
         """A function attribute's value; a list in one holds variables or argument directions

@@ -147,6 +147,10 @@ class adir:  # PyPTO spells it `pl.adir.input`
     scalar = ArgDirection.Scalar
 
 
+_ANNOTATION_HEADS = frozenset({"pl.Tensor", "pl.Tile", "pl.Scalar", "pl.Ptr", "pl.Array", "pl.Tuple", "pl.Out", "pl.InOut"})
+"""The `pl` names that, subscripted, write a type."""
+
+
 class _Inert:
     """A placeholder for a `pl` name that only appears in annotations or decorator arguments.
 
@@ -173,6 +177,12 @@ class _Inert:
 
     def __repr__(self) -> str:
         return self._path
+
+    def _annotation_head(self) -> str | None:
+        """`pl.Scalar` for `pl.Scalar[pl.INT32]` (a type written as an annotation), else None:
+        the parser rejects such an object where a value is expected."""
+        head, bracket, _ = self._path.partition("[")
+        return head if bracket and head in _ANNOTATION_HEADS else None
 
     def _not_run(self, *args: object) -> Any:
         raise TypeError(
@@ -217,6 +227,9 @@ class _Annotation:
 
     def __repr__(self) -> str:
         return f"pl.{self._head}(...)"
+
+    def _annotation_head(self) -> str | None:
+        return f"pl.{self._head}"
 
 
 def _tensor_signature(

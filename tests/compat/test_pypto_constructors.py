@@ -71,6 +71,22 @@ def test_operator_classes_are_views_of_the_expression_nodes() -> None:
     assert isinstance(eq, ir.IRNode)
 
 
+@pytest.mark.parametrize(
+    ("builder", "view"),
+    [("add", "Add"), ("truediv", "FloatDiv"), ("mod", "FloorMod"), ("min_", "Min"), ("bit_shift_left", "BitShiftLeft"), ("ge", "Ge")],
+)
+def test_expression_builder_functions_build_what_their_view_class_builds(builder: str, view: str) -> None:
+    a, b = ir.Var("a", I64), ir.Var("b", I64)
+    built = getattr(ir, builder)(a, b, SPAN)
+    ir.assert_structural_equal(built, getattr(ir, view)(a, b, None, SPAN))
+    assert built.span == SPAN and isinstance(built, getattr(ir, view))
+
+
+def test_unary_builder_functions() -> None:
+    a = ir.Var("a", I64)
+    assert ir.python_print(ir.neg(a)) == "-a" and isinstance(ir.not_(a), ir.Not) and isinstance(ir.bit_not(a), ir.BitNot)
+
+
 def test_hierarchy_and_split_fields_of_scopes() -> None:
     body = ir.AssignStmt(ir.Var("x", I64), ir.ConstInt(1), SPAN)
     host = ir.HierarchyScopeStmt(level=ir.Level.HOST, role=ir.Role.SubWorker, body=body, span=SPAN)

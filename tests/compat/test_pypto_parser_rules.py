@@ -167,6 +167,36 @@ def test_a_decorator_dict_with_a_list_of_numbers_is_rejected_as_in_the_body() ->
         ir.parse_program(source, closure={"ATTRS": {"sizes": [16, 32]}})
 
 
+def test_an_spmd_function_keeps_a_call_attribute_and_prints_back() -> None:
+    prog = kernel(decorator='type=pl.FunctionType.Spmd, attrs={"core_num": pl.system.available_cluster_count()}')
+    fn = prog.get_function("kern")
+    assert fn is not None and fn.func_type is ir.FunctionType.Spmd and isinstance(fn.attrs["core_num"], ir.Call)
+    text = prog.as_python()
+    assert "@pl.function(type=pl.FunctionType.Spmd)" in text
+    assert 'pl.func_attr({"core_num": pl.system.available_cluster_count()})' in text
+    ir.assert_structural_equal(ir.parse_program(text), prog)
+
+
+N = ir.Var("n", ir.ScalarType(ir.DataType.INT32))
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (N, "the value of function attribute 'core_num' references a variable"),
+        (ir.add(N, ir.ConstInt(1, ir.DataType.INT32)), "the value of function attribute 'core_num' references a variable"),
+        (pl.Scalar[pl.INT32], "the value of function attribute 'core_num' is an annotation-only pl.Scalar"),
+        (pl.Tensor[[4], pl.FP16], "the value of function attribute 'core_num' is an annotation-only pl.Tensor"),
+    ],
+)
+def test_a_decorator_attribute_naming_a_variable_or_an_annotation_is_rejected(value: object, message: str) -> None:
+    source = KERNEL.format(decorator='type=pl.FunctionType.InCore, attrs={"core_num": VALUE}', body="")
+    with pytest.raises(ir.ParserSyntaxError) as info:
+        ir.parse_program(source, closure={"VALUE": value})
+    assert info.value.message.startswith(message) and info.value.line == 5
+    assert info.value.hint is not None and "pl.func_attr" in info.value.hint
+
+
 def test_a_key_in_both_the_decorator_and_the_body_is_a_duplicate() -> None:
     with pytest.raises(ir.ParserSyntaxError, match="Duplicate function attribute 'split'"):
         kernel('pl.func_attr({"split": 2})', decorator='type=pl.FunctionType.InCore, attrs={"split": 1}')
