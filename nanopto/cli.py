@@ -660,13 +660,16 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from nanopto.ir_terms.printer import python_print
     from nanopto.ir_terms.types import UnknownType
     from nanopto.passes import PassManager
-    from nanopto.tools.check import RunawayInput, check_equivalence, default_entries, show
+    from nanopto.tools.check import MAX_STEPS, RunawayInput, check_equivalence, default_entries, show
     from nanopto.tools.rules_file import load_rules_files
     from nanopto.verify.inputs import UNANNOTATED, UnsupportedParameter
     from nanopto.verify.interpreter import values_equal
 
     if args.examples < 1:
         raise UserError(f"--examples must be at least 1, got {args.examples}")
+    max_steps = MAX_STEPS if args.max_steps is None else args.max_steps
+    if max_steps < 1:
+        raise UserError(f"--max-steps must be at least 1, got {max_steps}")
     user_passes = load_rules_files(args.rules)
     pipeline = args.pipeline if args.pipeline is not None else ",".join([default_pipeline(), *(p.name for p in user_passes)])
     manager = PassManager.from_pipeline(pipeline)
@@ -692,7 +695,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
                     f"type: drawn as {python_print(UNANNOTATED)}; annotate it to check another type"
                 )
     try:
-        report = check_equivalence(before, after, entries, args.examples)
+        report = check_equivalence(before, after, entries, args.examples, max_steps)
     except (UnsupportedParameter, RunawayInput) as exc:
         raise UserError(str(exc)) from None
     found = report.counterexample
@@ -1013,6 +1016,13 @@ def _check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--examples", type=int, default=100, metavar="N", help="inputs per function (default: 100)")
     check.add_argument(
         "--entry", action="append", metavar="NAME", help="function to run (repeatable; default: every non-Inline one)"
+    )
+    check.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        metavar="N",
+        help="interpreter steps per run before an input counts as running away (default: 1,000,000, about 3 s)",
     )
     _add_max_input_bytes(check)
     check.set_defaults(handler=cmd_check)

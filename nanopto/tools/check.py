@@ -57,7 +57,7 @@ class _Differs(Exception):
 
 
 MAX_STEPS = 1_000_000
-"""The interpreter's step budget per run: about 3 s, where a program's own loops are short. A run
+"""The interpreter's default step budget per run (`--max-steps`): about 3 s, where a program's own loops are short. A run
 that spends it (a loop that does not terminate on the drawn input) stops the check of its function
 (`RunawayInput`), rather than spending the budget again on each of 100 inputs."""
 
@@ -70,21 +70,23 @@ class RunawayInput(Exception):
     """The program before the pipeline ran past `MAX_STEPS` on a drawn input: nothing to compare.
     The command line reports it as the user's program, located at the statement it was running."""
 
-    def __init__(self, entry: str, params: tuple[str, ...], args: tuple[Any, ...], error: InterpreterError) -> None:
+    def __init__(
+        self, entry: str, params: tuple[str, ...], args: tuple[Any, ...], error: InterpreterError, max_steps: int = MAX_STEPS
+    ) -> None:
         shown = ", ".join(f"{name} = {show(value)}" for name, value in zip(params, args, strict=True))
         where = f"{error.span}: " if error.span is not None and error.span.is_valid() else ""
         super().__init__(
-            f"{where}{entry}({shown}) ran past {MAX_STEPS:,} interpreter steps (a loop that does not "
-            "terminate on this input?); nanopto check cannot compare it: bound the loop, or check "
-            "another function with --entry"
+            f"{where}{entry}({shown}) ran past {max_steps:,} interpreter steps (a loop that does not "
+            "terminate on this input?); nanopto check cannot compare it: bound the loop, check "
+            "another function with --entry, or allow more steps with --max-steps"
         )
 
 
-def _run(program: Program, entry: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+def _run(program: Program, entry: str, args: tuple[Any, ...], max_steps: int) -> tuple[Any, tuple[Any, ...]]:
     """The result, and the arguments as the run left them; an error is a result too."""
     fresh = copy.deepcopy(args)
     try:
-        result: Any = interpret(program, entry, *fresh, max_steps=MAX_STEPS)
+        result: Any = interpret(program, entry, *fresh, max_steps=max_steps)
     except InterpreterError as exc:  # a program that fails must fail after the pass too
         result = _Failure(type(exc).__name__, str(exc), runaway=exc.reason.startswith("step budget of"), error=exc)
     except Exception as exc:
@@ -121,11 +123,14 @@ def default_entries(before: Program, after: Program) -> list[str]:
     ]
 
 
-def check_equivalence(before: Program, after: Program, entries: Sequence[str], examples: int) -> CheckReport:
-    """Run each entry on up to `examples` drawn inputs; stop at the first difference."""
+def check_equivalence(
+    before: Program, after: Program, entries: Sequence[str], examples: int, max_steps: int = MAX_STEPS
+) -> CheckReport:
+    """Run each entry on up to `examples` drawn inputs, each run within `max_steps` interpreter
+    steps; stop at the first difference."""
     report = CheckReport()
     for entry in entries:
-        runs = _check_entry(before, after, entry, examples)
+        runs = _check_entry(before, after, entry, examples, max_steps)
         if isinstance(runs, Counterexample):
             report.counterexample = runs
             return report
@@ -153,7 +158,9 @@ class _Runaway(BaseException):
         self.error = error
 
 
-def _check_entry(before: Program, after: Program, entry: str, examples: int) -> tuple[int, bool] | Counterexample:
+def _check_entry(
+    before: Program, after: Program, entry: str, examples: int, max_steps: int
+) -> tuple[int, bool] | Counterexample:
     """How many inputs agreed (and whether the time ran out first), or the (shrunk) first one that
     did not. Raises RunawayInput when the program runs away on an input before the pipeline."""
     fn = before.functions[entry]
@@ -175,10 +182,10 @@ def _check_entry(before: Program, after: Program, entry: str, examples: int) -> 
         if time.monotonic() > deadline:
             raise _OutOfTime
         runs += 1
-        result_before, buffers_before = _run(before, entry, args)
+        result_before, buffers_before = _run(before, entry, args, max_steps)
         if isinstance(result_before, _Failure) and result_before.runaway and result_before.error is not None:
-            raise _Runaway(RunawayInput(entry, params, args, result_before.error))
-        result_after, buffers_after = _run(after, entry, args)
+            raise _Runaway(RunawayInput(entry, params, args, result_before.error, max_steps))
+        result_after, buffers_after = _run(after, entry, args, max_steps)
         if not (_same(result_before, result_after) and _same(buffers_before, buffers_after)):
             raise _Differs(Counterexample(entry, params, args, result_before, result_after, buffers_before, buffers_after))
 

@@ -190,10 +190,18 @@ def test_a_runaway_loop_stops_the_check_at_once_located(tmp_path: Path) -> None:
     program = tmp_path / "loop.py"
     program.write_text(_main("k: pl.Scalar[pl.INDEX]", "m = k\nwhile m < 10000000000:\n    m = m + 1\nreturn m"))
     started = time.monotonic()
-    proc = run("check", str(program))
+    proc = run("check", str(program), "--max-steps", "20000")
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.startswith(f"nanopto: error: {program}:") and "ran past 1,000,000 interpreter steps" in proc.stderr
+    assert proc.stderr.startswith(f"nanopto: error: {program}:") and "ran past 20,000 interpreter steps" in proc.stderr
+    assert "--max-steps" in proc.stderr
     assert time.monotonic() - started < 120  # one input's budget, not 100 of them
+
+
+def test_the_step_budget_defaults_to_the_one_help_names() -> None:
+    from nanopto.tools.check import MAX_STEPS
+
+    assert f"(default: {MAX_STEPS:,}," in " ".join(run("check", "--help").stdout.split())
+    assert run("check", "x.py", "--max-steps", "0").returncode == 2
 
 
 def test_a_program_of_only_inline_functions_says_there_is_nothing_to_check(tmp_path: Path) -> None:
