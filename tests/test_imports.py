@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,13 +33,11 @@ print("\\n".join(failed))
 
 
 @pytest.mark.parametrize("shard", range(SHARDS))
-def test_every_module_imports_first(shard: int, tmp_path: Path) -> None:
-    """Each module is imported afresh once per module, so the bytecode is cached (in `tmp_path`,
-    not beside the sources): with PYTHONDONTWRITEBYTECODE set, every import compiled nanopto again."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(tmp_path)
+def test_every_module_imports_first(shard: int) -> None:
+    """Each module is imported afresh once per module, from the bytecode the tests' processes
+    cache (`conftest.BYTECODE_CACHE`)."""
     proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(shard), str(SHARDS)], capture_output=True, text=True, timeout=300, check=True, env=env
+        [sys.executable, "-c", SCRIPT, str(shard), str(SHARDS)], capture_output=True, text=True, timeout=300, check=True
     )
     count, *failures = proc.stdout.strip().splitlines()
     assert int(count) > 50 // SHARDS
