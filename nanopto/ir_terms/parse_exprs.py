@@ -252,6 +252,11 @@ class ExprParser:
         """How many parameters the program function `name` takes; None when not known."""
         return None
 
+    def standalone_name(self, name: str, node: ast.AST) -> str:
+        """The name of the module-level function the source calls as `name` (its own name, which
+        an alias `f = g` does not change); `name` itself by default."""
+        return name
+
     def dump_tagged(self) -> Mapping[int, Var]:
         """The values a `pl.dump_tag` has marked so far (Var id -> Var); none by default."""
         return {}
@@ -823,7 +828,7 @@ class ExprParser:
                 raise self.error(node, "abs() takes exactly one argument")
             return UnaryExpr(UnOp.Abs, self.expr(args[0]), span=span)
         if path.startswith("self.") or path in self.standalone_functions:
-            callee = path[5:] if path.startswith("self.") else path
+            callee = path[5:] if path.startswith("self.") else self.standalone_name(path, node.func)
             if path.startswith("self.") and callee not in self.function_names:
                 raise self.error(node.func, f"unknown function 'self.{callee}'", kind=UndefinedVariableError)
             if not path.startswith("self.") and callee in self.function_names:

@@ -267,6 +267,9 @@ class _ProgramParser(ExprParser):
         """For a method whose body is parsed when it is converted: its chunk's lines (0-based, end
         exclusive), by the id of its `ast.FunctionDef` (whose `body` is empty until then)."""
         self._standalone: dict[str, Function] = {}
+        """The module-level functions the program calls, by their own names (`standalone_name`)."""
+        self._standalone_as: dict[str, Function] = {}
+        """The module-level functions the source may call, by the names it sees them under."""
         self._templates: dict[str, InlineFunction] = {}
         self._tree = tree
         self._may_call_func_attr = tree is not None or not source.isascii() or "func_attr" in source
@@ -279,7 +282,7 @@ class _ProgramParser(ExprParser):
             elif is_static_value(value, self.static_sizes):
                 self.constants[name] = value
             elif isinstance(value, Function):
-                self._standalone[name] = value if value.name == name else replace(value, name=name)
+                self._standalone_as[name] = value
                 self.standalone_functions.add(name)
             elif isinstance(value, InlineFunction):
                 self._templates[name] = value
@@ -329,6 +332,20 @@ class _ProgramParser(ExprParser):
         """A carrier scope's selection: the values written in its `dumps=`, then those tagged and
         still bound at its entry (`nanopto.ir_terms.dump_selection`)."""
         return seeded(written, at_entry.values()) if constructor in DUMP_CARRIERS else written
+
+    def standalone_name(self, name: str, node: ast.AST) -> str:
+        """A module-level function keeps its own name in the program, whatever name the source
+        calls it by (docs/coming-from-pypto.md#functions-outside-a-program); two different
+        functions with one name cannot both be called."""
+        function = self._standalone_as[name]
+        known = self._standalone.setdefault(function.name, function)
+        if known is not function:
+            raise self.error(
+                node,
+                f"Conflicting external functions named '{function.name}': '{name}' is another function of that name",
+                hint="rename one of the module-level functions",
+            )
+        return function.name
 
     def function_arity(self, name: str) -> int | None:
         sig = self._signatures.get(name)
@@ -680,17 +697,19 @@ class _ProgramParser(ExprParser):
         order first called (a called one's own standalone callees follow it)."""
         if not self._standalone:  # nothing to look for: skip the walk of every function
             return ()
+        # a called function's own callees are known by their own names
+        known = {f.name: f for f in self._standalone_as.values()} | self._standalone
         added: dict[str, Function] = {}
         pending = list(functions)
         while pending:
             for node in walk(pending.pop(0)):
                 # a call of a name the program also defines is `self.<name>(...)`: the method (a
                 # bare call of such a name is refused where it is written)
-                if isinstance(node, Call) and node.function and node.op in self._standalone:
+                if isinstance(node, Call) and node.function and node.op in known:
                     if node.op in self._signatures:
                         continue
                     if node.op not in added:
-                        added[node.op] = self._standalone[node.op]
+                        added[node.op] = known[node.op]
                         pending.append(added[node.op])
         return tuple(added.values())
 

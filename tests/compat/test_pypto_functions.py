@@ -199,3 +199,56 @@ def test_a_function_split_given_as_pypto_stores_it_prints_as_the_mode_it_names(g
     else:
         assert f'pl.func_attr({{"split": pl.SplitMode.{mode.name}}})' in text  # type: ignore[attr-defined]
         ir.assert_structural_equal(pl.parse_program(text), program)
+
+
+def test_an_aliased_function_joins_the_program_under_its_own_name() -> None:
+    aliased = scale
+
+    @pl.program
+    class Aliased:
+        @pl.function
+        def main(self, a: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+            b: pl.Tensor[[32], pl.FP32] = aliased(a)
+            return b
+
+    @pl.program
+    class Expected:
+        @pl.function
+        def main(self, a: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+            b: pl.Tensor[[32], pl.FP32] = self.scale(a)
+            return b
+
+        @pl.function
+        def scale(self, v: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+            w: pl.Tensor[[32], pl.FP32] = pl.mul(v, v)
+            return w
+
+    assert aliased is scale
+    ir.assert_structural_equal(Aliased, Expected)
+
+
+def test_two_different_functions_of_one_name_cannot_both_be_called() -> None:
+    first = scale
+
+    @pl.function
+    def scale_again(v: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+        return v
+
+    second = ir.Function("scale", scale_again.param_list, scale_again.return_types, scale_again.body)
+    source = """
+import nanopto.language as pl
+
+@pl.program
+class Both:
+    @pl.function
+    def main(self, a: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+        b: pl.Tensor[[32], pl.FP32] = first(a)
+        c: pl.Tensor[[32], pl.FP32] = second(b)
+        return c
+"""
+    with pytest.raises(ir.ParserSyntaxError) as info:
+        ir.parse_program(source, "both.py", closure={"first": first, "second": second})
+    err = info.value
+    assert err.message.startswith("Conflicting external functions named 'scale'") and (err.line, err.col) == (9, 38)
+    one = ir.parse_program(source.replace("second(b)", "first(b)"), closure={"first": first, "second": second})
+    assert list(one.functions) == ["main", "scale"]
