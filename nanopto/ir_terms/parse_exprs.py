@@ -862,7 +862,7 @@ class ExprParser:
         if path in self.inline_templates:
             raise self.error(
                 node,
-                f"the @pl.inline function '{path}' is spliced only where its call is a whole statement",
+                f"the @pl.inline function '{path}' is spliced only where its call is a whole statement or a pl.yield_ value",
                 hint=f"bind its result first: r = {path}(...)",
                 kind=UnsupportedFeatureError,
             )

@@ -1567,7 +1567,8 @@ class _ProgramParser(ExprParser):
             raise self.error(node, "pl.yield_ takes positional values only")
         if not self._fn.yields:
             raise self.error(node, "pl.yield_ is only valid inside a loop or if body")
-        values = tuple(self.expr(a) for a in args)
+        spliced: list[Stmt] = []
+        values = tuple(self._yield_value(a, spliced) for a in args)
         names: tuple[ast.Name, ...] | None = None
         if isinstance(target, ast.Name):
             names = (target,)
@@ -1601,7 +1602,24 @@ class _ProgramParser(ExprParser):
             ctx.value_types = tuple(self.type_of(v) for v in values)
             ctx.annotation = annotation
             ctx.node = node
-        return [YieldStmt(values, annotated=annotation is not None, span=self.span(node))]
+        return [*spliced, YieldStmt(values, annotated=annotation is not None, span=self.span(node))]
+
+    def _yield_value(self, arg: ast.expr, spliced: list[Stmt]) -> Expr:
+        """A value of `pl.yield_(...)`; a `@pl.inline` call there is spliced before the yield,
+        which yields what the helper returns (docs/coming-from-pypto.md#functions-outside-a-program)."""
+        template = self._template_of(arg)
+        if template is None:
+            return self.expr(arg)
+        assert isinstance(arg, ast.Call)
+        stmts, results = self._splice(template, arg)
+        if len(results) != 1:
+            raise self.error(
+                arg,
+                f"'{template.name}' returns {len(results)} values where pl.yield_ takes one",
+                hint=f"bind its results first: a, b = {template.name}(...)",
+            )
+        spliced.extend(stmts)
+        return results[0]
 
     def _return_vars(self, ctx: _YieldContext, iter_args: tuple[IterArg, ...]) -> tuple[Var, ...]:
         if not ctx.names:

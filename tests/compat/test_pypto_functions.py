@@ -252,3 +252,40 @@ class Both:
     assert err.message.startswith("Conflicting external functions named 'scale'") and (err.line, err.col) == (9, 38)
     one = ir.parse_program(source.replace("second(b)", "first(b)"), closure={"first": first, "second": second})
     assert list(one.functions) == ["main", "scale"]
+
+
+@pl.inline
+def bump(x: pl.Tensor[[32], pl.FP32]) -> pl.Tensor[[32], pl.FP32]:
+    result: pl.Tensor[[32], pl.FP32] = pl.add(x, 1.0)
+    return result
+
+
+def test_an_inline_call_yielded_is_spliced_before_the_yield() -> None:
+    @pl.program
+    class Yielded:
+        @pl.function
+        def main(self, x: pl.Tensor[[32], pl.FP32], flag: pl.Scalar[pl.INT64]) -> pl.Tensor[[32], pl.FP32]:
+            for i, (acc,) in pl.range(4, init_values=(x,)):
+                nxt = pl.yield_(bump(acc))
+            if flag == 0:
+                out: pl.Tensor[[32], pl.FP32] = pl.yield_(bump(nxt))
+            else:
+                out: pl.Tensor[[32], pl.FP32] = pl.yield_(nxt)
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function
+        def main(self, x: pl.Tensor[[32], pl.FP32], flag: pl.Scalar[pl.INT64]) -> pl.Tensor[[32], pl.FP32]:
+            for i, (acc,) in pl.range(4, init_values=(x,)):
+                result: pl.Tensor[[32], pl.FP32] = pl.add(acc, 1.0)
+                nxt = pl.yield_(result)
+            if flag == 0:
+                result_1: pl.Tensor[[32], pl.FP32] = pl.add(nxt, 1.0)
+                out: pl.Tensor[[32], pl.FP32] = pl.yield_(result_1)
+            else:
+                out: pl.Tensor[[32], pl.FP32] = pl.yield_(nxt)
+            return out
+
+    ir.assert_structural_equal(Yielded, Expected)
+    ir.assert_structural_equal(ir.parse_program(Yielded.as_python()), Yielded)
