@@ -265,7 +265,7 @@ def test_an_inline_call_yielded_is_spliced_before_the_yield() -> None:
     class Yielded:
         @pl.function
         def main(self, x: pl.Tensor[[32], pl.FP32], flag: pl.Scalar[pl.INT64]) -> pl.Tensor[[32], pl.FP32]:
-            for i, (acc,) in pl.range(4, init_values=(x,)):
+            for _i, (acc,) in pl.range(4, init_values=(x,)):
                 nxt = pl.yield_(bump(acc))
             if flag == 0:
                 out: pl.Tensor[[32], pl.FP32] = pl.yield_(bump(nxt))
@@ -277,7 +277,7 @@ def test_an_inline_call_yielded_is_spliced_before_the_yield() -> None:
     class Expected:
         @pl.function
         def main(self, x: pl.Tensor[[32], pl.FP32], flag: pl.Scalar[pl.INT64]) -> pl.Tensor[[32], pl.FP32]:
-            for i, (acc,) in pl.range(4, init_values=(x,)):
+            for _i, (acc,) in pl.range(4, init_values=(x,)):
                 result: pl.Tensor[[32], pl.FP32] = pl.add(acc, 1.0)
                 nxt = pl.yield_(result)
             if flag == 0:
