@@ -168,6 +168,8 @@ def with_prefix(text: str, prefix: str) -> str:
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.NAME]
     except (tokenize.TokenError, SyntaxError) as exc:  # only hand-built InlineStmt text can get here
         raise ValueError(f"cannot print with prefix {prefix!r}: the text does not tokenize ({exc})") from exc
+    if any(t.string == prefix for t in tokens):  # `ir` already a variable: the text would conflate them
+        raise ValueError(f"cannot print with prefix {prefix!r}: the text already has a name {prefix!r}")
     tokens = [t for t in tokens if t.string == "pl"]
     for token in reversed(tokens):  # right to left, so earlier columns stay valid
         row, col = token.start

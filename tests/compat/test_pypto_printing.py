@@ -74,7 +74,7 @@ def test_a_prefix_renames_the_module_and_nothing_inside_strings_or_comments() ->
         "x: ir.Scalar[ir.INT64] = ir.const(42, ir.INT64)"
     )
     assert ir.python_print_type(ir.ScalarType(ir.DataType.FP16), "ir") == "ir.Scalar[ir.FP16]"
-    for bad in ("1x", "class", "pld", "a.b"):
+    for bad in ("1x", "class", "pld", "a.b", "u"):  # `u` is a variable of the program
         with pytest.raises(ValueError, match="prefix"):
             ir.python_print(program, bad)
 
