@@ -274,6 +274,10 @@ class ExprParser:
         `role=pl.Role.Orchestrator`)."""
         return False
 
+    def check_predicate_deps(self, kwargs: Sequence[Keyword], node: ast.AST, *, takes_deps: bool) -> None:
+        """Reject a launch whose `predicate=` reads a tensor another launch writes unless that
+        launch's task id is in its `deps=`; nothing is tracked by default."""
+
     def enclosing_scopes(self) -> Sequence[str]:
         """The `pl` scope constructors around the expression, outermost first; none by default."""
         return ()
@@ -611,7 +615,11 @@ class ExprParser:
                 hint="write predicate=(t[0, 0] > 0)",
             )
         if len(node.ops) != 1:
-            raise self.error(node, "a predicate is one comparison: a chained comparison is not supported", hint="compare once: t[i] > 0")
+            raise self.error(
+                node,
+                "Only simple comparisons supported in a predicate: it is one comparison, not a chain",
+                hint="compare once: t[i] > 0",
+            )
         op = _COMPARISONS.get(type(node.ops[0]))
         if op is None:
             raise self.error(
@@ -628,7 +636,8 @@ class ExprParser:
         if value is None:
             raise self.error(
                 literal_node,
-                "a predicate compares the element with an integer literal",
+                "a predicate requires same numeric dtype category on both sides: the integer element is "
+                "compared with an integer literal",
                 hint="write the target as a whole number: t[0, 0] > 0",
             )
         target = ConstInt(self.check_int(value, DataType.INT64, literal_node), span=self.span(literal_node))
@@ -646,10 +655,26 @@ class ExprParser:
             listed = node.args[1]
             index_nodes = list(listed.elts) if isinstance(listed, (ast.List, ast.Tuple)) else [listed]
         else:
+            if isinstance(node, ast.Name) and isinstance(self.type_of(self.expr(node)), TensorType):  # `rc > 0`
+                raise self.error(
+                    node,
+                    f"a predicate operand must be ScalarExpr or Var with ScalarType: '{node.id}' is a whole "
+                    "tensor, and a predicate compares one element of it",
+                    hint=f"write predicate=({node.id}[0, 0] > 0)",
+                )
             raise self.error(
-                node, "a predicate compares one tensor element, t[i, j], with an integer literal", hint="write predicate=(t[0, 0] > 0)"
+                node,
+                "a predicate must compare one tensor element, t[i, j], with an integer literal",
+                hint="write predicate=(t[0, 0] > 0)",
             )
         ty = self.type_of(base)
+        if isinstance(ty, ScalarType):
+            raise self.error(
+                node,
+                f"Subscript requires Tuple, Tensor, Tile, or Array, not a pl.Scalar[pl.{ty.dtype.name}]: "
+                "a predicate reads an element of a tensor",
+                kind=ParserTypeError,
+            )
         if not isinstance(ty, (TensorType, UnknownType)):
             raise self.error(node, "a predicate reads an element of a tensor", kind=ParserTypeError)
         if isinstance(ty, TensorType):
@@ -663,11 +688,12 @@ class ExprParser:
             if len(index_nodes) != len(ty.shape):
                 raise self.error(
                     node,
-                    f"a predicate reads one element: {len(ty.shape)} index(es) for this tensor, not {len(index_nodes)}",
+                    f"a predicate operand must be ScalarExpr or Var with ScalarType: {len(index_nodes)} "
+                    f"index(es) of a rank-{len(ty.shape)} tensor read a view, not one element",
                     hint="give one index per axis",
                 )
         indices: list[Expr] = []
-        for index_node in index_nodes:
+        for position, index_node in enumerate(index_nodes):
             if isinstance(index_node, ast.Slice):
                 raise self.error(index_node, "a predicate reads one element: an index, not a slice")
             literal = _int_literal(index_node)
@@ -675,7 +701,11 @@ class ExprParser:
                 raise self.error(index_node, "a predicate's index must be non-negative", kind=ParserTypeError)
             index = self.expr(index_node)
             if not isinstance(self.type_of(index), (ScalarType, UnknownType)):
-                raise self.error(index_node, "a predicate's index is a scalar")
+                raise self.error(
+                    index_node,
+                    f"a predicate's index element {position} must be ScalarType: one scalar index per axis",
+                    hint="index with integers or scalar variables: t[i, 0]",
+                )
             indices.append(index)
         return Call("read", (base, MakeTuple(tuple(indices), is_list=True)), span=self.span(node))
 
@@ -1095,6 +1125,7 @@ class ExprParser:
             elif kw.arg != "attrs":
                 kwargs.append(Keyword(kw.arg, self.expr(kw.value), span=self.span(kw.value)))
         _, _, items = self.call_attrs(node, form, selection=False)
+        self.check_predicate_deps(kwargs, node, takes_deps=True)
         dumps = self.dispatch_dumps(values, explicit, nodes, f"{form} dumps=", "submit")
         return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, attr_items=items, span=self.span(node))
 

@@ -26,7 +26,7 @@ import itertools
 import keyword
 import tokenize
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -37,6 +37,7 @@ from nanopto.ir_terms.dump_selection import DUMP_CARRIERS, seeded
 from nanopto.ir_terms.nodes import (
     DECORATOR_ATTRS,
     AssignStmt,
+    BinaryExpr,
     BreakStmt,
     Call,
     ConstBool,
@@ -65,6 +66,7 @@ from nanopto.ir_terms.nodes import (
     Span,
     SplitMode,
     Stmt,
+    Submit,
     Symbol,
     TupleGetItemExpr,
     Var,
@@ -162,6 +164,12 @@ class _FunctionState:
     tagged: dict[int, Var] = field(default_factory=dict)
     """The values `pl.dump_tag` has marked (Var id -> Var), in tag order. Assigning the name again
     makes a new value, so the assignment removes it (docs/specification.md, "Dump tags")."""
+    bindings: dict[int, int] = field(default_factory=dict)
+    """How often each Var has been assigned so far (Var id -> count): a name assigned again holds
+    a new value in the same Var, and a count tells the two values apart."""
+    producers: dict[int, tuple[Var, int, int]] = field(default_factory=dict)
+    """The launch that wrote each tensor value (Var id -> the launch's task id Var, that task id's
+    binding count, the tensor's binding count), which a later `predicate=` must depend on."""
 
 
 def extract_line_comments(source: str) -> dict[int, list[tuple[int, str]]]:
@@ -1191,10 +1199,54 @@ class _ProgramParser(ExprParser):
         existing = self._fn.names.get(target.id)
         if existing is not None:
             self._fn.tagged.pop(existing.id, None)  # a new value: the tag stays with the old one
+            self._fn.bindings[existing.id] = self._fn.bindings.get(existing.id, 0) + 1
             return existing
         var = Var(target.id, ty, span=self.span(target))
         self._fn.names[target.id] = var
+        self._fn.bindings[var.id] = 1
         return var
+
+    def _record_producer(self, written: Iterable[Var], task: Var) -> None:
+        """The values in `written` are the outputs of the launch whose task id is `task`."""
+        count = self._fn.bindings.get
+        for var in written:
+            if var is not task:
+                self._fn.producers[var.id] = (task, count(task.id, 0), count(var.id, 0))
+
+    def check_predicate_deps(self, kwargs: Sequence[Keyword], node: ast.AST, *, takes_deps: bool) -> None:
+        """A `predicate=` reads its tensor when the launch is dispatched, so the launch that writes
+        that tensor must be done first: its task id (the same value, not a later one of that name)
+        is in `deps=`. A `deps=` holding an array of task ids is not checked."""
+        predicate = next((k for k in kwargs if k.name == "predicate"), None)
+        if predicate is None or not isinstance(predicate.value, BinaryExpr):
+            return
+        read = next((x for x in (predicate.value.lhs, predicate.value.rhs) if isinstance(x, Call)), None)
+        tensor = read.args[0] if read is not None and read.args else None
+        if not isinstance(tensor, Var):
+            return
+        count = self._fn.bindings.get
+        record = self._fn.producers.get(tensor.id)
+        if record is None or record[2] != count(tensor.id, 0):
+            return  # a parameter, or a value no tracked launch wrote
+        task, task_count, _ = record
+        deps = next((k.value for k in kwargs if k.name == "deps"), None)
+        entries = deps.elements if isinstance(deps, MakeTuple) else ()
+        if any(not isinstance(self.type_of(e), ScalarType) for e in entries):
+            return
+        if any(e is task and count(task.id, 0) == task_count for e in entries):
+            return
+        hint = (
+            f"depend on it: deps=[{task.name}]"
+            if takes_deps
+            else f"a pl.spmd without `as tid` does not accept deps=: write with pl.spmd(..., deps=[{task.name}]) as tid:"
+        )
+        raise self.error(
+            next((kw.value for kw in getattr(node, "keywords", ()) if kw.arg == "predicate"), node),
+            f"the predicate reads '{tensor.name}', produced by the task '{task.name}', which is not in deps=: "
+            "the launch could read it before that task writes it"
+            + (" (that name now holds a later task id)" if count(task.id, 0) != task_count else ""),
+            hint=hint,
+        )
 
     def bind_local(self, name: str, ty: Type, node: ast.AST) -> Var:
         return self._bind(ast.Name(name, ast.Store(), **{k: getattr(node, k) for k in node._attributes}), ty)
@@ -1293,11 +1345,15 @@ class _ProgramParser(ExprParser):
         tmp = Var(f"ret__tmp_v{self._fn.tmp_counter}", ty, span=self.span(node))
         self._fn.tmp_counter += 1
         out: list[Stmt] = [AssignStmt(tmp, value, annotated=False, span=self.span(node))]
+        bound: list[Var] = []
         for index, name in enumerate(names):
             elt_ty = ty.types[index] if index < len(ty.types) else UnknownType()
             var = self._bind(name, elt_ty)
+            bound.append(var)
             item = TupleGetItemExpr(tmp, index, span=self.span(name))
             out.append(AssignStmt(var, item, annotated=False, span=self.span(name)))
+        if isinstance(value, Submit) and bound:
+            self._record_producer(bound[:-1], bound[-1])
         return out
 
     def _subscript_write(self, target: ast.Subscript, node: ast.Assign) -> Stmt:
@@ -1936,6 +1992,7 @@ class _ProgramParser(ExprParser):
             self._check_spmd_loop_keywords(call)
         self._check_scope_call(call, constructor)
         args, kwargs, dumps = self._scope_arguments(call)
+        self.check_predicate_deps(kwargs, call, takes_deps=False)
         self.check_name(node.target.id, node.target)
         var = Var(node.target.id, ScalarType(DataType.INDEX), span=self.span(node.target))
         header = [(node.target.id, var)]
@@ -2024,6 +2081,7 @@ class _ProgramParser(ExprParser):
             )
         self._check_scope_call(call, constructor)
         args, kwargs, dumps = self._scope_arguments(call)
+        self.check_predicate_deps(kwargs, call, takes_deps=item.optional_vars is not None or constructor != "spmd")
         var: Var | None = None
         if item.optional_vars is not None:
             assert isinstance(item.optional_vars, ast.Name)
@@ -2039,6 +2097,8 @@ class _ProgramParser(ExprParser):
         if constructor == "spmd":
             wrap = self._check_spmd_body(node, call, body)
         dumps = self._seeded(constructor, dumps, at_entry)
+        if var is not None:  # what the scope's body writes, its task writes
+            self._record_producer((n.var for n in walk(body) if isinstance(n, AssignStmt)), var)
         if constructor == "spmd":
             scope = self._spmd_scope(body, args, kwargs, dumps, var, wrap=wrap, span=span)
         else:
@@ -2093,14 +2153,14 @@ class _ProgramParser(ExprParser):
         for flag in ("allow_early_resolve", "sync_start"):
             if flag in keywords and constructor in ("spmd", "at"):
                 self.check_bool_literal(keywords[flag], form)
-        early = keywords.get("allow_early_resolve")
-        if early is not None and constructor == "spmd" and "cluster" in self._fn.scopes:
-            raise self.error(
-                early.value,
-                "pl.spmd(allow_early_resolve=...) cannot be nested inside pl.cluster(): the scope is "
-                "unwrapped into the Group function and never launched on its own, so the hint would be lost",
-                hint="drop allow_early_resolve here, or move the pl.spmd out of the pl.cluster()",
-            )
+        for flag in ("allow_early_resolve", "predicate"):
+            if flag in keywords and constructor == "spmd" and "cluster" in self._fn.scopes:
+                raise self.error(
+                    keywords[flag].value,
+                    f"pl.spmd({flag}=...) cannot be nested inside `pl.cluster()`: the scope is unwrapped "
+                    f"into the Group function and never launched on its own, so the {flag} would be lost",
+                    hint=f"drop {flag}= here, or move the pl.spmd out of the pl.cluster()",
+                )
         no_dep = keywords.get("no_dep_args")
         if no_dep is not None:
             self._check_no_dep_args(no_dep.value)

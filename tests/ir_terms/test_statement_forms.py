@@ -189,7 +189,11 @@ REJECTED = {
     ),
     "allow_early_resolve inside a cluster": (
         "with pl.cluster():\n    for i in pl.spmd(4, allow_early_resolve=True):\n        out = pl.add(a, a)\nreturn out",
-        "cannot be nested inside pl.cluster",
+        "cannot be nested inside `pl.cluster()`",
+    ),
+    "a predicate inside a cluster": (
+        "with pl.cluster():\n    with pl.spmd(4, predicate=(a[0] > 0)):\n        out = self.kernel(a, out)\nreturn out",
+        "pl.spmd(predicate=...) cannot be nested inside `pl.cluster()`",
     ),
     "a capture inside a cluster": (
         "with pl.cluster():\n    with pl.spmd(4) as t:\n        out = self.kernel(a, out)\nreturn out",
