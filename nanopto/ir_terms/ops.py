@@ -644,10 +644,10 @@ _DECLARATIONS: tuple[OpDef, ...] = (
     ),
     OpDef(
         "tile.create",
-        ("tile.create",),
+        ("tile.create", "create_tile"),
         _create_tile_type,
         _create_tensor,
-        doc="`pl.tile.create(shape, dtype=, target_memory=)`: a new zeroed tile",
+        doc="`pl.tile.create(shape, dtype=, target_memory=)` (or `pl.create_tile`): a new zeroed tile",
         signature="(shape, dtype, target_memory=None, transpose=None, *, flat_layout=None)",
     ),
     OpDef(

@@ -313,3 +313,14 @@ def test_load_move_and_create_put_a_tile_in_the_memory_space_they_name() -> None
     out = np.zeros((4, 4), np.float32)
     np.testing.assert_array_equal(interpret(reparsed, "main", a, out), a)
     np.testing.assert_array_equal(out, a)
+
+
+def test_create_tile_is_the_tile_create_op_and_keeps_its_spelling() -> None:
+    program = parse_program(MEMORY_MOVES.replace("pl.tile.create(", "pl.create_tile("))
+    main = program.get_function("main")
+    assert main is not None
+    zero = main.body.stmts[2].value
+    assert zero.op == "create_tile" and zero.type == ir.TileType([4, 4], ir.DataType.FP32, memory_space=ir.MemorySpace.Vec)
+    assert "zero = pl.create_tile([4, 4], dtype=pl.FP32, target_memory=pl.Mem.Vec)" in ir.python_print(program)
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    np.testing.assert_array_equal(interpret(program, "main", a, np.zeros((4, 4), np.float32)), a)
