@@ -27,10 +27,11 @@ low-level `bindings` API; the engine and the tools only run commands and read re
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from nanopto.egglog_bindings import bindings as eb
 from nanopto.ir_terms import nodes as n
@@ -658,51 +659,74 @@ class Decoder:
 
     def decode(self, termdag: eb.TermDag, term: int) -> Any:
         self._dag = termdag
-        self._get = termdag.get
-        self._handlers = _handlers(type(self))
-        self._memo: dict[int, Any] = {}
-        self._lits: dict[int, Any] = {}
+        get = self._get = termdag.get
+        handlers = self._handlers = _handlers(type(self))
+        memo: dict[int, Any] = {}
+        lits: dict[int, Any] = {}
+        self._memo, self._lits = memo, lits
         self._spans: dict[str, n.Span | None] = {}
+        self._callees: dict[tuple[type, str], n.OpName] = {}
+        term_app, term_lit, unit = eb.TermApp, eb.TermLit, eb.Unit
+
+        # `_term` and `lit` run once per node and per literal child: closures over this decode's
+        # tables, set on the instance so that the handlers' `decoder._term(...)` finds them first.
+        def _term(term: int) -> Any:
+            cached = memo.get(term)
+            if cached is not None:
+                return cached
+            node = get(term)
+            if type(node) is not term_app:
+                raise DecodeError(f"expected a constructor, found {node}")
+            name = node.name
+            handler = handlers.get(name) or _handler(handlers, name)
+            result = memo[term] = handler(self, node.args)
+            return result
+
+        def lit(term: int) -> Any:
+            value = lits.get(term)
+            if value is not None:
+                return value
+            node = get(term)
+            if type(node) is not term_lit or isinstance(node.value, unit):
+                raise DecodeError(f"expected a literal, found {node}")
+            value = node.value.value
+            value = lits[term] = unescape(value) if isinstance(value, str) else value
+            return value
+
+        self._term = _term  # type: ignore[method-assign]
+        self.lit = lit  # type: ignore[method-assign]
         # The decoder recurses once per term level; statement lists are balanced trees, so the
         # depth is that of the deepest expression. The interpreter's recursion limit is
         # process-wide: it is raised for this call only and restored on the way out.
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 20000))
         try:
-            return self._term(term)
+            return _term(term)
         finally:
             sys.setrecursionlimit(limit)
 
     def lit(self, term: int) -> Any:
         """The value of a literal child (unescaped when a String), converted once: a literal is
         shared by every term that mentions it (a span, a name, a site number), so most visits
-        are a dictionary hit."""
-        lits = self._lits
-        if term in lits:
-            return lits[term]
-        node = self._get(term)
-        if not isinstance(node, eb.TermLit) or isinstance(node.value, eb.Unit):
-            raise DecodeError(f"expected a literal, found {node}")
-        value = node.value.value
-        value = lits[term] = unescape(value) if isinstance(value, str) else value
-        return value
+        are a dictionary hit. (`decode` replaces it with a closure over its own tables.)"""
+        raise DecodeError("a decoder reads literals only while decoding")
 
     def term(self, term: int) -> Any:
         """The decoded value of a constructor child."""
         return self._term(term)
 
     def _term(self, term: int) -> Any:
-        cached = self._memo.get(term)
-        if cached is not None:
-            return cached
-        node = self._get(term)
-        if type(node) is not eb.TermApp:
-            raise DecodeError(f"expected a constructor, found {node}")
-        name = node.name
-        handler = self._handlers.get(name) or _handler(self._handlers, name)
-        result = handler(self, node.args)
-        self._memo[term] = result
-        return result
+        """The decoded value of a constructor child (`decode` replaces it with a closure)."""
+        raise DecodeError("a decoder reads terms only while decoding")
+
+    def callee(self, kind: type[n.OpName], name: str) -> n.OpName:
+        """The `OpName` (or `GlobalVar`) of a decoded call, one object per name and decode: an
+        immutable string, shared as the parser's interned names are."""
+        key = (kind, name)
+        found = self._callees.get(key)
+        if found is None:
+            found = self._callees[key] = name if type(name) is kind else kind(name)
+        return found
 
     def _list(self, args: list[int]) -> tuple[Any, ...]:
         return (self._term(args[0]), *self._term(args[1]))
@@ -726,10 +750,13 @@ class Decoder:
         span = self._spans.get(text)
         if span is None:
             span = self._spans[text] = parse_span(text)
-        values = {"var": var, "value": call, "annotated": self.lit(args[-2]) == "True", "span": span}
-        if COMMENT_MARK in text:
-            values["comments"] = parse_comments(text)
-        return n.build(n.AssignStmt, values)
+        node = _new(n.AssignStmt)
+        _ASSIGN_VAR(node, var)
+        _ASSIGN_VALUE(node, call)
+        _ASSIGN_ANNOTATED(node, self.lit(args[-2]) == "True")
+        _ASSIGN_SPAN(node, span)
+        _ASSIGN_COMMENTS(node, parse_comments(text) if COMMENT_MARK in text else ())
+        return node
 
     def _cat3(self, args: list[int]) -> tuple[Any, ...]:
         return (*self._term(args[0]), *self._term(args[1]), *self._term(args[2]))
@@ -847,28 +874,94 @@ def _handler(table: dict[str, _Handler], name: str) -> _Handler:
     return handler
 
 
+def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
+    """The `__set__` of a slotted class's field `name` (its member descriptor)."""
+    setter: Callable[[object, object], None] = getattr(cls, name).__set__
+    return setter
+
+
+_new = object.__new__
+_ASSIGN_VAR = _slot_setter(n.AssignStmt, "var")
+_ASSIGN_VALUE = _slot_setter(n.AssignStmt, "value")
+_ASSIGN_ANNOTATED = _slot_setter(n.AssignStmt, "annotated")
+_ASSIGN_SPAN = _slot_setter(n.AssignStmt, "span")
+_ASSIGN_COMMENTS = _slot_setter(n.AssignStmt, "comments")
+"""The slot setters of `AssignStmt` (its fused form `AssignCall` is the commonest spliced term):
+a frozen class's `__setattr__` does not guard them, as `nodes.build` relies on too."""
+_NO_KEYWORDS = n.Keywords(())
+
+
 def _node_decoder(plan: _DecodePlan) -> _Handler:
-    """Decodes an IR node field for field from its constructor's arguments, by the class's `plan`."""
+    """Decodes an IR node field for field from its constructor's arguments, by the class's `plan`:
+    what `nodes.build(cls, {field: value, ...})` makes, written out per class as straight-line
+    code (one slot store per field, no dictionary), since it runs once per decoded node."""
     cls, fields, has_span = plan
-    build = n.build
-
-    def decode(decoder: Decoder, args: list[int]) -> n.Node:
-        values: dict[str, Any] = {}
-        term, lit = decoder._term, decoder.lit
-        for (field_name, convert), arg in zip(fields, args, strict=False):
-            values[field_name] = term(arg) if convert is None else convert(lit(arg))
-        span = None
-        if has_span:
-            text = lit(args[-1])
-            spans = decoder._spans
-            span = spans.get(text)
-            if span is None:
-                span = spans[text] = parse_span(text)
-            if COMMENT_MARK in text:
-                values["comments"] = parse_comments(text)
-        values["span"] = span
-        return build(cls, values)
-
+    env: dict[str, Any] = {
+        "new": _new,
+        "cls": cls,
+        "parse_span": parse_span,
+        "parse_comments": parse_comments,
+        "MARK": COMMENT_MARK,
+        "GlobalVar": n.GlobalVar,
+        "OpName": n.OpName,
+        "NO_KEYWORDS": _NO_KEYWORDS,
+    }
+    lines = ["def decode(decoder, args):", "    term, lit = decoder._term, decoder.lit", "    node = new(cls)"]
+    done: set[str] = set()
+    for i, (field_name, convert) in enumerate(fields):
+        env[f"set_{i}"] = _slot_setter(cls, field_name)
+        if convert is None:
+            lines.append(f"    v{i} = term(args[{i}])")
+        else:
+            env[f"convert_{i}"] = convert
+            lines.append(f"    v{i} = convert_{i}(lit(args[{i}]))")
+        done.add(field_name)
+    specs = dataclasses.fields(cast(Any, cls))
+    slot_names = {f.name for f in specs}
+    if has_span:
+        lines += [
+            "    text = lit(args[-1])",
+            "    spans = decoder._spans",
+            "    span = spans.get(text)",
+            "    if span is None:",
+            "        span = spans[text] = parse_span(text)",
+        ]
+    if cls is n.Call:
+        # `Call.__post_init__`'s normalisation, as `nodes.build` repeats it.
+        index = {name: i for i, (name, _) in enumerate(fields)}
+        op, function, kwargs = (f"v{index[name]}" for name in ("op", "function", "kwargs"))
+        lines += [
+            f"    {op} = decoder.callee(GlobalVar if {function} else OpName, {op})",
+            f"    if type({kwargs}) is tuple:",
+            f"        {kwargs} = NO_KEYWORDS if not {kwargs} else Keywords({kwargs})",
+        ]
+        env["Keywords"] = n.Keywords
+    lines += [f"    set_{i}(node, v{i})" for i in range(len(fields))]
+    if "span" in slot_names:
+        env["set_span"] = _slot_setter(cls, "span")
+        lines.append(f"    set_span(node, {'span' if has_span else 'None'})")
+        done.add("span")
+    if "comments" in slot_names:
+        env["set_comments"] = _slot_setter(cls, "comments")
+        lines.append(
+            "    set_comments(node, parse_comments(text) if MARK in text else ())" if has_span else "    set_comments(node, ())"
+        )
+        done.add("comments")
+    for spec in specs:
+        if spec.name in done:
+            continue
+        env[f"set_{spec.name}"] = _slot_setter(cls, spec.name)
+        if spec.default is not dataclasses.MISSING:
+            env[f"default_{spec.name}"] = spec.default
+            lines.append(f"    set_{spec.name}(node, default_{spec.name})")
+        elif spec.default_factory is not dataclasses.MISSING:
+            env[f"default_{spec.name}"] = spec.default_factory
+            lines.append(f"    set_{spec.name}(node, default_{spec.name}())")
+        else:
+            lines.append(f"    raise TypeError(\"build({cls.__name__}, ...) needs a value for the field '{spec.name}'\")")
+    lines.append("    return node")
+    exec("\n".join(lines), env)  # code generated from the class's own fields, as dataclasses does
+    decode: _Handler = env["decode"]
     return decode
 
 
