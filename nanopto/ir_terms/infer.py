@@ -50,6 +50,11 @@ def type_of(expr: Expr, var_type: VarTypes = _own_type, returns: FunctionReturns
     return _Inference(var_type, returns).of(expr)
 
 
+def type_reader(var_type: VarTypes = _own_type, returns: FunctionReturns = _no_functions) -> Callable[[Expr], Type]:
+    """`lambda expr: type_of(expr, var_type, returns)`, for a caller that asks once per statement."""
+    return _Inference(var_type, returns).of
+
+
 class _Inference:
     """One `type_of` question; `of` dispatches on the node class (it runs once per spliced
     statement, so a table lookup instead of a chain of class patterns matters)."""

@@ -107,7 +107,6 @@ NODE_CLASSES: tuple[type[n.Node], ...] = (
 )
 
 N = TypeVar("N")
-T = TypeVar("T")
 
 
 def map_type(ty: t.Type, fn: Callable[[n.Expr], n.Expr]) -> t.Type:
@@ -283,18 +282,6 @@ def map_children(node: N, fn: Callable[[Any], Any]) -> N:
     return dataclasses.replace(node, **changes)  # type: ignore[type-var]
 
 
-def _preorder(root: T, children_of_node: Callable[[T], list[T]]) -> Iterator[T]:
-    """`root` and everything below it by `children_of_node`, pre-order, without recursion."""
-    stack: list[T] = [root]
-    while stack:
-        current = stack.pop()
-        yield current
-        children = children_of_node(current)
-        if children:
-            children.reverse()
-            stack.extend(children)
-
-
 def walk(node: n.Node) -> Iterator[n.Node]:
     """Every node below and including `node`, pre-order, without recursion."""
     stack = [node]
@@ -316,16 +303,21 @@ _Memo = dict[int, tuple[n.Node, tuple[n.Node, ...]]]
 _WALKS: ContextVar[tuple[_Memo, ...]] = ContextVar("nanopto_remembered_walks", default=())
 """The open `remembered_walks` scopes, innermost last; a ContextVar, so each thread or task that
 runs a pass has its own."""
+_StmtMemo = dict[int, tuple[n.Stmt, tuple[n.Stmt, ...]]]
+_STMT_WALKS: ContextVar[tuple[_StmtMemo, ...]] = ContextVar("nanopto_remembered_statement_walks", default=())
+"""The same scopes' `walk_stmts` results."""
 
 
 @contextmanager
 def remembered_walks() -> Iterator[None]:
-    """Within the block, `nodes_of` walks each root once. A pass run opens one, so a caller asked
+    """Within the block, `nodes_of` and `walk_stmts` walk each root once. A pass run opens one, so a caller asked
     about its calls, sites, tags, size and names is walked once, and nothing outlives the run."""
     token = _WALKS.set((*_WALKS.get(), {}))
+    statements = _STMT_WALKS.set((*_STMT_WALKS.get(), {}))
     try:
         yield
     finally:
+        _STMT_WALKS.reset(statements)
         _WALKS.reset(token)
 
 
@@ -374,8 +366,45 @@ def stmt_children(stmt: n.Stmt) -> list[n.Stmt]:
 
 def walk_stmts(stmt: n.Stmt) -> Iterator[n.Stmt]:
     """Every statement below and including `stmt`, pre-order, never entering expressions: the
-    cheap traversal for questions only statements answer (definitions, carries, results)."""
-    return _preorder(stmt, stmt_children)
+    cheap traversal for questions only statements answer (definitions, carries, results).
+    Remembered inside `remembered_walks`, as `nodes_of` is: the pass, its type derivation and its
+    checker ask about the same bodies several times."""
+    scopes = _STMT_WALKS.get()
+    if not scopes:
+        return _walk_stmts(stmt)
+    memo = scopes[-1]
+    entry = memo.get(id(stmt))
+    if entry is None or entry[0] is not stmt:
+        entry = memo[id(stmt)] = (stmt, tuple(_walk_stmts(stmt)))
+    return iter(entry[1])
+
+
+def _walk_stmts(stmt: n.Stmt) -> Iterator[n.Stmt]:
+    """`walk_stmts`, walked.
+
+    Without recursion, on an explicit stack: most statements (assignments, calls, returns) hold
+    no statement and answer from the per-class field table without building a list."""
+    stack: list[n.Stmt] = [stmt]
+    pop, push = stack.pop, stack.extend
+    table = _STMT_FIELDS
+    while stack:
+        current = pop()
+        yield current
+        cls = type(current)
+        names = table.get(cls)
+        if names is None:
+            names = _stmt_fields(cls)
+        if not names:
+            continue
+        children: list[n.Stmt] = []
+        for name in names:
+            value = getattr(current, name)
+            if isinstance(value, tuple):
+                children.extend(value)
+            elif value is not None:
+                children.append(value)
+        children.reverse()
+        push(children)
 
 
 def _in_turn(values: list[Any]) -> Callable[[Any], Any]:

@@ -121,12 +121,15 @@ class TermRows:
     def term(self, constructor: str, *args: Cell) -> int:
         """The handle of `(constructor args...)`; child terms are given by their handles."""
         key = (constructor, *args)
-        found = self._memo.get(key)
+        memo = self._memo
+        found = memo.get(key)
         if found is not None:
             return found
-        new = len(self._memo)
-        self._memo[key] = new
-        self.tables.setdefault(constructor, []).append((new, *args))
+        new = memo[key] = len(memo)
+        table = self.tables.get(constructor)
+        if table is None:
+            table = self.tables[constructor] = []
+        table.append((new, *args))
         return new
 
     def union(self, sort: str, a: int, b: int) -> None:
@@ -209,11 +212,29 @@ class RowsWriteError(OSError):
 def _table_text(cells: list[tuple[Cell, ...]]) -> str:
     """One table as tab-separated text. Every row of a table has the same column kinds (one
     constructor's signature), so the first row decides: integer-only tables (most of them) need
-    no escaping and take a `%`-format fast path."""
+    no escaping and take a `%`-format fast path; the others are converted column by column, each
+    distinct String escaped once (names, spans and op names repeat down a column)."""
     if all(type(c) is int for c in cells[0]):
         line = "\t".join(["%d"] * len(cells[0])) + "\n"
         return "".join([line % row for row in cells])
-    return "".join(["\t".join(map(_cell, row)) + "\n" for row in cells])
+    escaped: dict[str, str] = {}
+
+    def text(value: str) -> str:
+        found = escaped.get(value)
+        if found is None:
+            found = escaped[value] = escape(value)
+        return found
+
+    columns: list[list[str]] = []
+    for column in zip(*cells, strict=True):
+        kind = type(column[0])
+        if kind is int:
+            columns.append(list(map(str, column)))
+        elif kind is str:
+            columns.append([text(value) for value in column])  # type: ignore[arg-type]
+        else:
+            columns.append(list(map(_cell, column)))
+    return "\n".join(map("\t".join, zip(*columns, strict=True))) + "\n"
 
 
 def load_commands() -> str:

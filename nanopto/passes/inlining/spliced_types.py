@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from nanopto.ir_terms.infer import type_of
+from nanopto.ir_terms.infer import type_reader
 from nanopto.ir_terms.nodes import (
     AssignStmt,
     Call,
@@ -39,6 +39,7 @@ class _Typer:
         self.targets = targets
         self.unresolved = unresolved
         self.known: dict[int, Type] = {}
+        self.of = type_reader(self.of_var)
 
     def of_var(self, var: Var) -> Type:
         if var.id in self.known:
@@ -46,9 +47,6 @@ class _Typer:
         if self.unresolved and var.id in self.targets and mentions(var.type, self.unresolved):
             return UnknownType()  # an ambiguous symbolic extent: derive it from the operands instead
         return var.type
-
-    def of(self, expr: Expr) -> Type:
-        return type_of(expr, self.of_var)
 
     def learn(self, var: Var, source: Expr) -> bool:
         """Give a target Var whose type is still unknown the type of `source`, its definition; True
@@ -62,6 +60,8 @@ class _Typer:
         return True
 
     def visit(self, stmt: Any) -> bool:
+        if type(stmt) is AssignStmt:  # the commonest statement, before the patterns below
+            return isinstance(stmt.var, Var) and self.learn(stmt.var, stmt.value)
         learnt = False
         match stmt:
             case AssignStmt(var=Var() as var, value=value):
