@@ -242,27 +242,56 @@ def load_commands() -> str:
     return f"(run {LOAD_RULESET} 1)\n(run {CLEANUP_RULESET} 1)"
 
 
+SMALL_TABLE = 16
+"""Tables of at most this many rows are inserted as actions, not read from a file: `input` costs
+about a millisecond a file (and the temporary directory another), an action about 50 µs a row, and
+most tables of a small stage hold a handful of rows."""
+
+
+def _action_literal(cell: Cell) -> eb.Lit:
+    """A cell as the literal an action inserts: the very value `input` would have read."""
+    if isinstance(cell, int):
+        return eb.Lit(SPAN, eb.Int(cell))
+    if isinstance(cell, float):
+        return eb.Lit(SPAN, eb.Float(cell))
+    return eb.Lit(SPAN, eb.String(escape(cell)))
+
+
 def load_rows(egraph: eb.EGraph, rows: TermRows) -> None:
-    """Read every table into the e-graph with `input`, then rebuild the terms and drop the handles.
+    """Read every table into the e-graph (with `input`, or as actions when small), then rebuild
+    the terms and drop the handles.
 
     The e-graph must have been given `load_declarations` for every constructor the rows use.
     """
+    commands: list[object] = []
+    large: list[tuple[str, list[tuple[Cell, ...]]]] = []
+    for table, cells in rows.tables.items():
+        if len(cells) > SMALL_TABLE:
+            large.append((table, cells))
+            continue
+        name = load_table(table)
+        commands += [
+            eb.ActionCommand(eb.Expr_(SPAN, eb.Call(SPAN, name, [_action_literal(c) for c in row]))) for row in cells
+        ]
+    commands.append(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(LOAD_RULESET))))
+    commands.append(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(CLEANUP_RULESET))))
+    if not large:
+        egraph.run_program(*commands)  # type: ignore[arg-type]
+        return
     try:
         tmp_dir = tempfile.TemporaryDirectory(prefix="nanopto-rows-")
     except OSError as exc:
         raise RowsWriteError(exc) from None
     with tmp_dir as tmp:
-        commands: list[object] = []
-        for i, (table, cells) in enumerate(rows.tables.items()):
+        inputs: list[object] = []
+        for i, (table, cells) in enumerate(large):
             path = Path(tmp) / f"{i}.tsv"
             try:
                 path.write_text(_table_text(cells), encoding="utf-8")
             except OSError as exc:
                 raise RowsWriteError(exc) from None
-            commands.append(eb.Input(SPAN, load_table(table), str(path)))
-        commands.append(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(LOAD_RULESET))))
-        commands.append(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(CLEANUP_RULESET))))
-        egraph.run_program(*commands)  # type: ignore[arg-type]
+            inputs.append(eb.Input(SPAN, load_table(table), str(path)))
+        egraph.run_program(*inputs, *commands)  # type: ignore[arg-type]
 
 
 def top_level_forms(text: str) -> list[str]:

@@ -14,6 +14,7 @@ from nanopto.cli import main
 from nanopto.egraph import extract_roots
 from nanopto.egraph.engine import ExtractedRoot, extract_all_roots
 from nanopto.ir_terms.parser import parse_program
+from nanopto.terms import term_rows
 from nanopto.terms.encoding import Constructor, Encoder, ir_declarations, ir_load_declarations
 from nanopto.terms.term_rows import (
     RowsWriteError,
@@ -38,7 +39,9 @@ def test_escape_is_invertible_and_leaves_nothing_input_would_change(text: str) -
     assert not any(c in escaped for c in "\t\n\r") and escaped == escaped.strip()
 
 
-def test_awkward_strings_and_shared_terms_survive_a_load_and_an_extraction() -> None:
+@pytest.mark.parametrize("small_table", [0, 100], ids=["read-from-files", "inserted-as-actions"])
+def test_awkward_strings_and_shared_terms_survive_a_load_and_an_extraction(monkeypatch: pytest.MonkeyPatch, small_table: int) -> None:
+    monkeypatch.setattr(term_rows, "SMALL_TABLE", small_table)
     constructors = [
         Constructor("Leaf", ("String", "i64"), "E"),
         Constructor("Pair", ("E", "E"), "E"),
@@ -109,7 +112,10 @@ def test_an_unwritable_temporary_directory_is_a_clear_error(monkeypatch: pytest.
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(tempfile, "TemporaryDirectory", full)
+    monkeypatch.setattr(term_rows, "SMALL_TABLE", 0)  # small tables are inserted as actions, with no file
+    rows = TermRows()
+    rows.term("Leaf", 1)
     with pytest.raises(RowsWriteError, match="No space left on device; point TMPDIR at a writable directory"):
-        load_rows(eb.EGraph(), TermRows())
+        load_rows(eb.EGraph(), rows)
     assert main(["inline", str(EXAMPLES / "twice.py")]) == 2
     assert capsys.readouterr().err.startswith("nanopto: error: could not write the e-graph's rows")
