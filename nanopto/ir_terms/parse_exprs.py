@@ -600,7 +600,11 @@ class ExprParser:
                 raise self.error(kw.value, "**kwargs is not supported", kind=UnsupportedFeatureError)
             if kw.arg in skip:
                 continue
-            value = self.predicate(kw.value) if kw.arg == "predicate" else self.expr(kw.value)
+            value = (
+                self.predicate(kw.value) if kw.arg == "predicate"
+                else self.deps_value(kw.value) if kw.arg == "deps"
+                else self.expr(kw.value)
+            )  # fmt: skip
             out.append(Keyword(kw.arg, value, span=self.span(kw.value)))
         return tuple(out)
 
@@ -932,10 +936,13 @@ class ExprParser:
         values = tuple(self.expr(a) for a in self.positional(node))
         _, _, items = self.call_attrs(node, f"pl.{spelling}", selection=False, builtin=True)
         kwargs = self.keywords(node, skip=("attrs",))
-        if spelling == "system.task_dummy":
-            for kw, keyword in zip((k for k in node.keywords if k.arg == "deps"), (k for k in kwargs if k.name == "deps"), strict=False):
-                if isinstance(kw.value, (ast.List, ast.Tuple)) and isinstance(keyword.value, MakeTuple):
-                    self.check_task_ids(list(kw.value.elts), keyword.value.elements)
+        if spelling == "system.task_dummy" and not any(k.name == "deps" for k in kwargs):
+            raise self.error(
+                node,
+                "pl.system.task_dummy requires keyword argument 'deps': the tasks it waits for",
+                hint="write the fan-in out, deps=[] for none: pl.system.task_dummy(deps=[t1, t2])",
+                kind=ParserTypeError,
+            )
         scalar = self._scalar_dispatch(spelling, values, node)
         if scalar is not None:
             return scalar
@@ -1522,6 +1529,8 @@ class ExprParser:
         if not isinstance(node, ast.Subscript):
             if isinstance(node, ast.Constant) and node.value is Ellipsis:
                 return UnknownType()
+            if dotted_name(node) == "pl.TaskId":  # PyPTO's name for pl.Scalar[pl.TASK_ID]
+                return ScalarType(DataType.TASK_ID)
             return ScalarType(self.dtype(node))
         head = dotted_name(node.value)
         items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]

@@ -84,6 +84,7 @@ __all__ = [
     "ParserTypeError",
     "Scalar",
     "SplitMode",
+    "TaskId",
     "Tensor",
     "TensorLayout",
     "Tile",
@@ -269,6 +270,8 @@ Out = _Inert("pl.Out")
 InOut = _Inert("pl.InOut")
 Tuple = _Inert("pl.Tuple")
 Level = _Inert("pl.Level")
+TaskId = _Annotation("Scalar", None, DataType.TASK_ID)
+"""`pl.Scalar[pl.TASK_ID]`, the type of a task id, under PyPTO's short name."""
 
 
 class _System(_Inert):

@@ -168,3 +168,28 @@ def test_a_dependency_edge_in_a_dispatch_attrs_is_a_type_error_pointing_at_deps(
     with pytest.raises(ParserTypeError) as info:
         program('b = self.kernel(a, attrs={"manual_dep_edges": [first]})\nreturn b')
     assert "manual_dep_edges" in info.value.message and info.value.hint and "deps=" in info.value.hint
+
+
+def test_a_dummy_task_takes_the_same_deps_forms_and_requires_them() -> None:
+    waited = program("j = pl.system.task_dummy(deps=[tids[k] for k in range(2)])\nreturn a")
+    expected = program(
+        """
+        _submit_deps_buf = pl.array.create(2, pl.TASK_ID)
+        _submit_deps_buf = pl.array.update_element(_submit_deps_buf, 0, tids[0])
+        _submit_deps_buf = pl.array.update_element(_submit_deps_buf, 1, tids[1])
+        j = pl.system.task_dummy(deps=[_submit_deps_buf])
+        return a
+        """
+    )
+    ir.assert_structural_equal(waited, expected)
+    with pytest.raises(ParserTypeError) as info:
+        program("j = pl.system.task_dummy()\nreturn a")
+    assert "requires keyword argument 'deps'" in info.value.message and info.value.hint and "deps=[]" in info.value.hint
+
+
+def test_task_id_is_the_scalar_task_id_annotation() -> None:
+    import nanopto.language as pl
+
+    assert pl.TaskId.dtype is ir.DataType.TASK_ID
+    short = program("j: pl.TaskId = pl.system.task_dummy(deps=[first])\nreturn a")
+    ir.assert_structural_equal(short, program("j: pl.Scalar[pl.TASK_ID] = pl.system.task_dummy(deps=[first])\nreturn a"))
