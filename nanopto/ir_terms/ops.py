@@ -26,6 +26,7 @@ from nanopto.ir_terms.types import (
     ScalarType,
     TensorType,
     TileType,
+    TileView,
     Type,
     UnknownType,
 )
@@ -259,7 +260,9 @@ def _elementwise(fn: Callable[..., Any]) -> Semantics:
             raise OpError(f"shape mismatch: {' vs '.join(str(list(s)) for s in shapes)}")
         if isinstance(result, np.ndarray):
             # pl has no 64-bit float: an integer tensor times a Python float is an FP32 tensor
-            return np.array(result, dtype=np.float32 if result.dtype == np.float64 else result.dtype, copy=True)
+            return np.array(
+                result, dtype=np.float32 if result.dtype == np.float64 else result.dtype, copy=True
+            )
         return result.item() if isinstance(result, np.generic) else result
 
     return run
@@ -465,21 +468,72 @@ def _write(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     return tensor
 
 
+def _dropped_axes(args: Sequence[Expr], kw: dict[str, Expr]) -> frozenset[int]:
+    """The axes a slice's `drop_dims` operand (the fifth) erases from its result."""
+    drops = _list_elements(args[4] if len(args) > 4 else kw.get("drop_dims")) or ()
+    return frozenset(d.value for d in drops if isinstance(d, ConstInt))
+
+
+def _kept(dims: Sequence[Expr], dropped: frozenset[int], *, tile: bool) -> tuple[Expr, ...]:
+    """`dims` without the dropped axes; a tile is physically 2D, so a tile result that would be
+    of rank < 2 gets leading unit axes back (docs/coming-from-pypto.md#subscripts)."""
+    kept = tuple(dim for axis, dim in enumerate(dims) if axis not in dropped)
+    if tile and dropped and len(kept) < 2:
+        kept = (ConstInt(1),) * (2 - len(kept)) + kept
+    return kept
+
+
 def _slice_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    base = types[0] if types else UnknownType()
+    shape = _list_elements(args[1] if len(args) > 1 else kw.get("shape"))
+    if shape is None or not isinstance(base, (TensorType, TileType)):
+        return UnknownType()
+    dropped = _dropped_axes(args, kw)
+    if isinstance(base, TileType):
+        valid = _list_elements(args[3] if len(args) > 3 else kw.get("valid_shape")) or ()
+        kept = _kept(shape, dropped, tile=True)
+        view = TileView(valid_shape=_kept(valid, dropped, tile=True)) if len(valid) == len(shape) else None
+        return TileType(kept, base.dtype, None, view, base.memory_space)
+    return replace(
+        base, shape=_kept(shape, dropped, tile=False)
+    )  # a slice of a distributed tensor is one too
+
+
+def _slicer(*, tile: bool) -> Semantics:
+    """A slice is a view of its source (numpy basic indexing), as a subscript is: a write through
+    it reaches the source. Scalar-indexed axes (`drop_dims`) are erased; a tile keeps rank 2."""
+
+    def run(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+        source = args[0]
+        shapes = [int(s) for s in (args[1] if len(args) > 1 else kw["shape"])]
+        offsets = [int(o) for o in (args[2] if len(args) > 2 else kw["offset"])]
+        dropped = {int(d) for d in (args[4] if len(args) > 4 else kw.get("drop_dims") or ())}
+        view = source[_window(source, offsets, shapes)]
+        if dropped:
+            view = view[tuple(0 if axis in dropped else slice(None) for axis in range(view.ndim))]
+            if tile and view.ndim < 2:
+                view = view[(None,) * (2 - view.ndim)]
+        return view
+
+    return run
+
+
+def _reshape_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
     base = types[0] if types else UnknownType()
     shape = _list_elements(args[1] if len(args) > 1 else kw.get("shape"))
     if shape is None or not isinstance(base, (TensorType, TileType)):
         return UnknownType()
     if isinstance(base, TileType):
         return TileType(shape, base.dtype, base.memory_space)
-    return replace(base, shape=shape)  # a slice of a distributed tensor is one too
+    return replace(base, shape=shape)
 
 
-def _slice(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
-    source = args[0]
-    shapes = [int(s) for s in (args[1] if len(args) > 1 else kw["shape"])]
-    offsets = [int(o) for o in (args[2] if len(args) > 2 else kw["offset"])]
-    return np.array(source[_window(source, offsets, shapes)], copy=True)
+def _reshape(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    source = np.asarray(args[0])
+    shape = [int(s) for s in (args[1] if len(args) > 1 else kw["shape"])]
+    if int(np.prod(shape)) != source.size:
+        raise OpError(f"reshape of {list(source.shape)} to {shape}: the element counts differ")
+    return np.array(source.reshape(shape), copy=True)
 
 
 def _matmul_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
@@ -546,7 +600,12 @@ def _scalar_operand(name: str, fn: Callable[..., Any], doc: str) -> OpDef:
     """PyPTO's tensor-scalar spellings (`pl.tensor.muls(t, 2.0)`): the elementwise op with a
     scalar second operand."""
     return OpDef(
-        name, (f"tensor.{name}", f"tile.{name}"), _same_as(0), _elementwise(fn), doc=doc, signature="(lhs, rhs)"
+        name,
+        (f"tensor.{name}", f"tile.{name}"),
+        _same_as(0),
+        _elementwise(fn),
+        doc=doc,
+        signature="(lhs, rhs)",
     )
 
 
@@ -607,6 +666,16 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         writes=(0,),
         doc="write `source` into `target` at `offsets`; the result is `target`",
         signature="(target, source, offset, *, atomic=None)",
+    ),
+    OpDef(
+        "tile.assemble",
+        ("tile.assemble",),
+        _same_as(0),
+        _assemble,
+        aliases_arg=0,
+        writes=(0,),
+        doc="`t[0:16, 0:32] = src` on a tile: write `source` into `target` at `offset`; the result is `target`",
+        signature="(target, source, offset)",
     ),
     OpDef(
         "subscript",
@@ -791,11 +860,37 @@ _DECLARATIONS: tuple[OpDef, ...] = (
     ),
     OpDef(
         "slice",
-        ("slice", "tensor.slice", "tile.slice"),
+        ("slice", "tensor.slice"),
         _slice_type,
-        _slice,
-        doc="`pl.slice(t, shape, offset)`: a copy of the window of `shape` at `offset`",
+        _slicer(tile=False),
+        aliases_arg=0,
+        doc="`pl.slice(t, shape, offset)`, `t[i, 0:4]`: a view of the window of `shape` at `offset`",
         signature="(tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=None, clamp=None)",
+    ),
+    OpDef(
+        "tile.slice",
+        ("tile.slice",),
+        _slice_type,
+        _slicer(tile=True),
+        aliases_arg=0,
+        doc="`pl.tile.slice(t, shape, offset)`, `t[0:16, :]`: a view of a window of a tile (rank 2 at least)",
+        signature="(tile, shape, offset, valid_shape=None, drop_dims=None, pad_value=None)",
+    ),
+    OpDef(
+        "tensor.reshape",
+        ("tensor.reshape", "reshape"),
+        _reshape_type,
+        _reshape,
+        doc="`pl.tensor.reshape(t, shape)`: the same elements in another shape; a new value",
+        signature="(tensor, shape, valid_shape=None)",
+    ),
+    OpDef(
+        "tile.reshape",
+        ("tile.reshape",),
+        _reshape_type,
+        _reshape,
+        doc="`pl.tile.reshape(t, shape)`: the same elements in another shape; a new value",
+        signature="(tile, shape)",
     ),
     OpDef(
         "matmul",

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from nanopto.ir_terms import parse_distributed, split_aiv_forms
+from nanopto.ir_terms import parse_subscripts as subscripts
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, enum_of_symbol
 from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.names import validate_base_name
@@ -37,7 +38,6 @@ from nanopto.ir_terms.nodes import (
     Level,
     MakeTuple,
     ParamDirection,
-    SliceExpr,
     Span,
     SplitMode,
     Stmt,
@@ -1318,21 +1318,20 @@ class ExprParser:
                 f"pl.{base.path}[...] is a type, not a value",
                 hint="an extent or an index is an integer or a scalar expression",
             )
-        index_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if (
-            isinstance(self.type_of(base), TupleType)
-            and len(index_nodes) == 1
-            and isinstance(index_nodes[0], ast.Constant)
-            and type(index_nodes[0].value) is int
-        ):
-            index = self.check_int(index_nodes[0].value, DataType.INDEX, index_nodes[0])
+        ty = self.type_of(base)
+        if isinstance(ty, TupleType):
+            index_node = node.slice
+            if not (isinstance(index_node, ast.Constant) and type(index_node.value) is int):
+                raise subscripts.tuple_index_error(self, node)
+            index = self.check_int(index_node.value, DataType.INDEX, index_node)
             return TupleGetItemExpr(base, index, span=self.span(node))
-        if isinstance(self.type_of(base), ArrayType):
-            if len(index_nodes) != 1 or isinstance(index_nodes[0], ast.Slice):
-                raise self.error(node, "an array element read takes one index: arr[i]")
-            return Call("array.get_element", (base, self.expr(index_nodes[0])), span=self.span(node))
-        indices = tuple(self.index(i) for i in index_nodes)
-        return Call("subscript", (base, *indices), span=self.span(node))
+        if isinstance(ty, ArrayType):
+            return subscripts.array_index(self, node, base, ty)
+        if isinstance(ty, (TensorType, TileType)):
+            return subscripts.read(self, node, base, ty)
+        if isinstance(ty, UnknownType):
+            return subscripts.plain(self, node, base)
+        raise subscripts.not_subscriptable(self, node, ty)
 
     def element_literal(self, value: Expr, dtype: DataType, node: ast.expr) -> Expr:
         """An untyped number literal stored into an array of `dtype` is a constant of that dtype
@@ -1346,15 +1345,6 @@ class ExprParser:
         if isinstance(value, (ConstInt, ConstFloat)) and dtype.is_float:
             return ConstFloat(float(value.value), dtype, span=value.span)
         return value
-
-    def index(self, node: ast.expr) -> Expr:
-        if isinstance(node, ast.Slice):
-            if node.step is not None:
-                raise self.error(node, "slices with a step are not supported", kind=UnsupportedFeatureError)
-            start = self.expr(node.lower) if node.lower is not None else None
-            stop = self.expr(node.upper) if node.upper is not None else None
-            return SliceExpr(start, stop, span=self.span(node))
-        return self.expr(node)
 
     def describe(self, node: ast.expr) -> str:
         """How `pl.static_print` shows a value: `name: type` for a variable, `value: type` for

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from nanopto.gc_pause import gc_paused
+from nanopto.ir_terms import parse_subscripts as subscripts
 from nanopto.ir_terms import split_aiv_forms, spmd_forms
 from nanopto.ir_terms.dtypes import DataType, enum_of_symbol
 from nanopto.ir_terms.dump_selection import DUMP_CARRIERS, seeded
@@ -62,7 +63,6 @@ from nanopto.ir_terms.nodes import (
     ReturnStmt,
     ScopeStmt,
     SeqStmts,
-    SliceExpr,
     Span,
     SplitMode,
     Stmt,
@@ -1357,29 +1357,28 @@ class _ProgramParser(ExprParser):
         return out
 
     def _subscript_write(self, target: ast.Subscript, node: ast.Assign) -> Stmt:
+        """`dst[...] = src` rebinds `dst` to the store (docs/coming-from-pypto.md#subscripts)."""
+        if self._fn.strict_ssa:
+            raise self.error(
+                target,
+                "a subscript write rebinds its target, so it is only supported before SSA conversion "
+                "(this function has strict_ssa=True)",
+                hint="store into a new name, out2 = pl.tensor.assemble(out, src, [i, j]), or drop strict_ssa=True",
+                kind=UnsupportedFeatureError,
+            )
         if not isinstance(target.value, ast.Name) or target.value.id not in self._fn.names:
             raise self.error(target.value, "a subscript assignment must write into a bound variable")
         var = self._fn.names[target.value.id]
-        value = self.expr(node.value)
-        index_nodes = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
         span = self.span(node)
         if isinstance(var.type, ArrayType):
+            index_nodes = subscripts.index_nodes(target)
             if len(index_nodes) != 1 or isinstance(index_nodes[0], ast.Slice):
-                raise self.error(target, "an array element write takes one index: arr[i] = v")
+                raise self.error(target, "an array element write takes one index: arr[i] = v", kind=ParserTypeError)
             index = self.expr(index_nodes[0])
-            value = self.element_literal(value, var.type.dtype, node.value)
+            value = self.element_literal(self.expr(node.value), var.type.dtype, node.value)
             call = Call("array.update_element", (var, index, value), span=span)
             return AssignStmt(var, call, annotated=False, span=span)
-        offsets: list[Expr] = []
-        for index_node in index_nodes:
-            index = self.index(index_node)
-            if isinstance(index, SliceExpr):
-                offsets.append(index.start if index.start is not None else ConstInt(0, span=self.span(index_node)))
-            else:
-                offsets.append(index)
-        offset_list = MakeTuple(tuple(offsets), is_list=True, span=self.span(target))
-        assemble = Call("tensor.assemble", (var, value, offset_list), span=span)
-        return AssignStmt(var, assemble, annotated=False, span=span)
+        return AssignStmt(var, subscripts.write(self, target, var, node.value, span), annotated=False, span=span)
 
     # -- expression statements ----------------------------------------------------------------
 

@@ -982,7 +982,7 @@ def test_program_decorator_on_a_real_class() -> None:
         def main(self, a: pl.Tensor[[M, WIDTH], pl.FP32], out: pl.Out[pl.Tensor[[M, WIDTH], pl.FP32]]):
             z = self.helper(a)
             for i in pl.range(local_scale):
-                out[0:4, i] = z
+                out[:, i : i + 1] = z[:, 0:1]
             return out
 
     assert isinstance(Decorated, Program)

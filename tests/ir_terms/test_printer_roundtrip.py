@@ -201,7 +201,7 @@ STATEMENT_FORMS = {
             q = [1, 2.5, True, 'str', pl.FP32, pl.Mem.Vec]
             r = (n, n + 1)
             arr[n] = 3
-            io[0:4, n] = y
+            io[0:2, n] = w
             pl.tile.store(t, [0, 0], a)
             return y
         """,
@@ -320,7 +320,7 @@ def test_unpack_is_resugared_and_desugarings_are_not() -> None:
     assert "p, q = self.pair(a)" in text
     assert "ret__tmp" not in text
     assert "arr = pl.array.update_element(arr, n, pl.const(3, pl.INT32))" in text  # the array's dtype
-    assert "io = pl.tensor.assemble(io, y, [0, n])" in text
+    assert "io = pl.tensor.assemble(io, pl.tensor.reshape(w, [2, 1]), [0, n])" in text
 
 
 def test_unpack_tmp_used_elsewhere_prints_literally() -> None:

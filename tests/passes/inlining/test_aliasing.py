@@ -689,7 +689,7 @@ PLANTED: list[tuple[str, Any, str, str]] = [
         "is_self_update",
         _a_view_counts,
         SLICE_REBINDING,
-        r"<string>:12:13: error\[RebindingTable\]: .* assigns the caller's Var `a = a\[0:2\]` \(from <string>:7:9\), "
+        r"<string>:12:13: error\[RebindingTable\]: .* assigns the caller's Var `a = pl.tensor.slice\(a, \[2\], \[0\]\)` \(from <string>:7:9\), "
         r"which is not a self-update of `a`",
     ),
     (

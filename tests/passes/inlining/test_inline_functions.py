@@ -12,6 +12,7 @@ import sys
 import textwrap
 from typing import Any
 
+import numpy as np
 import pytest
 
 from nanopto import ir, passes
@@ -23,6 +24,7 @@ from nanopto.passes.inlining import InlineResult, inline_program
 from nanopto.passes.inlining.call_graph import InlineCycleError
 from nanopto.passes.inlining.call_sites import InlineError
 from nanopto.rules import INLINE_RULESETS, PROJECT, SPLICE, WRITEBACK
+from nanopto.verify.equivalence import assert_equivalent
 
 
 def pl(src: str) -> ir.Program:
@@ -210,7 +212,9 @@ def test_self_update_rebinds_the_callers_var() -> None:
 
 
 def test_computed_arguments_are_bound_once_at_the_call_site() -> None:
-    """Seed edge case: `f(a[r], c[r])` binds `x_inline0 = a[r]`, `c_inline1 = c[r]`."""
+    """docs/specification.md, "Argument binding": `f(a[r], c[r])` binds each computed argument
+    once at the call site; `a[r]` is a `tensor.slice` Call (a view), so `x_inline0` and `c_inline1`
+    are bound to the slices and the helper's write lands on the view of the caller's `c`."""
     before = pl(
         """
         @pl.program
@@ -222,21 +226,31 @@ def test_computed_arguments_are_bound_once_at_the_call_site() -> None:
                 return c
 
             @pl.function
-            def main(self, a: pl.Tensor[[8, 4], pl.FP32], c: pl.Tensor[[8, 4, 4], pl.FP32], r: pl.Scalar[pl.INDEX]):
+            def main(self, a: pl.Tensor[[8, 4], pl.FP32], c: pl.Tensor[[8, 4, 4], pl.FP32], r: pl.Scalar[pl.INDEX]) -> pl.Tensor[[4, 4], pl.FP32]:
                 z = self.f(a[r], c[r], r)
                 return z
         """
     )
-    after = inline(before)
-    assert body_text(after) == textwrap.dedent(
-        """\
-        x_inline0: pl.Tensor[[4], pl.FP32] = a[r]
-        c_inline1: pl.Tensor[[4, 4], pl.FP32] = c[r]
-        v_inline2 = pl.exp(x_inline0)
-        c_inline1 = pl.tensor.assemble(c_inline1, v_inline2, [0, r])
-        z = c_inline1
-        return z"""
+    expected = pl(
+        """
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: pl.Tensor[[8, 4], pl.FP32], c: pl.Tensor[[8, 4, 4], pl.FP32], r: pl.Scalar[pl.INDEX]) -> pl.Tensor[[4, 4], pl.FP32]:
+                x_inline0: pl.Tensor[[4], pl.FP32] = pl.tensor.slice(a, [1, 4], [r, 0], [], [0])
+                c_inline1: pl.Tensor[[4, 4], pl.FP32] = pl.tensor.slice(c, [1, 4, 4], [r, 0, 0], [], [0])
+                v_inline2 = pl.exp(x_inline0)
+                c_inline1 = pl.tensor.assemble(c_inline1, pl.tensor.reshape(v_inline2, [4, 1]), [0, r])
+                z = c_inline1
+                return z
+        """
     )
+    after = inline(before)
+    ir.assert_structural_equal(after, expected)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((8, 4)).astype(np.float32)
+    c = rng.standard_normal((8, 4, 4)).astype(np.float32)
+    assert_equivalent(before, after, [a, c, 3])
 
 
 def test_multi_return_projects_without_a_tuple_binding_and_drops_identity_writeback() -> None:
