@@ -1,8 +1,10 @@
 """docs/specification.md, "Argument binding": computed tensor arguments, `f(a[r], c[r], r)`.
 
-Each computed argument is bound once at the call site (`x_inline0 = a[r]`, `c_inline1 = c[r]`),
-then the callee's write `c[0:4, j] = v` (which the parser desugars to
-`c = pl.tensor.assemble(c, v, [0, j])`) lands on that local, a view of the caller's `c`.
+Each computed argument is bound once at the call site (`x_inline0 = a[r]`, `c_inline1 = c[r]`,
+each the call `pl.tensor.slice(...)` the parser reads a subscript as), then the callee's write
+`c[0:4, j] = v` (which the parser desugars to
+`c = pl.tensor.assemble(c, pl.tensor.reshape(v, [4, 1]), [0, j])`) lands on that local, a view of
+the caller's `c`.
 """
 
 import nanopto.language as pl

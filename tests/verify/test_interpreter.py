@@ -232,6 +232,30 @@ def test_a_write_through_a_slice_view_reaches_the_source() -> None:
     np.testing.assert_array_equal(buf, expected)
 
 
+def test_a_parsed_subscript_is_a_slice_view_and_a_write_through_it_reaches_the_source() -> None:
+    """`a[1]` parses to `pl.tensor.slice(a, ...)` (docs/coming-from-pypto.md#subscripts), a view:
+    a write through it lands in `a`; `a[1, 2]` is `pl.tensor.read`, a Python scalar."""
+    from nanopto.ir_terms.parser import parse_program
+
+    source = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, a: pl.InOut[pl.Tensor[[3, 4], pl.FP32]], v: pl.Tensor[[2], pl.FP32]) -> pl.Scalar[pl.FP32]:
+        row = a[1]
+        row[1:3] = v
+        return a[1, 2]
+"""
+    buf = np.zeros((3, 4), dtype=np.float32)
+    value = interpret(parse_program(source), "main", buf, np.array([5.0, 7.0], dtype=np.float32))
+    expected = np.zeros((3, 4), dtype=np.float32)
+    expected[1, 1:3] = [5.0, 7.0]
+    np.testing.assert_array_equal(buf, expected)
+    assert value == 7.0
+
+
 def test_a_full_rank_subscript_reads_a_python_scalar() -> None:
     a = Var("a")
     value = interpret(program(fn("main", [a], ret(op("subscript", a, 1, 2)))), "main", np.eye(3))
