@@ -198,9 +198,9 @@ class Timeline:
 
     def _visit(self, stmt: Stmt, loops: frozenset[int]) -> None:
         at = self.points[id(stmt)] = Point(self._next(), loops, stmt)
-        own = [c for c in iter_children(stmt) if not isinstance(c, Stmt)]
         inner = loops | {id(stmt)} if is_loop(stmt) else loops
         targets: list[Var] = []
+        own: list[Node | None]
         match stmt:
             case AssignStmt():
                 own = [stmt.value]
@@ -224,6 +224,8 @@ class Timeline:
                     self._define(stmt.var, Point(at.position, inner, stmt))  # per block for pl.spmd
             case SeqStmts():
                 own = []
+            case _:
+                own = [c for c in iter_children(stmt) if not isinstance(c, Stmt)]
         for expr in own:
             if expr is None:
                 continue

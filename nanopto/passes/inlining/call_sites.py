@@ -304,12 +304,31 @@ def _quoted(stmt: Stmt) -> str:
 
 
 def _defined_vars(node: object) -> Iterator[int]:
+    if type(node) not in _DEFINING_CLASSES and not _defines(type(node)):
+        return  # most nodes (expressions, assignments) have none of the fields below
     for name in ("loop_var", "var"):
         var = getattr(node, name, None)
         if isinstance(var, Var) and not isinstance(var, IterArg) and not isinstance(node, AssignStmt):
             yield var.id
     for var in getattr(node, "return_vars", ()):
         yield var.id
+
+
+_DEFINING_CLASSES: set[type] = set()
+_PLAIN_CLASSES: set[type] = set()
+
+
+def _defines(cls: type) -> bool:
+    """Whether nodes of `cls` may define a Var `_defined_vars` reports (a `loop_var`, a `var`
+    other than an assignment's, `return_vars`); remembered per class."""
+    if cls in _PLAIN_CLASSES:
+        return False
+    fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    if cls is not AssignStmt and fields & {"loop_var", "var", "return_vars"}:
+        _DEFINING_CLASSES.add(cls)
+        return True
+    _PLAIN_CLASSES.add(cls)
+    return False
 
 
 def _project_returned_tuple(

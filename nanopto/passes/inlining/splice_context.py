@@ -25,7 +25,7 @@ from nanopto.ir_terms.nodes import (
     places_auto_scopes,
 )
 from nanopto.ir_terms.parse_exprs import PER_TASK_KEYWORDS
-from nanopto.ir_terms.schema import iter_children
+from nanopto.ir_terms.schema import iter_children, walk
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, InlineError
 
 MANUAL = "manual_scope"
@@ -79,7 +79,7 @@ def has_restricted_forms(body: Stmt) -> bool:
     return any(
         (isinstance(node, ScopeStmt) and node.constructor in ("spmd", "scope"))
         or (isinstance(node, Submit) and bool(node.kwargs))
-        for node, _ in placed(body)
+        for node in walk(body)  # the nodes `placed` gives, without the scopes around them
     )
 
 

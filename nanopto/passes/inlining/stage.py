@@ -16,6 +16,7 @@ half-rewritten program.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -48,8 +49,10 @@ StepObserver = Callable[[Iteration, Snapshot], None]
 """Sees every ruleset iteration of a stage, with a way to extract the functions at that point."""
 
 
+@functools.cache
 def inline_declarations() -> str:
-    """Sorts, IR and inlining constructors, fact relations and their load tables, as egglog text."""
+    """Sorts, IR and inlining constructors, fact relations and their load tables, as egglog text
+    (made once: every stage of every run declares the same)."""
     return "\n".join(
         [
             ir_declarations(),
