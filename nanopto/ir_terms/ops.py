@@ -105,15 +105,19 @@ def _parse_signature(text: str) -> inspect.Signature:
 
 
 def _first_shaped(types: Sequence[Type]) -> Type:
+    """The first tensor or tile operand's type; else unknown if an operand is (it may be the tensor
+    that decides the result); else the first scalar's. One pass: it runs once per spliced op."""
+    unknown, scalar = False, None
     for ty in types:
         if isinstance(ty, (TensorType, TileType)):
             return ty
-    if any(isinstance(ty, UnknownType) for ty in types):
-        return UnknownType()  # an unknown operand may be the tensor that decides the result
-    for ty in types:
-        if isinstance(ty, ScalarType):
-            return ty
-    return UnknownType()
+        if isinstance(ty, UnknownType):
+            unknown = True
+        elif scalar is None and isinstance(ty, ScalarType):
+            scalar = ty
+    if unknown or scalar is None:
+        return UnknownType()
+    return scalar
 
 
 def _same_as_first_shaped(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:

@@ -30,7 +30,7 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
 )
 from nanopto.ir_terms.schema import Mutator, type_exprs, walk, walk_stmts
-from nanopto.ir_terms.types import Type, UnknownType
+from nanopto.ir_terms.types import ArrayType, TensorType, TileType, TupleType, Type, UnknownType
 from nanopto.passes.inlining.call_sites import InlineError
 
 
@@ -112,6 +112,10 @@ def mentions(ty: Type, symbols: set[int]) -> bool:
     return any(isinstance(v, Var) and v.id in symbols for e in type_exprs(ty) for v in walk(e))
 
 
+_WITH_EXPRESSIONS = (TensorType, TileType, ArrayType, TupleType)
+"""The types `type_exprs` finds expressions in."""
+
+
 def callee_only_symbols(fn: Function, targets: set[int], target_vars: Iterable[Var] | None = None) -> set[int]:
     """Symbols in the types of spliced Vars that the caller itself never mentions: dimensions the
     per-site binding could not resolve (the arguments disagreed on them).
@@ -121,7 +125,14 @@ def callee_only_symbols(fn: Function, targets: set[int], target_vars: Iterable[V
     """
     if target_vars is None:
         target_vars = [node for node in walk(fn.body) if isinstance(node, Var) and node.id in targets]
-    symbols = {v.id for var in target_vars for e in type_exprs(var.type) for v in walk(e) if isinstance(v, Var)}
+    symbols = {
+        v.id
+        for var in target_vars
+        if isinstance(var.type, _WITH_EXPRESSIONS)  # the others hold no expression (most are unknown)
+        for e in type_exprs(var.type)
+        for v in walk(e)
+        if isinstance(v, Var)
+    }
     if not symbols:  # the common case: spliced types name no symbol at all
         return symbols
     other_vars = [node for node in walk(fn.body) if isinstance(node, Var) and node.id not in targets]
