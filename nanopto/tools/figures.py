@@ -36,6 +36,7 @@ from nanopto.passes.inlining.rebinding import RebindingRow
 from nanopto.passes.inlining.stage import Stage
 from nanopto.passes.pass_base import Pass
 from nanopto.tools.egraph_dot import EGraphSnapshot, ENode, SerializedEGraph, egraph_dot, render_svg
+from nanopto.tools.examples import example_source
 from nanopto.tools.planting import never_bind, splice_unchecked
 from nanopto.verify.interpreter import interpret
 
@@ -65,23 +66,8 @@ def _html(text: str) -> str:
 # Handles and storage: the twice trap (3A against 4A)
 # ---------------------------------------------------------------------------------------------
 
-TWICE = """import nanopto.language as pl
-
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.Inline)
-    def twice(self, t: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
-        t = pl.add(t, t)
-        return t
-
-    @pl.function
-    def main(self, a: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
-        u = self.twice(a)
-        w = pl.add(a, u)
-        return w
-"""
-"""The specification's `twice` example (docs/specification.md, "Rebinding a parameter")."""
+TWICE = example_source("twice")
+"""The specification's `twice` example (docs/specification.md, "Rebinding a parameter"), as shipped."""
 
 A_VALUES = (1.0, 2.0, 3.0, 4.0)
 
@@ -297,22 +283,8 @@ def decision_figure() -> Figure:
 # The smallest example's e-graph, iteration by iteration
 # ---------------------------------------------------------------------------------------------
 
-SINGLE = """import nanopto.language as pl
-
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.Inline)
-    def helper(self, x):
-        y = pl.mul(x, x)
-        return y
-
-    @pl.function
-    def main(self, a):
-        z = self.helper(a)
-        return z
-"""
-"""The specification's smallest example (docs/specification.md, "Purpose")."""
+SINGLE = example_source("single_site")
+"""The specification's smallest example (docs/specification.md, "Purpose"), as shipped."""
 
 
 @dataclass(frozen=True)
