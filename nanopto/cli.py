@@ -843,7 +843,8 @@ def cmd_soak(args: argparse.Namespace, out: TextIO) -> int:
     rate = report.programs_this_run / report.seconds if report.seconds else 0.0
     out.write(
         f"{report.programs:,} programs ({report.programs_this_run:,} in this run, {report.seconds:.1f} s, "
-        f"{rate:.1f} per s): {report.counts.get('equal', 0):,} equal, "
+        f"{rate:.1f} per s, {report.cpu_per_program * 1000:.0f} CPU-ms per program in the workers): "
+        f"{report.counts.get('equal', 0):,} equal, "
         f"{sum(n for k, n in report.counts.items() if k.startswith('refused: ')):,} refused for a documented hazard, "
         f"{report.findings:,} finding(s) in {len(report.signatures)} signature(s)\n"
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import operator
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -205,6 +206,8 @@ def test_the_command_line_soaks_resumes_and_refuses_another_campaigns_directory(
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("3 programs (3 in this run")
     assert "0 finding(s)" in done.stdout
+    cpu_ms = re.search(r"per s, (\d+) CPU-ms per program in the workers\)", done.stdout)
+    assert cpu_ms is not None and int(cpu_ms.group(1)) > 0, done.stdout
     resumed = soak("--programs", "6")
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.startswith("6 programs (3 in this run")
