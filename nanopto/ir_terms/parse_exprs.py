@@ -252,6 +252,35 @@ class ExprParser:
         """How many parameters the program function `name` takes; None when not known."""
         return None
 
+    def _check_dynamic_dims(self, callee: str, values: tuple[Expr, ...], node: ast.Call) -> None:
+        """A dynamic dimension of the callee's parameters (`pl.dynamic("M")`) takes one size at a
+        call: the arguments' static sizes in its places must agree."""
+        declared = self.function_param_types(callee)
+        if declared is None:
+            return
+        bound: dict[int, tuple[int, int]] = {}
+        for index, (param_type, value) in enumerate(zip(declared, values, strict=False)):
+            arg_type = self.type_of(value)
+            if not isinstance(param_type, (TensorType, TileType)) or not isinstance(arg_type, (TensorType, TileType)):
+                continue
+            if len(param_type.shape) != len(arg_type.shape):
+                continue
+            for dim, size in zip(param_type.shape, arg_type.shape, strict=True):
+                if not (isinstance(dim, Var) and isinstance(size, ConstInt)):
+                    continue
+                first = bound.setdefault(dim.id, (size.value, index))
+                if first[0] != size.value:
+                    raise self.error(
+                        node.args[index] if index < len(node.args) else node,
+                        f"'{callee}' gets conflicting bindings for its dynamic dimension '{dim.name}': "
+                        f"{first[0]} from argument {first[1] + 1}, {size.value} from argument {index + 1}",
+                        hint=f"pass arguments whose sizes agree where '{callee}' declares '{dim.name}'",
+                    )
+
+    def function_param_types(self, name: str) -> tuple[Type, ...] | None:
+        """The declared types of program function `name`'s parameters; None when not known."""
+        return None
+
     def standalone_name(self, name: str, node: ast.AST) -> str:
         """The name of the module-level function the source calls as `name` (its own name, which
         an alias `f = g` does not change); `name` itself by default."""
@@ -892,6 +921,7 @@ class ExprParser:
                     hint="pass one argument per parameter of the function",
                     kind=ParserTypeError,
                 )
+            self._check_dynamic_dims(callee, values, node)
             return Call(callee, values, kwargs, function=True, dumps=dumps, attr_items=items, span=span)
         if path in self.inline_templates:
             raise self.error(

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+import nanopto.language as pl
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.parse_error import ParserSyntaxError, ParserTypeError
 from nanopto.ir_terms.parser import ParserError, parse_function, parse_program
@@ -355,3 +356,29 @@ def test_a_tile_annotation_that_says_what_the_load_gives_is_accepted() -> None:
     body = "t: pl.Tile[[64], pl.FP32] = pl.tile.load(a, [0], [64])\nreturn a\n"
     fn = parse_program(_main(body, params="a: pl.Tensor[[128], pl.FP32]")).functions["main"]
     assert fn.body.stmts[0].var.type == TileType([64], DataType.FP32)
+
+
+DYNAMIC = """import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[M, N], pl.FP32], b: pl.Tensor[[M, N], pl.FP32]) -> pl.Tensor[[M, N], pl.FP32]:
+        return a
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], b: pl.Tensor[[SECOND, 64], pl.FP32]) -> pl.Tensor[[128, 64], pl.FP32]:
+        c: pl.Tensor[[128, 64], pl.FP32] = self.kernel(a, b)
+        return c
+"""
+
+
+def test_a_dynamic_dimension_takes_one_size_at_a_call() -> None:
+    closure = {"M": pl.dynamic("M"), "N": pl.dynamic("N"), "SECOND": 127}
+    with pytest.raises(ParserSyntaxError) as info:
+        parse_program(DYNAMIC, "dyn.py", closure=closure)
+    err = info.value
+    assert err.message == "'kernel' gets conflicting bindings for its dynamic dimension 'M': 128 from argument 1, 127 from argument 2"
+    assert (err.line, err.col) == (11, 58) and err.hint
+    agreed = parse_program(DYNAMIC, "dyn.py", closure={**closure, "SECOND": 128})
+    assert list(agreed.functions) == ["kernel", "main"]

@@ -1013,3 +1013,12 @@ def test_program_decorator_reports_real_line_numbers() -> None:
     with open(info.value.file) as handle:
         reported = handle.read().splitlines()[info.value.line - 1]
     assert "b = pl.nonexistent_op(a)" in reported
+
+
+def test_a_program_starts_at_its_decorator_line() -> None:
+    source = "import nanopto.language as pl\n\n@pl.program\nclass P:\n    @pl.function\n    def main(self, x):\n        return x\n"
+    program = parse_program(source, "p.py")
+    assert program.span is not None and (program.span.file, program.span.line, program.span.col) == ("p.py", 3, 0)
+    assert str(program.span) == "p.py:3:1"
+    shifted = parse_program(source, "p.py", line_offset=10)
+    assert shifted.span is not None and shifted.span.line == 13
