@@ -78,7 +78,9 @@ class _Inference:
 
     def _submit(self, e: Submit) -> Type:
         # the kernel's results, then the launch's task id; the task id alone for a kernel that
-        # returns nothing (as PyPTO types a launch)
+        # returns nothing (as PyPTO types a launch). The parser stores it on the launch.
+        if not isinstance(e.type, UnknownType):
+            return e.type
         task_id = ScalarType(DataType.TASK_ID)
         results = self.returns(e.callee) or ()
         if e.spmd or results:

@@ -661,6 +661,10 @@ class Submit(_InferredType, Expr):
     spmd: bool = False
     attr_items: tuple[Keyword, ...] = ()
     span: Span | None = _span()
+    type: Type = field(default=UnknownType(), compare=False, kw_only=True, repr=False)
+    """What the launch yields, the kernel's results then the task id, as the parser reads it off
+    the kernel's declaration (PyPTO's `submit.type`). Derived from the program, so not compared;
+    `UnknownType` for a launch built without one, whose type is then inferred."""
 
     def __post_init__(self) -> None:
         if type(self.args) is not tuple or type(self.kwargs) is not tuple:
@@ -682,6 +686,7 @@ class Submit(_InferredType, Expr):
             entries = (Keyword("deps", MakeTuple(deps, is_list=True)),)
         setattr_(self, "kwargs", entries)
         if isinstance(self.dumps, Type):
+            setattr_(self, "type", self.dumps)
             setattr_(self, "dumps", ())
             if isinstance(self.spmd, Span):
                 setattr_(self, "span", self.spmd)
@@ -695,6 +700,8 @@ class Submit(_InferredType, Expr):
             setattr_(self, "spmd", False)
             setattr_(self, "attr_items", dict(attrs) if isinstance(attrs, Mapping) else ())
             setattr_(self, "span", span if isinstance(span, Span) else self.span)
+            if isinstance(span, Type):
+                setattr_(self, "type", span)
 
     @property
     def attrs(self) -> dict[str, object]:

@@ -1164,7 +1164,9 @@ class ExprParser:
         _, _, items = self.call_attrs(node, form, selection=False)
         self.check_predicate_deps(kwargs, node, takes_deps=True)
         dumps = self.dispatch_dumps(values, explicit, nodes, f"{form} dumps=", "submit")
-        return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, attr_items=items, span=self.span(node))
+        submit = Submit(callee[5:], values, tuple(kwargs), dumps, spmd, attr_items=items, span=self.span(node))
+        ty = self.type_of(submit)  # from the kernel's declaration, which a launch reads as PyPTO's does
+        return Submit(callee[5:], values, tuple(kwargs), dumps, spmd, attr_items=items, span=self.span(node), type=ty)
 
     _MAX_COMPREHENSION = 4096  # entries a deps= comprehension may unroll to
 

@@ -97,7 +97,7 @@ def Call(op: egg.StringLike, args: ExL, kwargs: ExL, function: egg.StringLike, d
 
 
 @egg.function(egg_fn="Submit")
-def Submit(callee: egg.StringLike, args: ExL, kwargs: ExL, dumps: ExL, spmd: egg.StringLike, attr_items: ExL, span: egg.StringLike) -> Ex:
+def Submit(callee: egg.StringLike, args: ExL, kwargs: ExL, dumps: ExL, spmd: egg.StringLike, attr_items: ExL, type: Ty, span: egg.StringLike) -> Ex:
     """`pl.submit(self.kernel, *args, ...)`: an asynchronous task launch; yields a task id."""
 
 

@@ -193,3 +193,23 @@ def test_task_id_is_the_scalar_task_id_annotation() -> None:
     assert pl.TaskId.dtype is ir.DataType.TASK_ID
     short = program("j: pl.TaskId = pl.system.task_dummy(deps=[first])\nreturn a")
     ir.assert_structural_equal(short, program("j: pl.Scalar[pl.TASK_ID] = pl.system.task_dummy(deps=[first])\nreturn a"))
+
+
+def test_a_launch_carries_the_type_read_off_its_kernel_through_inlining_and_by_hand() -> None:
+    task_id = ir.ScalarType(ir.DataType.TASK_ID)
+    prog = program("b, t = pl.submit(self.kernel, a)\nreturn b")
+    submit = launched(prog)
+    assert submit.type == ir.TupleType((prog.functions["kernel"].return_types[0], task_id))
+    source = HEAD.replace(
+        "    @pl.function(type=pl.FunctionType.Orchestration)",
+        """    @pl.function(type=pl.FunctionType.Inline)
+    def launch(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+        y, _ = pl.submit(self.kernel, x)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)""",
+    )
+    after = passes.inline_functions()(parse_program(source + "        b = self.launch(a)\n        return b\n"))
+    assert launched(after).type == submit.type
+    built = ir.Submit(ir.GlobalVar("kernel"), [submit.args[0]], [], submit.type, None)
+    assert built.type == submit.type and built == ir.Submit(ir.GlobalVar("kernel"), [submit.args[0]], [], task_id, None)
