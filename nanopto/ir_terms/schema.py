@@ -328,14 +328,35 @@ def nodes_of(node: n.Node) -> tuple[n.Node, ...]:
     """
     scopes = _WALKS.get()
     if not scopes:
-        return tuple(walk(node))
+        return tuple(_all_nodes(node))
     memo = scopes[-1]
     entry = memo.get(id(node))
     if entry is not None and entry[0] is node:
         return entry[1]
-    nodes = tuple(walk(node))
+    nodes = tuple(_all_nodes(node))
     memo[id(node)] = (node, nodes)
     return nodes
+
+
+def _all_nodes(node: n.Node) -> list[n.Node]:
+    """`list(walk(node))`, built in one loop rather than through a generator (a whole program is
+    a few hundred thousand nodes)."""
+    out: list[n.Node] = []
+    append = out.append
+    stack = [node]
+    pop, push = stack.pop, stack.extend
+    table = _CHILDREN_REVERSED
+    while stack:
+        current = pop()
+        append(current)
+        cls = type(current)
+        if cls in table:
+            children = table[cls]
+        else:
+            children = table[cls] = _compile_children(cls, reverse=True)
+        if children is not None:
+            push(children(current))
+    return out
 
 
 _STMT_FIELDS: dict[type, tuple[str, ...]] = {}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nanopto.ir_terms.nodes import HTML_VIEWS, Program, Var, pl_repr
-from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.schema import nodes_of
 from nanopto.ir_terms.structural import structural_equal
 from nanopto.passes import CallbackInstrument, PassContext, PassManager
 from nanopto.passes.hoist_nested_calls import Hoisted, HoistResult
@@ -158,9 +158,9 @@ def provenance_in(program: Program, result: InlineResult) -> dict[int, int]:
     Later passes may rebuild the program (new Var ids), but a fresh local's name (`t_inline0`)
     stays: the counter is deterministic.
     """
-    own_vars = [node for node in walk(result.program) if isinstance(node, Var)]
+    own_vars = [node for node in nodes_of(result.program) if isinstance(node, Var)]
     # When no pass ran after the splicing, `program` is that very program: one walk serves both.
-    program_vars = own_vars if program is result.program else [node for node in walk(program) if isinstance(node, Var)]
+    program_vars = own_vars if program is result.program else [node for node in nodes_of(program) if isinstance(node, Var)]
     site_of_name = {var.name: result.provenance[var.id] for var in own_vars if var.id in result.provenance}
     return {var.id: site_of_name[var.name] for var in program_vars if var.name in site_of_name}
 
