@@ -264,9 +264,7 @@ def _elementwise(fn: Callable[..., Any]) -> Semantics:
             raise OpError(f"shape mismatch: {' vs '.join(str(list(s)) for s in shapes)}")
         if isinstance(result, np.ndarray):
             # pl has no 64-bit float: an integer tensor times a Python float is an FP32 tensor
-            return np.array(
-                result, dtype=np.float32 if result.dtype == np.float64 else result.dtype, copy=True
-            )
+            return np.array(result, dtype=np.float32 if result.dtype == np.float64 else result.dtype, copy=True)
         return result.item() if isinstance(result, np.generic) else result
 
     return run
@@ -498,9 +496,10 @@ def _slice_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]
         kept = _kept(shape, dropped, tile=True)
         view = TileView(valid_shape=_kept(valid, dropped, tile=True)) if len(valid) == len(shape) else None
         return TileType(kept, base.dtype, None, view, base.memory_space)
-    return replace(
-        base, shape=_kept(shape, dropped, tile=False)
-    )  # a slice of a distributed tensor is one too
+    # a slice of a distributed tensor is one too; a valid_shape= narrows its valid region
+    valid = _list_elements(args[3] if len(args) > 3 else kw.get("valid_shape")) or ()
+    narrowed = _kept(valid, dropped, tile=False) if len(valid) == len(shape) else ()
+    return replace(base, shape=_kept(shape, dropped, tile=False), valid_shape=narrowed)
 
 
 def _slicer(*, tile: bool) -> Semantics:
@@ -522,14 +521,59 @@ def _slicer(*, tile: bool) -> Semantics:
     return run
 
 
+def _unit(dim: Expr) -> bool:
+    return isinstance(dim, ConstInt) and dim.value == 1
+
+
+def _valid_through_units(
+    source: Sequence[Expr], valid: Sequence[Expr], shape: Sequence[Expr]
+) -> tuple[Expr, ...]:
+    """The valid region of a reshape that only inserts or removes unit axes (the other axes kept in
+    order): each kept axis keeps its valid extent, a unit axis is valid. Empty for any other reshape."""
+    pairs = [(dim, ext) for dim, ext in zip(source, valid, strict=False) if not _unit(dim)]
+    kept = [dim for dim in shape if not _unit(dim)]
+    if not valid or len(valid) != len(source) or len(pairs) != len(kept):
+        return ()
+    for (dim, _), new in zip(pairs, kept, strict=True):
+        same = (
+            dim.value == new.value if isinstance(dim, ConstInt) and isinstance(new, ConstInt) else dim == new
+        )
+        if not same:
+            return ()
+    extents = iter(ext for _, ext in pairs)
+    return tuple(ConstInt(1) if _unit(dim) else next(extents) for dim in shape)
+
+
 def _reshape_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
     base = types[0] if types else UnknownType()
     shape = _list_elements(args[1] if len(args) > 1 else kw.get("shape"))
     if shape is None or not isinstance(base, (TensorType, TileType)):
         return UnknownType()
     if isinstance(base, TileType):
-        return TileType(shape, base.dtype, base.memory_space)
-    return replace(base, shape=shape)
+        view = base.tile_view
+        valid = _valid_through_units(base.shape, view.valid_shape, shape) if view is not None else ()
+        return TileType(
+            shape, base.dtype, None, TileView(valid_shape=valid) if valid else None, base.memory_space
+        )
+    given = _list_elements(args[2] if len(args) > 2 else kw.get("valid_shape"))
+    valid = given if given is not None else _valid_through_units(base.shape, base.valid_shape, shape)
+    return replace(base, shape=shape, valid_shape=valid)
+
+
+def _validshape_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    base = types[0] if types else UnknownType()
+    rows = args[1] if len(args) > 1 else kw.get("valid_rows")
+    cols = args[2] if len(args) > 2 else kw.get("valid_cols")
+    if rows is None or cols is None or not isinstance(base, (TensorType, TileType)):
+        return UnknownType()
+    if isinstance(base, TileType):
+        view = replace(base.effective_tile_view, valid_shape=(rows, cols))
+        return TileType(base.shape, base.dtype, base.memref, view, base.memory_space)
+    return replace(base, valid_shape=(rows, cols))
+
+
+def _same_value(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    return args[0]
 
 
 def _reshape(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
@@ -887,6 +931,24 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _reshape,
         doc="`pl.tensor.reshape(t, shape)`: the same elements in another shape; a new value",
         signature="(tensor, shape, valid_shape=None)",
+    ),
+    OpDef(
+        "tensor.set_validshape",
+        ("tensor.set_validshape", "set_validshape"),
+        _validshape_type,
+        _same_value,
+        aliases_arg=0,
+        doc="`pl.set_validshape(t, rows, cols)`: the same tensor, its valid region narrowed (no data moves)",
+        signature="(input, valid_rows, valid_cols)",
+    ),
+    OpDef(
+        "tile.set_validshape",
+        ("tile.set_validshape",),
+        _validshape_type,
+        _same_value,
+        aliases_arg=0,
+        doc="`pl.tile.set_validshape(t, rows, cols)`: the same tile, its valid region narrowed (no data moves)",
+        signature="(tile, valid_rows, valid_cols)",
     ),
     OpDef(
         "tile.reshape",

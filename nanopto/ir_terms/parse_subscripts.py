@@ -351,16 +351,28 @@ def write(p: ExprParser, target: ast.Subscript, var: Var, value_node: ast.expr, 
                 kind=ParserTypeError,
             )
         if rank != len(extents):
-            units = iter(list(source_type.shape)[lead:])
-            shape = [_index(1, span) if axis in dropped else next(units) for axis in range(len(extents))]
-            value = Call(f"{kind}.reshape", (value, _list(shape, span)), span=span)
+
+            def lifted(dims: Sequence[Expr]) -> MakeTuple:
+                rest = iter(list(dims)[lead:])
+                return _list(
+                    [_index(1, span) if axis in dropped else next(rest) for axis in range(len(extents))], span
+                )
+
+            reshape_args: list[Expr] = [value, lifted(source_type.shape)]
+            if kind == "tensor" and valid is not None:  # the narrowed region, restated at the new rank
+                reshape_args.append(lifted(valid))
+            value = Call(f"{kind}.reshape", tuple(reshape_args), span=span)
     return Call(f"{kind}.assemble", (var, value, _list(offsets, p.span(target))), span=span)
 
 
 def _valid_shape(ty: TensorType | TileType) -> tuple[Expr, ...] | None:
+    """The source's valid region where an op narrowed it (a tile's view, a tensor's `valid_shape`)."""
     view = ty.tile_view if isinstance(ty, TileType) else None
-    if view is not None and len(view.valid_shape) == len(ty.shape):
-        return view.valid_shape
+    valid = view.valid_shape if view is not None else ty.valid_shape if isinstance(ty, TensorType) else ()
+    if len(valid) == len(ty.shape) and not all(
+        _same_extent(a, b) for a, b in zip(valid, ty.shape, strict=True)
+    ):
+        return valid
     return None
 
 

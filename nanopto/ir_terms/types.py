@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, TensorLayout, register_symbol_enum
@@ -52,10 +52,17 @@ def _shape(shape: Iterable[Expr | int]) -> tuple[Expr, ...]:
 class TensorType:
     shape: tuple[Expr, ...]
     dtype: DataType
+    valid_shape: tuple[Expr, ...] = field(default=(), compare=False, kw_only=True)
+    """The valid region the op that made the value gives it (`pl.set_validshape`, a slice's
+    `valid_shape=`); empty when it is the whole tensor. The parser reads it where PyPTO does (a
+    narrowed source written into a window, docs/coming-from-pypto.md#subscripts). An annotation
+    does not spell it, so it is not part of the type's identity: it neither prints nor compares."""
 
     def __post_init__(self) -> None:
         if type(self.shape) is not tuple:
             object.__setattr__(self, "shape", _shape(self.shape))
+        if type(self.valid_shape) is not tuple:
+            object.__setattr__(self, "valid_shape", _shape(self.valid_shape))
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +264,10 @@ class TileType:
     def effective_tile_view(self) -> TileView:
         """The view the tile really has: its own, or its memory space's implicit one."""
         return implicit_tile_view(self.shape, self.memory_space) if self.tile_view is None else self.tile_view
+
+    def get_effective_tile_view(self) -> TileView:
+        """`effective_tile_view` by PyPTO's name."""
+        return self.effective_tile_view
 
 
 def _same_dims(a: tuple[Expr, ...], b: tuple[Expr, ...]) -> bool:
