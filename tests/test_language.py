@@ -11,7 +11,7 @@ import pytest
 
 import nanopto.language as pl
 from nanopto import ir
-from nanopto.ir_terms.parse_error import ParserSyntaxError
+from nanopto.ir_terms.parse_error import ParserError, ParserSyntaxError
 
 _RUNTIME_USES: dict[str, Callable[[], object]] = {
     # `iter`, not a loop: before the fix, iterating went through `__getitem__` and never ended
@@ -104,3 +104,37 @@ def test_no_source_at_all_is_a_located_error_that_points_to_pl_parse(code: str) 
         _exec(code, "<nowhere>")
     assert info.value.message.startswith("Cannot retrieve source code for ")
     assert info.value.hint is not None and "pl.parse()" in info.value.hint
+
+
+def test_columns_of_a_program_defined_in_a_function_count_in_the_file() -> None:
+    @pl.program
+    class Nested:
+        @pl.function
+        def main(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+            y: pl.Tensor[[4], pl.FP32] = pl.add(x, x)
+            return y
+
+    assign = Nested.functions["main"].body.stmts[0]
+    with open(__file__, encoding="utf-8") as source:
+        line = source.read().splitlines()[assign.span.line - 1]
+    assert line.index("y: pl.Tensor") == assign.span.col
+    assert line.index("pl.add(x, x)") == assign.value.span.col
+    assert Nested.span.col == line.index("y: pl.Tensor") - 8  # the `@pl.program` line, two levels out
+
+
+def test_an_error_in_a_program_defined_in_a_function_points_into_the_file() -> None:
+    with pytest.raises(ParserError) as info:
+
+        @pl.program
+        class Bad:
+            @pl.function
+            def main(self, x: pl.Tensor[[4], pl.FP32]) -> pl.Tensor[[4], pl.FP32]:
+                y: pl.Tensor[[4], pl.FP32] = pl.no_such_op(x)
+                return y
+
+    err = info.value
+    with open(__file__, encoding="utf-8") as source:
+        line = source.read().splitlines()[err.line - 1]
+    assert err.col == line.index("pl.no_such_op")
+    assert err.source_line is not None and err.source_line.rstrip() == line.rstrip()
+    assert str(err).splitlines()[2].index("^") == 4 + err.col

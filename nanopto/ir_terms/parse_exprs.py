@@ -208,6 +208,9 @@ class ExprParser:
         self.file = filename
         self.lines = source.splitlines()
         self.line_offset = line_offset
+        self.col_offset = 0
+        """Columns the source lost to dedenting (a class defined in a function body): added back
+        to every span and error column, so they count in the file."""
         self.constants: dict[str, object] = {}
         self.dynamic: dict[str, Var] = {}
         self.function_names: set[str] = set()
@@ -217,7 +220,7 @@ class ExprParser:
         """Names of module-level `@pl.function`s the source may call by name."""
         self.inline_templates: set[str] = set()
         """Names of `@pl.inline` templates; a call of one is spliced by the statement parser."""
-        self._spans: dict[tuple[int, int | None, int | None], Span] = {}
+        self._spans: dict[tuple[int, int | None, int | None, int], Span] = {}
         self._span_line = 0
         self._span_file = filename
         self._span_lines = self.lines
@@ -328,7 +331,7 @@ class ExprParser:
             self._span_line, self._span_file, self._span_lines, self._spans = line, self.file, self.lines, {}
             index = line - self.line_offset
             self._span_ascii = not 1 <= index <= len(self.lines) or self.lines[index - 1].isascii()
-        key = (col, end_line, end_col)
+        key = (col, end_line, end_col, self.col_offset)
         found = self._spans.get(key)
         if found is None:
             # an ASCII line's columns are `ast`'s (`char_col` is not asked: it remembers each line
@@ -336,10 +339,10 @@ class ExprParser:
             # 256 are 32 bytes each)
             char_col = col if self._span_ascii else self.char_col(line - self.line_offset, col)
             if end_line is None or end_col is None:
-                found = Span(self.file, self._span_line, char_col)
+                found = Span(self.file, self._span_line, char_col + self.col_offset)
             else:
                 char_end = end_col if end_line + self.line_offset == line and self._span_ascii else self.char_col(end_line, end_col)
-                found = Span(self.file, self._span_line, char_col, end_line + self.line_offset, char_end)
+                found = Span(self.file, self._span_line, char_col + self.col_offset, end_line + self.line_offset, char_end + self.col_offset)
             self._spans[key] = found
         return found
 
@@ -385,13 +388,16 @@ class ExprParser:
         hint: str | None = None,
         kind: type[ParserError] = ParserSyntaxError,
     ) -> ParserError:
-        """An error at `line` of this source (1-based, before `line_offset`) and 0-based `col`."""
+        """An error at `line` of this source (1-based, before `line_offset`) and 0-based `col`
+        (before `col_offset`); the quoted line gets back the indentation dedenting took."""
         text = self.lines[line - 1] if 1 <= line <= len(self.lines) else None
+        if text is not None and self.col_offset:
+            text = " " * self.col_offset + text
         return kind(
             message,
             file=self.file,
             line=line + self.line_offset if line else 0,
-            col=col,
+            col=col + self.col_offset,
             hint=hint,
             source_line=text,
             source=self.lines if not self.line_offset else None,

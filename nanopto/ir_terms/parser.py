@@ -202,6 +202,7 @@ def parse_program(
     closure: Mapping[str, object] | None = None,
     line_offset: int = 0,
     tree: ast.Module | None = None,
+    col_offset: int = 0,
 ) -> Program:
     """Parse the `@pl.program` class in `source` into a `Program`; never executes `source`.
 
@@ -210,13 +211,16 @@ def parse_program(
     numbers when `source` is an excerpt of a larger file. `tree`, when given, is the module to read
     instead of parsing `source`: a front end that assembles the `@pl.program` class from functions
     found elsewhere (`@pl.jit`) passes it with locations in `source`, so errors quote `source`.
+    `col_offset` is the indentation `source` lost when it was dedented, added back to columns.
     """
     source = source.removeprefix(BOM)
     parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, tree)
+    parser.col_offset = col_offset
     try:
         return _run(parser, parser.parse)
     except _ChunksDisagree:  # a method's chunk was cut inside a string: parse the module whole
         parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, tree, chunked=False)
+        parser.col_offset = col_offset
         return _run(parser, parser.parse)
 
 
@@ -226,10 +230,12 @@ def parse_function(
     *,
     closure: Mapping[str, object] | None = None,
     line_offset: int = 0,
+    col_offset: int = 0,
 ) -> Function:
     """Parse the one module-level `@pl.function` (or `@pl.inline`) `def` in `source`; it takes no
     `self`. What the decorators do for a function written outside a `@pl.program` class."""
     parser = _ProgramParser(source, filename, dict(closure or {}), line_offset)
+    parser.col_offset = col_offset
     return _run(parser, parser.parse_standalone)
 
 
@@ -1498,8 +1504,9 @@ class _ProgramParser(ExprParser):
         returns = last.value if isinstance(last, ast.Return) else None
         if isinstance(last, ast.Return):
             body = body[:-1]
-        saved = (self.file, self.lines, self.line_offset, self._fn.names, self.constants)
+        saved = (self.file, self.lines, self.line_offset, self.col_offset, self._fn.names, self.constants)
         self.file, self.lines, self.line_offset = template.file, template.source.splitlines(), template.line_offset
+        self.col_offset = template.col_offset
         self._fn.names = names
         self.constants = {k: v for k, v in template.closure.items() if is_static_value(v)}
         self._splicing.append(template.name)
@@ -1515,7 +1522,7 @@ class _ProgramParser(ExprParser):
             results = self._values(returns)
         finally:
             self._splicing.pop()
-            self.file, self.lines, self.line_offset, self._fn.names, self.constants = saved
+            self.file, self.lines, self.line_offset, self.col_offset, self._fn.names, self.constants = saved
         return stmts, results
 
     def _static_print(self, call: ast.Call) -> None:
@@ -1760,7 +1767,7 @@ class _ProgramParser(ExprParser):
         saved: dict[str, Var | None] = {}
         for name, var in names:
             if name in saved:
-                line, col = (var.span.line - self.line_offset, var.span.col) if var.span else (1, 0)
+                line, col = (var.span.line - self.line_offset, var.span.col - self.col_offset) if var.span else (1, 0)
                 raise self.error_at(line, col, f"'{name}' is bound twice in one loop header")
             saved[name] = self._fn.names.get(name)
             self._fn.names[name] = var
@@ -2444,7 +2451,7 @@ class _ProgramParser(ExprParser):
             span = launches[1].span
             raise self.error_at(
                 span.line - self.line_offset if span else node.lineno,
-                span.col if span else node.col_offset,
+                span.col - self.col_offset if span else node.col_offset,
                 f"the `with pl.spmd(...)` dispatch body launches {len(launches)} kernels: "
                 "a dispatch body may launch one kernel",
                 "launch each kernel from its own pl.spmd scope, or read pl.tile.get_block_idx() "

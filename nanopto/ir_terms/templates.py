@@ -23,6 +23,8 @@ class InlineFunction:
     file: str
     line_offset: int
     closure: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    col_offset: int = 0
+    """The indentation `source` lost when it was dedented (`parse_program`'s `col_offset`)."""
 
     def definition(self) -> ast.FunctionDef:
         """The template's `def`, parsed from its source (line numbers relative to `source`)."""

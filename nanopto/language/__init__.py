@@ -417,9 +417,9 @@ def function(fn: F | None = None, /, **options: object) -> Any:
 def inline(fn: Callable[..., Any]) -> InlineFunction:
     """A module-level template the parser splices at each call site in a `@pl.program`, leaving
     no function behind. Its body is checked now, so a mistake is reported at its definition."""
-    source, filename, start, closure = _source_of(fn, inspect.currentframe())
-    parse_function(source, filename, closure=closure, line_offset=start - 1)
-    return InlineFunction(fn.__name__, source, filename, start - 1, closure)
+    source, filename, start, closure, indent = _source_of(fn, inspect.currentframe())
+    parse_function(source, filename, closure=closure, line_offset=start - 1, col_offset=indent)
+    return InlineFunction(fn.__name__, source, filename, start - 1, closure, indent)
 
 
 def _outside_a_class(fn: Callable[..., Any]) -> bool:
@@ -429,13 +429,14 @@ def _outside_a_class(fn: Callable[..., Any]) -> bool:
 
 
 def _standalone(fn: Callable[..., Any], frame: FrameType | None) -> Function:
-    source, filename, start, closure = _source_of(fn, frame)
-    return parse_function(source, filename, closure=closure, line_offset=start - 1)
+    source, filename, start, closure, indent = _source_of(fn, frame)
+    return parse_function(source, filename, closure=closure, line_offset=start - 1, col_offset=indent)
 
 
-def _source_of(obj: Any, frame: FrameType | None) -> tuple[str, str, int, dict[str, object]]:
-    """The dedented source of a decorated class or function, its file, first line, and the names
-    it may use without defining them: the defining module's and the decorating frame's caller's."""
+def _source_of(obj: Any, frame: FrameType | None) -> tuple[str, str, int, dict[str, object], int]:
+    """The dedented source of a decorated class or function, its file, first line, the names it
+    may use without defining them (the defining module's and the decorating frame's caller's),
+    and the indentation dedenting removed (so columns count in the file)."""
     try:
         lines, start = get_class_source_lines(obj) if isinstance(obj, type) else inspect.getsourcelines(obj)
         filename = inspect.getsourcefile(obj) or "<unknown>"
@@ -455,7 +456,14 @@ def _source_of(obj: Any, frame: FrameType | None) -> tuple[str, str, int, dict[s
         closure.update(frame.f_back.f_locals)
     del frame
     closure = {name: value for name, value in closure.items() if not name.startswith("__")}
-    return textwrap.dedent("".join(lines)), filename, start, closure
+    source = textwrap.dedent("".join(lines))
+    return source, filename, start, closure, _indent(lines) - _indent(source.splitlines())
+
+
+def _indent(lines: list[str]) -> int:
+    """The indentation of the first line that is not blank."""
+    first = next((line for line in lines if line.strip()), "")
+    return len(first) - len(first.lstrip())
 
 
 def program(cls: type) -> Program:
@@ -465,5 +473,5 @@ def program(cls: type) -> Program:
     `@pl.function`s and `@pl.inline` templates) are taken from the defining module and the
     enclosing function, as plain data only.
     """
-    source, filename, start, closure = _source_of(cls, inspect.currentframe())
-    return parse_program(source, filename, closure=closure, line_offset=start - 1)
+    source, filename, start, closure, indent = _source_of(cls, inspect.currentframe())
+    return parse_program(source, filename, closure=closure, line_offset=start - 1, col_offset=indent)
