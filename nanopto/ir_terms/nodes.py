@@ -211,6 +211,8 @@ def build(cls: type[N], values: dict[str, object]) -> N:
             set_slot(node, default())
         else:
             raise TypeError(f"build({cls.__name__}, ...) needs a value for the field '{name}'")
+    if cls is SeqStmts and type(values.get("stmts")) is not StmtList:
+        object.__setattr__(node, "stmts", StmtList(values.get("stmts", ())))  # type: ignore[call-overload]
     if cls is Call:
         callee = GlobalVar if values.get("function") else OpName
         if type(values["op"]) is not callee:
@@ -961,14 +963,75 @@ class ContinueStmt(Stmt):
     span: Span | None = _last_span()
 
 
+class StmtList(list[Stmt]):
+    """A `SeqStmts`' statements: a list, as PyPTO's `seq.stmts` is, that cannot change. Every
+    way to change it raises; it hashes, and compares equal to a list or a tuple of the same
+    statements; a slice, `+` and `*` give tuples, as the tuple this replaced did (the generic
+    traversals treat it as the tuple of children it stands for)."""
+
+    __slots__ = ()
+
+    def _refused(self, *args: object, **kwargs: object) -> Any:
+        raise TypeError("a SeqStmts' statements cannot change: build a new SeqStmts (the IR is immutable)")
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refused
+    append = extend = insert = pop = remove = clear = sort = reverse = _refused  # type: ignore[assignment]
+
+    def __getitem__(self, key: Any) -> Any:
+        item = list.__getitem__(self, key)
+        return tuple(item) if isinstance(key, slice) else item
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            return list.__eq__(self, other)
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self))
+
+    def __add__(self, other: Any) -> Any:  # type: ignore[override]
+        return tuple(self) + tuple(other)
+
+    def __radd__(self, other: Any) -> Any:
+        return tuple(other) + tuple(self)
+
+    def __mul__(self, count: Any) -> Any:  # type: ignore[override]
+        return tuple(self) * count
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[type[StmtList], tuple[tuple[Stmt, ...]]]:
+        return (StmtList, (tuple(self),))
+
+    def __copy__(self) -> StmtList:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> StmtList:
+        from copy import deepcopy
+
+        return StmtList(deepcopy(tuple(self), memo))
+
+
 @dataclass(frozen=True, slots=True)
 class SeqStmts(Stmt):
+    """Statements in order. `stmts` holds a `StmtList`, which reads as PyPTO's list and, declared
+    as the tuple it behaves as (`+`, slices), is one more sequence of children to the schema."""
+
     stmts: tuple[Stmt, ...] = ()
     span: Span | None = _last_span()
 
     def __post_init__(self) -> None:
-        if type(self.stmts) is not tuple:
-            object.__setattr__(self, "stmts", tuple(self.stmts))
+        if type(self.stmts) is not StmtList:  # type: ignore[comparison-overlap]
+            object.__setattr__(self, "stmts", StmtList(self.stmts))
 
 
 @dataclass(frozen=True, slots=True)

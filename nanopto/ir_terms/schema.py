@@ -378,7 +378,7 @@ def stmt_children(stmt: n.Stmt) -> list[n.Stmt]:
     children: list[n.Stmt] = []
     for name in _stmt_fields(type(stmt)):
         value = getattr(stmt, name)
-        if isinstance(value, tuple):
+        if isinstance(value, (tuple, n.StmtList)):
             children.extend(value)
         elif value is not None:
             children.append(value)
@@ -420,7 +420,7 @@ def _walk_stmts(stmt: n.Stmt) -> Iterator[n.Stmt]:
         children: list[n.Stmt] = []
         for name in names:
             value = getattr(current, name)
-            if isinstance(value, tuple):
+            if isinstance(value, (tuple, n.StmtList)):
                 children.extend(value)
             elif value is not None:
                 children.append(value)

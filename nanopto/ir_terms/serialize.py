@@ -87,7 +87,7 @@ class _Writer:
         if type(value).__name__ in _TYPES and dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
             return {"$type": type(value).__name__, **{k: self.value(v) for k, v in fields.items()}}
-        if isinstance(value, tuple):
+        if isinstance(value, (tuple, n.StmtList)):
             return [self.value(v) for v in value]
         if isinstance(value, enum.Enum):
             return {"$enum": type(value).__name__, "name": value.name}

@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -272,12 +272,12 @@ class _Comparator:
             return self._node(a, b, path, bind)
         if isinstance(a, _TYPE_CLASSES) or isinstance(b, _TYPE_CLASSES):
             return self._type(a, b, path, bind)
-        if isinstance(a, tuple) and isinstance(b, tuple):
+        if isinstance(a, (tuple, n.StmtList)) and isinstance(b, (tuple, n.StmtList)):
             return self._sequence(a, b, path, pa, pb, name, bind)
         return _attr_difference(a, b, path, pa, pb, name)
 
     def _sequence(
-        self, a: tuple[object, ...], b: tuple[object, ...], path: _Path, pa: object, pb: object, name: str, bind: bool
+        self, a: Sequence[object], b: Sequence[object], path: _Path, pa: object, pb: object, name: str, bind: bool
     ) -> StructuralMismatch | None:
         if len(a) != len(b):
             return StructuralMismatch(str(path), f"field {name}: {len(a)} elements != {len(b)} elements", pa, pb)
@@ -491,7 +491,7 @@ class _Hasher:
         if isinstance(value, _TYPE_CLASSES):
             self._token("type", type(value).__name__)
             return [(field_value, bind) for _, field_value in _type_fields(value)]
-        if isinstance(value, tuple):
+        if isinstance(value, (tuple, n.StmtList)):
             self._token("tuple", len(value))
             return [(item, bind) for item in value]
         self._token("attr", value)
@@ -515,6 +515,6 @@ def _token_text(value: object) -> str:
         return f"s:{value}"
     if value is None:
         return "N"
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, n.StmtList)):
         return "(" + ",".join(_token_text(v) for v in value) + ")"
     return f"r:{value!r}"
