@@ -82,7 +82,7 @@ from nanopto.tools.html_page import inline_sections
 from nanopto.tools.inline_report import pass_rule_counts, rule_counts, site_record
 from nanopto.tools.pipeline_run import PassRun, record_run, traced
 from nanopto.tools.rules_file import RulesFileError, load_rules_file
-from nanopto.tools.serve_worker import RunWorker, WorkerError
+from nanopto.tools.serve_worker import RunWorker, WorkerAnswer, WorkerError
 
 DEFAULT_PIPELINE = ",".join(STRATEGY_PIPELINES[OptimizationStrategy.Default])
 PROGRAM_FILE = "program.py"
@@ -631,19 +631,25 @@ class PlaygroundHandler(BaseHTTPRequestHandler):
             return
         self._answer(lambda: self._in_worker(kind, payload))
 
-    def _in_worker(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def _in_worker(self, kind: str, payload: dict[str, Any]) -> bytes:
+        """The worker's answer as the JSON it wrote (`serve_worker`): forwarded, not re-encoded."""
         assert self.server.worker is not None
         try:
-            answer = self.server.worker.call(kind, payload, self.server.limits)
+            answer: WorkerAnswer = self.server.worker.call(kind, payload, self.server.limits)
         except WorkerError as exc:
             raise RequestError("run", str(exc)) from None
-        if answer.pop("internal", False):
-            raise InternalError(answer["error"]["message"])
-        return answer
+        if answer.internal:
+            raise InternalError(json.loads(answer.body)["error"]["message"])
+        return answer.body
 
-    def _answer(self, compute: Callable[[], dict[str, Any]]) -> None:
+    def _answer(self, compute: Callable[[], dict[str, Any] | bytes]) -> None:
+        """Answer with what `compute` gives: a dict, or JSON already encoded (the worker's)."""
         try:
-            self._json(HTTPStatus.OK, compute())
+            found = compute()
+            if isinstance(found, bytes):
+                self._send(HTTPStatus.OK, found, "application/json; charset=utf-8")
+            else:
+                self._json(HTTPStatus.OK, found)
         except InternalError as exc:
             self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"ok": False, "error": {"where": "internal", "message": str(exc)}})
         except RequestError as exc:

@@ -9,13 +9,16 @@ at once and the server keeps serving. The child's address space is capped too
 (`PlaygroundLimits.max_memory_bytes`), so a rule that grows the e-graph without end fails with an
 error instead of taking the machine's memory.
 
-The protocol is one JSON line each way over the child's standard input and a private duplicate of
-its standard output (the child's own standard output goes to its standard error, so a `print` in a
-rules file cannot garble an answer). Every request carries an id and every answer repeats it, each
-answer on a line of its own: a line the rules file wrote itself (or a half line) is skipped, so it
-can never be taken for the answer to this request or shift the later ones. The child first says
-`{"ready": true}` once it has imported nanopto, so the time limit counts the run, not Python's
-start-up.
+The protocol goes over the child's standard input and a private duplicate of its standard output
+(the child's own standard output goes to its standard error, so a `print` in a rules file cannot
+garble an answer). A request is one JSON line with an id. The answer is a header line repeating
+that id, with the length and CRC-32 of the answer's JSON and whether it reports a nanopto bug,
+then that JSON on a line of its own: the server hands the JSON to the page as it is, without
+decoding and encoding again what can be 20 MB. A line the rules file wrote itself (or a half line)
+is no header for this request, and an answer whose bytes do not match its header's length and
+checksum (a write interleaved with it) is no answer: both are skipped, so they can never be taken
+for the answer to this request or shift the later ones. The child first says `{"ready": true}`
+once it has imported nanopto, so the time limit counts the run, not Python's start-up.
 
 Containment holds against the rules file itself. The memory cap is both the soft and the hard
 limit, set before any user code runs (and the child gives up the capability that would let root
@@ -38,6 +41,8 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 READY = {"ready": True}
@@ -47,6 +52,24 @@ STARTUP_TIMEOUT = 120.0
 
 class WorkerError(Exception):
     """A request the worker could not answer: the run overran its time, or the child died."""
+
+
+@dataclass(frozen=True)
+class WorkerAnswer:
+    """The child's answer to one request: its JSON as the child encoded it (module doc)."""
+
+    body: bytes
+    internal: bool
+    """The answer reports a bug in nanopto (the server answers it with a 500)."""
+
+
+def answer_frame(request_id: Any, answer: dict[str, Any]) -> bytes:
+    """The bytes the child writes for one answer: a leading newline that ends any half line the
+    rules file left on the pipe, the header line, and the answer's JSON on a line of its own."""
+    internal = bool(answer.pop("internal", False))
+    body = json.dumps(answer).encode()
+    header = {"id": request_id, "bytes": len(body), "crc32": zlib.crc32(body), "internal": internal}
+    return b"\n" + json.dumps(header).encode() + b"\n" + body + b"\n"
 
 
 class RunWorker:
@@ -101,46 +124,79 @@ class RunWorker:
 
     # -- one request -----------------------------------------------------------------------------
 
-    def _read_line(self, deadline: float, request_id: int | None) -> dict[str, Any] | None:
-        """The child's answer to `request_id` (None: its ready line), or None when the deadline
-        passed; WorkerError if it died. Lines that are not that answer are skipped (module doc)."""
+    def _fill(self, size: int, deadline: float) -> bool:
+        """Read from the child until the buffer holds `size` bytes (False: the deadline passed);
+        WorkerError if it died. The buffer grows in place: a pipe hands over 64 KB at a time, so a
+        20 MB answer comes in ~300 reads, and copying the whole buffer at each one took seconds."""
         assert self._child is not None and self._child.stdout is not None
         fd = self._child.stdout.fileno()
+        while len(self._buffer) < size:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if not readable:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                code = self._child.wait()
+                raise WorkerError(_death(code, self.max_memory_bytes))
+            self._buffer += chunk
+        return True
+
+    def _line(self, deadline: float) -> bytes | None:
+        """The child's next line, taken from the buffer (None: the deadline passed). Only the
+        bytes read since the last look are searched for its end."""
+        scanned = 0
+        end = self._buffer.find(b"\n")
+        while end < 0:
+            scanned = len(self._buffer)
+            if not self._fill(scanned + 1, deadline):
+                return None
+            end = self._buffer.find(b"\n", scanned)
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        return line
+
+    def _read_ready(self, deadline: float) -> bool:
+        """Whether the child said it is ready before the deadline; other lines are skipped."""
         while True:
-            # The buffer grows in place and only the bytes read since the last look are searched:
-            # a pipe hands over 64 KB at a time, so a 20 MB answer comes in ~300 reads, and copying
-            # and rescanning the whole buffer at each one took seconds.
-            end = self._buffer.find(b"\n")
-            while end < 0:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                readable, _, _ = select.select([fd], [], [], remaining)
-                if not readable:
-                    continue
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    code = self._child.wait()
-                    raise WorkerError(_death(code, self.max_memory_bytes))
-                scanned = len(self._buffer)
-                self._buffer += chunk
-                end = self._buffer.find(b"\n", scanned)
-            line = bytes(self._buffer[:end])
-            del self._buffer[: end + 1]
+            line = self._line(deadline)
+            if line is None:
+                return False
+            with contextlib.suppress(ValueError):
+                if json.loads(line) == READY:
+                    return True
+
+    def _read_answer(self, deadline: float, request_id: int) -> WorkerAnswer | None:
+        """The child's answer to `request_id`, or None when the deadline passed; WorkerError if it
+        died. Lines that are not its header, and a body that does not match the header, are
+        skipped (module doc)."""
+        while True:
+            line = self._line(deadline)
+            if line is None:
+                return None
+            if len(line) > 512 or not line.startswith(b'{"id": '):
+                continue  # an answer's header is short; anything else is not one
             try:
-                message = json.loads(line)
+                header = json.loads(line)
             except ValueError:  # a stray or half line: not an answer
                 continue
-            if not isinstance(message, dict):
+            if not isinstance(header, dict) or header.get("id") != request_id:
                 continue
-            if request_id is None and message == READY:
-                return message
-            if request_id is not None and message.get("id") == request_id and isinstance(message.get("answer"), dict):
-                answer: dict[str, Any] = message["answer"]
-                return answer
+            size, crc = header.get("bytes"), header.get("crc32")
+            if type(size) is not int or type(crc) is not int or size < 0:
+                continue
+            if not self._fill(size + 1, deadline):
+                return None
+            body = bytes(self._buffer[:size])
+            if self._buffer[size] != ord("\n") or zlib.crc32(body) != crc:
+                continue  # not the bytes the header describes: its lines are scanned as any other
+            del self._buffer[: size + 1]
+            return WorkerAnswer(body, header.get("internal") is True)
 
-    def call(self, kind: str, payload: dict[str, Any], limits: Any) -> dict[str, Any]:
-        """Run `kind` ("run" or "steps") in the child: its answer (`{"ok": ...}`), or WorkerError."""
+    def call(self, kind: str, payload: dict[str, Any], limits: Any) -> WorkerAnswer:
+        """Run `kind` ("run" or "steps") in the child: its answer (`{"ok": ...}` as JSON), or WorkerError."""
         with self._lock:
             try:
                 return self._call(kind, payload, limits)
@@ -150,10 +206,10 @@ class RunWorker:
                 self.start()  # the next request finds a child already importing
                 raise
 
-    def _call(self, kind: str, payload: dict[str, Any], limits: Any) -> dict[str, Any]:
+    def _call(self, kind: str, payload: dict[str, Any], limits: Any) -> WorkerAnswer:
         self.start()
         if not self._ready:
-            if self._read_line(time.monotonic() + STARTUP_TIMEOUT, None) is None:
+            if not self._read_ready(time.monotonic() + STARTUP_TIMEOUT):
                 raise WorkerError(f"the playground's worker did not start within {STARTUP_TIMEOUT:g} s")
             self._ready = True
         assert self._child is not None and self._child.stdin is not None
@@ -163,7 +219,7 @@ class RunWorker:
             self._child.stdin.write(json.dumps(request).encode() + b"\n")
         except BrokenPipeError:
             raise WorkerError(_death(self._child.wait(), self.max_memory_bytes)) from None
-        answer = self._read_line(time.monotonic() + self.timeout, self._next_id)
+        answer = self._read_answer(time.monotonic() + self.timeout, self._next_id)
         if answer is None:
             raise WorkerError(
                 f"the run did not finish within {self.timeout:g} s and was stopped: is there an endless loop "
@@ -303,9 +359,7 @@ def main(argv: list[str] | None = None) -> None:
     answers.flush()
     for line in sys.stdin.buffer:
         request = json.loads(line)
-        answer = handler(request)
-        # A leading newline ends any half line the rules file left on this pipe (module doc).
-        answers.write(b"\n" + json.dumps({"id": request.get("id"), "answer": answer}).encode() + b"\n")
+        answers.write(answer_frame(request.get("id"), handler(request)))
         answers.flush()
 
 
