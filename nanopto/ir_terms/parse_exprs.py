@@ -179,6 +179,11 @@ def pl_call_name(node: ast.expr) -> str | None:
     """`yield_` for a call `pl.yield_(...)`; None unless `node` calls something under `pl`."""
     if not isinstance(node, ast.Call):
         return None
+    base = node.func
+    while isinstance(base, ast.Attribute):  # every assignment asks: join no name that is not under `pl`
+        base = base.value
+    if base is node.func or not isinstance(base, ast.Name) or base.id != "pl":
+        return None
     path = dotted_name(node.func)
     if path is None or not path.startswith("pl."):
         return None
@@ -320,12 +325,15 @@ class ExprParser:
         """The node's location. Nodes at one place share one `Span` (immutable): an expression's
         operands mostly start where it does, and a span per node was half the IR's memory. The
         spans of the line last asked about are remembered (nodes are parsed in line order)."""
-        line = getattr(node, "lineno", None)
+        try:  # a parsed node has all four; one built by hand may lack any of them
+            line, col, end_line, end_col = node.lineno, node.col_offset, node.end_lineno, node.end_col_offset  # type: ignore[union-attr]
+        except AttributeError:
+            line = getattr(node, "lineno", None)
+            col = getattr(node, "col_offset", 0)
+            end_line = getattr(node, "end_lineno", None)
+            end_col = getattr(node, "end_col_offset", None)
         if line is None:
             return None
-        col = getattr(node, "col_offset", 0)
-        end_line = getattr(node, "end_lineno", None)
-        end_col = getattr(node, "end_col_offset", None)
         line += self.line_offset
         if line != self._span_line or self.file != self._span_file or self.lines is not self._span_lines:
             self._span_line, self._span_file, self._span_lines, self._spans = line, self.file, self.lines, {}
@@ -475,6 +483,11 @@ class ExprParser:
             self._open.pop()
 
     def _expr(self, node: ast.expr) -> Expr:
+        # the two commonest nodes first, without the span neither keeps (`_call` takes its own)
+        if isinstance(node, ast.Name):
+            return self._name(node.id, node)
+        if isinstance(node, ast.Call):
+            return self._call(node)
         span = self.span(node)
         match node:
             case ast.Constant(value=value):
@@ -774,6 +787,9 @@ class ExprParser:
         """A dispatch's dump selection, in argument order: the arguments written in its `dumps=`
         (or `attrs={"dump_vars": ...}`) and those a `pl.dump_tag` marked earlier in the function.
         A written entry must be one of the dispatch's arguments."""
+        tagged = self.dump_tagged()
+        if not explicit and not tagged:  # most calls: nothing written, nothing tagged
+            return ()
         written = {v.id: n for v, n in zip(explicit, nodes, strict=False)}
         for var in explicit:
             if not any(isinstance(v, Var) and v.id == var.id for v in values):
@@ -783,7 +799,7 @@ class ExprParser:
                     hint="a dispatch dumps only tensors it is passed",
                     kind=ParserTypeError,
                 )
-        chosen = {v.id for v in explicit} | set(self.dump_tagged())
+        chosen = {v.id for v in explicit} | set(tagged)
         out: dict[int, Var] = {}
         for value in values:
             if isinstance(value, Var) and value.id in chosen:
