@@ -418,7 +418,12 @@ def print_expr(expr: Expr, *, typed_consts: bool = False) -> str:
     hand-built expression 100,000 levels deep prints, in time linear in its text."""
     if type(expr) is Call and not typed_consts and expr.op != "subscript" and _plain_call(expr):
         # Most statements of a large program call an op or a function on variables alone.
-        head = f"self.{expr.op}(" if expr.function else f"pl.{source_spelling(expr.op)}("
+        head = _CALL_HEADS.get((expr.op, expr.function))
+        if head is None:
+            head = f"self.{expr.op}(" if expr.function else f"pl.{source_spelling(expr.op)}("
+            if len(_CALL_HEADS) >= 4096:  # a long-lived process (the playground's worker) sees many names
+                _CALL_HEADS.clear()
+            _CALL_HEADS[expr.op, expr.function] = head
         return head + ", ".join([a.name for a in expr.args]) + ")"  # type: ignore[attr-defined]
     if typed_consts and type(expr) is ConstInt:
         return _literal_const(expr)
@@ -448,6 +453,10 @@ def print_expr(expr: Expr, *, typed_consts: bool = False) -> str:
         else:
             stack += reversed(pieces)
     return "".join(out)
+
+
+_CALL_HEADS: dict[tuple[str, bool], str] = {}
+"""`pl.tile.add(` for the op `tile.add`, `self.h(` for the function `h`: each spelled once."""
 
 
 def _plain_call(call: Call) -> bool:
@@ -781,7 +790,18 @@ class _FunctionPrinter:
                 stack.append(_EndBody(item.indent, len(lines)))
                 stack.append(_Lines(item.stmt, item.indent, item.yield_vars))
             else:
-                stack += reversed(self._stmt_todo(item.stmt, item.indent, item.yield_vars))
+                todo = self._stmt_todo(item.stmt, item.indent, item.yield_vars)
+                # its leading lines would be popped next: they go to `lines` at once
+                done = 0
+                for piece in todo:
+                    if type(piece) is not str:
+                        break
+                    done += 1
+                if done == len(todo):
+                    lines += todo  # type: ignore[arg-type]
+                else:
+                    lines += todo[:done]  # type: ignore[arg-type]
+                    stack += reversed(todo[done:])
         return lines
 
     def _stmt_todo(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[_Todo]:
@@ -792,8 +812,11 @@ class _FunctionPrinter:
         todo: list[_Todo] = []
         items = stmt.stmts
         i = 0
-        while i < len(items):
-            count = self._unpack_count(items, i)
+        last = len(items) - 1
+        while i <= last:
+            item = items[i]
+            # the two checks below, each first asked cheaply: most statements are neither
+            count = self._unpack_count(items, i) if isinstance(item, AssignStmt) and TMP_MARKER in item.var.name else 0
             if count:
                 head = items[i]
                 assert isinstance(head, AssignStmt)
@@ -802,8 +825,7 @@ class _FunctionPrinter:
                 todo.append(f"{indent}{targets} = {print_expr(head.value)}")
                 i += 1 + count
                 continue
-            item = items[i]
-            if i + 1 < len(items) and spmd_forms.is_task_placeholder(item, items[i + 1]):
+            if i < last and isinstance(items[i + 1], ScopeStmt) and spmd_forms.is_task_placeholder(item, items[i + 1]):
                 todo += _comment_lines(item, indent)  # the `as tid` of the scope after it prints it
                 i += 1
                 continue
