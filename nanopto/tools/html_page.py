@@ -20,7 +20,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.printer import python_print
@@ -313,13 +313,29 @@ def _hoisted_table(page: InlinePage) -> str:
     )
 
 
-def _sites_table(page: InlinePage) -> str:
+def _escaper() -> Callable[[str], str]:
+    """`escape`, remembering each text: the sites table of a large program repeats a few names
+    and reasons tens of thousands of times."""
+    seen: dict[str, str] = {}
+
+    def escaped(text: str) -> str:
+        found = seen.get(text)
+        if found is None:
+            found = seen[text] = escape(text)
+        return found
+
+    return escaped
+
+
+def _sites_table(page: InlinePage, records: Sequence[dict[str, Any]] | None = None) -> str:
+    """`records`: `site_record` of each site of `page.result`, when the caller has them already."""
     result = page.result
     if result is None or not result.sites:
         return '<p class="muted">No Inline call sites: the program is unchanged.</p>'
+    escape = _escaper()
     rows = []
-    for site in result.sites:
-        record = site_record(result, site, page.source)
+    for index, site in enumerate(result.sites):
+        record = records[index] if records is not None else site_record(result, site, page.source)
         bg, fg = site_colours(site.number)
         line = record["line"]
         target = page.line_of(line) if line is not None else None
@@ -577,9 +593,10 @@ def _plain_panes(page: InlinePage, after_text: str, limit: int) -> str:
     gets (no highlighting, no line origins), so that it still shows at once."""
 
     def lines(text: str, side: str) -> str:
+        # escaped whole, then split: `escape` neither makes nor removes a line break
         return "\n".join(
-            f'<div class="line" id="{page.prefix}{side}-L{row}"><span class="no">{row}</span><code>{escape(line)}</code></div>'
-            for row, line in enumerate(text.splitlines(), start=1)
+            f'<div class="line" id="{page.prefix}{side}-L{row}"><span class="no">{row}</span><code>{line}</code></div>'
+            for row, line in enumerate(escape(text).splitlines(), start=1)
         )
 
     return (
@@ -604,17 +621,19 @@ def inline_sections(
     *,
     after_text: str | None = None,
     max_detail_lines: int | None = None,
+    site_records: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, str]:
     """The page's parts as fragments, for the playground: site chips, before/after panes, sites
     table, the InlineFunctions rule trace, the summary line, and the CSS they need. An `after`
-    printed to more than `max_detail_lines` lines gets plain panes (`_plain_panes`)."""
+    printed to more than `max_detail_lines` lines gets plain panes (`_plain_panes`). `site_records`:
+    `site_record` of each of `result`'s sites, when the caller has them already."""
     page = InlinePage(path, source, before, after, after_label, result, source, None, None)
     after_text = python_print(after) if after_text is None else after_text
     detailed = max_detail_lines is None or after_text.count("\n") <= max_detail_lines
     return {
         "chips": "".join(_chip(page, s) for s in _outer_sites(page)),
         "panes": _panes(page, after_text) if detailed else _plain_panes(page, after_text, max_detail_lines or 0),
-        "sites": _sites_table(page),
+        "sites": _sites_table(page, site_records),
         "inline_rules": _rules_tables(result),
         "summary": _summary(result),
         "css": VIEW_CSS + TOKEN_CSS,

@@ -250,9 +250,15 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
         raise RequestError("run", message, _line_of(message)) from None
     after = run.after
     after_text = python_print(after)
+    # each site's record once, for the answer and the sites table (the shown run is one of these
+    # runs with its provenance replaced: the same sites, the same records); keyed by the sites
+    # tuple, which only a run without sites could share with another
+    records = {id(r.sites): [site_record(r, s, source) for s in r.sites] for r in run.inline_results}
+    shown = run.shown_inline()
     sections = inline_sections(
-        PROGRAM_FILE, source, before, after, f"after {pipeline}", run.shown_inline(),
+        PROGRAM_FILE, source, before, after, f"after {pipeline}", shown,
         after_text=after_text, max_detail_lines=limits.max_detail_lines,
+        site_records=records.get(id(shown.sites)) if shown is not None else None,
     )
     passes = []
     for pass_, done in zip(manager.passes, run.passes, strict=True):
@@ -271,7 +277,7 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
         "pipeline": manager.pass_names,
         "after": after_text,
         "seconds": run.seconds,
-        "sites": [site_record(r, s, source) for r in run.inline_results for s in r.sites],
+        "sites": [record for r in run.inline_results for record in records[id(r.sites)]],
         "passes": passes,
         "warnings": run.warnings(),
         "html": sections,
