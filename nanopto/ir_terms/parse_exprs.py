@@ -268,8 +268,10 @@ class ExprParser:
             return
         bound: dict[int, tuple[int, int]] = {}
         for index, (param_type, value) in enumerate(zip(declared, values, strict=False)):
+            if not isinstance(param_type, (TensorType, TileType)):
+                continue  # asked first: the argument's type (an inference) is needed only here
             arg_type = self.type_of(value)
-            if not isinstance(param_type, (TensorType, TileType)) or not isinstance(arg_type, (TensorType, TileType)):
+            if not isinstance(arg_type, (TensorType, TileType)):
                 continue
             if len(param_type.shape) != len(arg_type.shape):
                 continue
