@@ -83,7 +83,7 @@ def test_a_program_left_with_no_function_is_a_located_user_error_and_writes_noth
     )
     out = tmp_path / "out.py"
     proc = run_cli("inline", str(source), "-o", str(out))
-    assert_user_error(proc, f"{source}:4:1: ", "holds no function", "every function was Inline")
+    assert_user_error(proc, f"{source}:3:1: ", "holds no function", "every function was Inline")  # the @pl.program line, where the program's span starts
     assert not out.exists()
 
 

@@ -262,9 +262,10 @@ class ExprParser:
 
     def _check_dynamic_dims(self, callee: str, values: tuple[Expr, ...], node: ast.Call) -> None:
         """A dynamic dimension of the callee's parameters (`pl.dynamic("M")`) takes one size at a
-        call: the arguments' static sizes in its places must agree."""
+        call: the arguments' static sizes in its places must agree. Not for an Inline callee: its
+        copy resolves a disagreeing dimension per operation (docs/specification.md#dynamic-dimensions-and-types)."""
         declared = self.function_param_types(callee)
-        if declared is None:
+        if declared is None or self.function_is_inline(callee):
             return
         bound: dict[int, tuple[int, int]] = {}
         for index, (param_type, value) in enumerate(zip(declared, values, strict=False)):
@@ -290,6 +291,10 @@ class ExprParser:
     def function_param_types(self, name: str) -> tuple[Type, ...] | None:
         """The declared types of program function `name`'s parameters; None when not known."""
         return None
+
+    def function_is_inline(self, name: str) -> bool:
+        """Whether program function `name` is declared Inline."""
+        return False
 
     def standalone_name(self, name: str, node: ast.AST) -> str:
         """The name of the module-level function the source calls as `name` (its own name, which

@@ -367,6 +367,10 @@ class _ProgramParser(ExprParser):
             return tuple(p.var.type for p in sig.params)
         return tuple(p.var.type for p in self._standalone[name].param_list) if name in self._standalone else None
 
+    def function_is_inline(self, name: str) -> bool:
+        sig = self._signatures.get(name)
+        return sig is not None and sig.func_type is FunctionType.Inline
+
     def function_arity(self, name: str) -> int | None:
         sig = self._signatures.get(name)
         if sig is None and name in self._standalone:

@@ -382,3 +382,11 @@ def test_a_dynamic_dimension_takes_one_size_at_a_call() -> None:
     assert (err.line, err.col) == (11, 58) and err.hint
     agreed = parse_program(DYNAMIC, "dyn.py", closure={**closure, "SECOND": 128})
     assert list(agreed.functions) == ["kernel", "main"]
+
+
+def test_an_inline_callee_may_take_disagreeing_sizes_for_one_dynamic_dimension() -> None:
+    """docs/specification.md#dynamic-dimensions-and-types: the copy resolves the dimension per
+    operation, so a logical and a padded buffer may share one annotation."""
+    closure = {"M": pl.dynamic("M"), "N": pl.dynamic("N"), "SECOND": 127}
+    inline = DYNAMIC.replace("pl.FunctionType.InCore", "pl.FunctionType.Inline")
+    assert list(parse_program(inline, "dyn.py", closure=closure).functions) == ["kernel", "main"]
