@@ -253,7 +253,8 @@ class ExprParser:
         raise NotImplementedError
 
     def bind_local(self, name: str, ty: Type, node: ast.AST) -> Var:
-        """The Var an assignment to `name` writes, as a source assignment would bind it."""
+        """The Var an assignment the parser adds writes: `name`'s, as a source assignment would
+        bind it, or under `strict_ssa` a fresh `name_N`, since each value has its own name there."""
         raise NotImplementedError
 
     def function_arity(self, name: str) -> int | None:
@@ -1242,10 +1243,12 @@ class ExprParser:
         if single is None:
             return MakeTuple(values, is_list=True, span=span)
         create = Call("array.create", (ConstInt(len(values), span=span), Symbol("TASK_ID", span=span)), span=span)
-        buffer = self.bind_local("_submit_deps_buf", self.type_of(create), node)
+        ty = self.type_of(create)
+        buffer = self.bind_local("_submit_deps_buf", ty, node)
         self.prelude.append(AssignStmt(buffer, create, annotated=False, span=span))
         for index, value in enumerate(values):
             fill = Call("array.update_element", (buffer, ConstInt(index, span=span), value), span=span)
+            buffer = self.bind_local("_submit_deps_buf", ty, node)  # the same Var, but under strict_ssa
             self.prelude.append(AssignStmt(buffer, fill, annotated=False, span=span))
         return MakeTuple((buffer,), is_list=True, span=span)
 

@@ -1269,6 +1269,9 @@ class _ProgramParser(ExprParser):
         )
 
     def bind_local(self, name: str, ty: Type, node: ast.AST) -> Var:
+        if self._fn.strict_ssa:
+            names = itertools.chain((name,), (f"{name}_{i}" for i in itertools.count(1)))
+            name = next(n for n in names if n not in self._fn.names)
         return self._bind(ast.Name(name, ast.Store(), **{k: getattr(node, k) for k in node._attributes}), ty)
 
     def _assign(self, node: ast.Assign) -> list[Stmt]:

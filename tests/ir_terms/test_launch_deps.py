@@ -213,3 +213,16 @@ def test_a_launch_carries_the_type_read_off_its_kernel_through_inlining_and_by_h
     assert launched(after).type == submit.type
     built = ir.Submit(ir.GlobalVar("kernel"), [submit.args[0]], [], submit.type, None)
     assert built.type == submit.type and built == ir.Submit(ir.GlobalVar("kernel"), [submit.args[0]], [], task_id, None)
+
+
+def test_under_strict_ssa_each_fill_of_the_deps_array_has_its_own_name_and_reads_back() -> None:
+    source = HEAD.replace(
+        "@pl.function(type=pl.FunctionType.Orchestration)", "@pl.function(type=pl.FunctionType.Orchestration, strict_ssa=True)"
+    ).replace(
+        "        for n in pl.parallel(4):\n            r, t = pl.submit(self.kernel, a)\n            tids[n] = t\n", ""
+    )
+    prog = parse_program(source + "        b, _ = pl.submit(self.kernel, a, deps=[tids[0], tids[1]])\n        return b\n")
+    text = ir.python_print(prog)
+    assert "_submit_deps_buf_2 = pl.array.update_element(_submit_deps_buf_1, 1," in text
+    assert "deps=[_submit_deps_buf_2]" in text
+    ir.assert_structural_equal(parse_program(text), prog)
