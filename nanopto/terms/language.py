@@ -153,7 +153,7 @@ def ContinueStmt(span: egg.StringLike) -> St:
 
 @egg.function(egg_fn="SeqStmts")
 def SeqStmts(stmts: SL, span: egg.StringLike) -> St:
-    """the IR node `SeqStmts`"""
+    """Statements in order. `stmts` holds a `StmtList`, which reads as PyPTO's list and, declared as the tuple it behaves as (`+`, slices), is one more sequence of children to the schema."""
 
 
 @egg.function(egg_fn="IfStmt")
