@@ -135,7 +135,7 @@ class DaskCluster:
     def run(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
         queue = iter(tasks)
         window = 4 * self.workers
-        futures = [self._client.submit(fn, task, pure=False) for task, _ in zip(queue, range(window), strict=False)]
+        futures = [self._client.submit(fn, task, pure=False) for task in itertools.islice(queue, window)]
         pending = self._as_completed(futures)
         for future in pending:
             for task in queue:

@@ -186,6 +186,14 @@ def test_a_campaign_runs_on_a_local_dask_cluster_and_resumes_where_it_stopped(tm
     assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["programs"] == 60
 
 
+def test_the_dask_executor_runs_every_task_when_there_are_more_than_it_keeps_in_flight(dask_client: Any) -> None:
+    """Its first window of tasks used to be taken with `zip(tasks, range(window))`, which draws one
+    task more than it keeps: a campaign of more chunks than the window lost one (1,975 of 2,000)."""
+    executor = DaskCluster(client=dask_client)
+    tasks = range(-(4 * executor.workers * 3 + 1), 0)
+    assert sorted(executor.run(abs, tasks)) == sorted(abs(t) for t in tasks)
+
+
 @pytest.mark.soak
 def test_2000_programs_on_a_local_dask_cluster_list_the_planted_finding_once(tmp_path: Path, dask_client: Any) -> None:
     report = _run(tmp_path, PLANTED, 2000, DaskCluster(client=dask_client))
