@@ -141,14 +141,6 @@ _VIEW_ENUMS: dict[str, type[TileLayout | PadValue | CompactMode]] = {
 """The `pl.TileView` fields that take an enum member, and its enum."""
 
 
-_COMPARISONS = {
-    ast.Eq: BinOp.Eq,
-    ast.NotEq: BinOp.Ne,
-    ast.Lt: BinOp.Lt,
-    ast.LtE: BinOp.Le,
-    ast.Gt: BinOp.Gt,
-    ast.GtE: BinOp.Ge,
-}
 _PREDICATE_DTYPES = frozenset({DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64})
 
 
@@ -680,7 +672,7 @@ class ExprParser:
                 "Only simple comparisons supported in a predicate: it is one comparison, not a chain",
                 hint="compare once: t[i] > 0",
             )
-        op = _COMPARISONS.get(type(node.ops[0]))
+        op = _CMPOPS.get(type(node.ops[0]))
         if op is None:
             raise self.error(
                 node,

@@ -16,6 +16,7 @@ in `encoding.py` reads extraction back from egglog's term DAG.
 
 from __future__ import annotations
 
+import functools
 import re
 import tempfile
 from collections.abc import Sequence
@@ -217,14 +218,7 @@ def _table_text(cells: list[tuple[Cell, ...]]) -> str:
     if all(type(c) is int for c in cells[0]):
         line = "\t".join(["%d"] * len(cells[0])) + "\n"
         return "".join([line % row for row in cells])
-    escaped: dict[str, str] = {}
-
-    def text(value: str) -> str:
-        found = escaped.get(value)
-        if found is None:
-            found = escaped[value] = escape(value)
-        return found
-
+    text = functools.cache(escape)
     columns: list[list[str]] = []
     for column in zip(*cells, strict=True):
         kind = type(column[0])

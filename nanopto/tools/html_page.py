@@ -16,6 +16,7 @@ page without script, so they work in untrusted notebooks too.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -313,26 +314,13 @@ def _hoisted_table(page: InlinePage) -> str:
     )
 
 
-def _escaper() -> Callable[[str], str]:
-    """`escape`, remembering each text: the sites table of a large program repeats a few names
-    and reasons tens of thousands of times."""
-    seen: dict[str, str] = {}
-
-    def escaped(text: str) -> str:
-        found = seen.get(text)
-        if found is None:
-            found = seen[text] = escape(text)
-        return found
-
-    return escaped
-
-
 def _sites_table(page: InlinePage, records: Sequence[dict[str, Any]] | None = None) -> str:
     """`records`: `site_record` of each site of `page.result`, when the caller has them already."""
     result = page.result
     if result is None or not result.sites:
         return '<p class="muted">No Inline call sites: the program is unchanged.</p>'
-    escape = _escaper()
+    # The sites table of a large program repeats a few names and reasons tens of thousands of times.
+    escaped = functools.cache(escape)
     rows = []
     for index, site in enumerate(result.sites):
         record = records[index] if records is not None else site_record(result, site, page.source)
@@ -343,17 +331,17 @@ def _sites_table(page: InlinePage, records: Sequence[dict[str, Any]] | None = No
         bindings = []
         for b in record["bindings"]:
             if b["bind_local"]:
-                how = f"bound to fresh local <code>{escape(b['local'] or '?')}</code> = <code>{escape(b['actual'])}</code>"
+                how = f"bound to fresh local <code>{escaped(b['local'] or '?')}</code> = <code>{escaped(b['actual'])}</code>"
             else:
-                how = f"replaced by <code>{escape(b['actual'])}</code>"
+                how = f"replaced by <code>{escaped(b['actual'])}</code>"
             bindings.append(
-                f"<tr><td><code>{escape(b['param'])}</code></td><td>{escape(b['row_text'])}</td>"
-                f"<td>{how}</td><td class=\"muted\">{escape(b['reason'])}</td></tr>"
+                f"<tr><td><code>{escaped(b['param'])}</code></td><td>{escaped(b['row_text'])}</td>"
+                f"<td>{how}</td><td class=\"muted\">{escaped(b['reason'])}</td></tr>"
             )
         for r in record["bound_returns"]:
             bindings.append(
                 f"<tr><td>returned value {r['index']}</td><td></td><td>bound to a fresh local at the call</td>"
-                f"<td class=\"muted\">{escape(r['reason'])}</td></tr>"
+                f"<td class=\"muted\">{escaped(r['reason'])}</td></tr>"
             )
         table = (
             "<table><tr><th>parameter</th><th>rebinding-table row</th><th>binding</th><th>why</th></tr>"
@@ -364,8 +352,8 @@ def _sites_table(page: InlinePage, records: Sequence[dict[str, Any]] | None = No
         )
         rows.append(
             f'<tr><td style="background:{bg};border-left:4px solid {fg}"><b style="color:{fg}">{site.number}</b></td>'
-            f"<td>{escape(site.caller)}, {where}</td><td><code>{escape(record['statement'])}</code></td>"
-            f"<td><code>{escape(site.helper)}</code></td><td>{escape(record['form_text'])}</td><td>{table}</td></tr>"
+            f"<td>{escaped(site.caller)}, {where}</td><td><code>{escaped(record['statement'])}</code></td>"
+            f"<td><code>{escaped(site.helper)}</code></td><td>{escaped(record['form_text'])}</td><td>{table}</td></tr>"
         )
     return (
         "<table><tr><th>site</th><th>caller</th><th>statement</th><th>helper</th><th>form</th>"
