@@ -576,16 +576,48 @@ def program_html(program: n.Program) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+PLAIN_CHUNK_LINES = 200
+"""Lines per block of a plain pane. Each block is laid out only when it scrolls into view
+(`content-visibility: auto`): the browser took seconds to lay out the 60,000 lines of a
+10,000-site program at once, most of them never looked at."""
+
+PLAIN_LINE_PX = 13 * 1.55
+"""The height of one line of a pane (`.np .code`: 13px/1.55), the size a block not yet laid out
+takes, so the scroll bar is right before the user gets there."""
+
+PLAIN_CSS = """
+.np .chunk { content-visibility: auto; min-width: max-content; }
+"""
+"""Styles of the playground's plain panes (`_plain_panes`)."""
+
+
+def detailed_panes(after_text: str, max_detail_lines: int | None) -> bool:
+    """Whether the panes of an `after` printed as `after_text` are highlighted, with line origins,
+    or plain (`_plain_panes`): a program longer than `max_detail_lines` gets plain ones."""
+    return max_detail_lines is None or after_text.count("\n") <= max_detail_lines
+
+
 def _plain_panes(page: InlinePage, after_text: str, limit: int) -> str:
     """Before and after as plain numbered lines: what a program too long for the detailed panes
-    gets (no highlighting, no line origins), so that it still shows at once."""
+    gets (no highlighting, no line origins), so that it still shows at once. The lines come in
+    blocks of `PLAIN_CHUNK_LINES`, each laid out by the browser when it is scrolled to."""
 
     def lines(text: str, side: str) -> str:
         # escaped whole, then split: `escape` neither makes nor removes a line break
-        return "\n".join(
-            f'<div class="line" id="{page.prefix}{side}-L{row}"><span class="no">{row}</span><code>{line}</code></div>'
-            for row, line in enumerate(escape(text).splitlines(), start=1)
-        )
+        rows = escape(text).splitlines()
+        blocks = []
+        for first in range(0, len(rows), PLAIN_CHUNK_LINES):
+            block = rows[first : first + PLAIN_CHUNK_LINES]
+            height = f"{len(block) * PLAIN_LINE_PX:.0f}px"
+            blocks.append(
+                f'<div class="chunk" style="contain-intrinsic-size:auto none auto {height}">'
+                + "\n".join(
+                    f'<div class="line" id="{page.prefix}{side}-L{row}"><span class="no">{row}</span><code>{line}</code></div>'
+                    for row, line in enumerate(block, start=first + 1)
+                )
+                + "</div>"
+            )
+        return "\n".join(blocks)
 
     return (
         f'<p class="muted">The program after the pipeline has {after_text.count(chr(10))} lines: highlighting and '
@@ -617,12 +649,12 @@ def inline_sections(
     `site_record` of each of `result`'s sites, when the caller has them already."""
     page = InlinePage(path, source, before, after, after_label, result, source, None, None)
     after_text = python_print(after) if after_text is None else after_text
-    detailed = max_detail_lines is None or after_text.count("\n") <= max_detail_lines
+    detailed = detailed_panes(after_text, max_detail_lines)
     return {
         "chips": "".join(_chip(page, s) for s in _outer_sites(page)),
         "panes": _panes(page, after_text) if detailed else _plain_panes(page, after_text, max_detail_lines or 0),
         "sites": _sites_table(page, site_records),
         "inline_rules": _rules_tables(result),
         "summary": _summary(result),
-        "css": VIEW_CSS + TOKEN_CSS,
+        "css": VIEW_CSS + TOKEN_CSS + PLAIN_CSS,
     }

@@ -137,14 +137,16 @@ class PipelineRun:
         """The passes that ran rules (every rule with its count), in pipeline order."""
         return [p for p in self.passes if p.rules is not None]
 
-    def shown_inline(self) -> InlineResult | None:
+    def shown_inline(self, *, line_origins: bool = True) -> InlineResult | None:
         """The InlineFunctions run the before/after views explain: the first that spliced anything
-        (a later run finds no Inline functions left), its provenance keyed to the final program."""
+        (a later run finds no Inline functions left), its provenance keyed to the final program.
+        `line_origins=False`: for a view that shows no line origins (the playground's plain panes),
+        the run as recorded, its provenance not re-keyed (a walk of the whole final program)."""
         results = self.inline_results
         spliced = [r for r in results if r.sites]
         result = spliced[0] if spliced else (results[0] if results else None)
-        if result is None:
-            return None
+        if result is None or not line_origins:
+            return result
         return replace(result, provenance=provenance_in(self.after, result))
 
     def warnings(self) -> list[str]:

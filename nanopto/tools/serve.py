@@ -45,7 +45,8 @@ import socket
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from html import escape
 from http import HTTPStatus
@@ -78,7 +79,7 @@ from nanopto.tools.examples import (
     rules_example_source,
     summary,
 )
-from nanopto.tools.html_page import inline_sections
+from nanopto.tools.html_page import detailed_panes, inline_sections
 from nanopto.tools.inline_report import pass_rule_counts, rule_counts, site_record
 from nanopto.tools.pipeline_run import PassRun, record_run, traced
 from nanopto.tools.rules_file import RulesFileError, load_rules_file
@@ -226,20 +227,41 @@ def _pass_rules(pass_: Pass, done: PassRun) -> list[dict[str, Any]]:
     return []
 
 
+class _CpuTimes:
+    """CPU seconds per part of one run (`run_request`'s `timings`): the machine is shared, so the
+    bench reads these rather than wall times."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def part(self, name: str) -> Iterator[None]:
+        started = time.process_time()
+        try:
+            yield
+        finally:
+            self.parts[name] = self.parts.get(name, 0.0) + time.process_time() - started
+
+
 def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None) -> dict[str, Any]:
-    """POST /api/run: parse, load the rules, run the pipeline, and describe everything seen."""
+    """POST /api/run: parse, load the rules, run the pipeline, and describe everything seen. Its
+    `timings` are the CPU seconds of each part (`bench/playground_bench.py` prints them)."""
     limits = limits or PlaygroundLimits()
+    cpu = _CpuTimes()
     source = _text(payload, "program", limits)
     rules_text = _text(payload, "rules", limits)
-    before = parse(source)
-    user_passes = load_rules(rules_text)
+    with cpu.part("parse"):
+        before = parse(source)
+    with cpu.part("rules"):
+        user_passes = load_rules(rules_text)
     pipeline = _text(payload, "pipeline", limits).strip() or ",".join([DEFAULT_PIPELINE, *(p.name for p in user_passes)])
     try:
         manager = _bounded(PassManager.from_pipeline(pipeline), limits)
     except Exception as exc:  # a malformed spec, an unknown pass or option: the user's to fix
         raise RequestError("pipeline", str(exc)) from None
     try:
-        run = record_run(manager, before, egraphs=True, source=source, file=PROGRAM_FILE)
+        with cpu.part("passes"):
+            run = record_run(manager, before, egraphs=True, source=source, file=PROGRAM_FILE)
     except SaturationLimitError as exc:
         raise RequestError("run", f"{_RULES_PATH.sub(RULES_FILE, str(exc))} (the playground bounds each saturation run: "
                            f"{limits.timeout:g} s, {limits.max_iterations} iterations, {limits.max_rows} rows)") from None
@@ -249,29 +271,35 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
             raise _rules_error(message) from None
         raise RequestError("run", message, _line_of(message)) from None
     after = run.after
-    after_text = python_print(after)
-    # each site's record once, for the answer and the sites table (the shown run is one of these
-    # runs with its provenance replaced: the same sites, the same records); keyed by the sites
-    # tuple, which only a run without sites could share with another
-    records = {id(r.sites): [site_record(r, s, source) for s in r.sites] for r in run.inline_results}
-    shown = run.shown_inline()
-    sections = inline_sections(
-        PROGRAM_FILE, source, before, after, f"after {pipeline}", shown,
-        after_text=after_text, max_detail_lines=limits.max_detail_lines,
-        site_records=records.get(id(shown.sites)) if shown is not None else None,
-    )
-    passes = []
-    for pass_, done in zip(manager.passes, run.passes, strict=True):
-        rules = _pass_rules(pass_, done)
-        passes.append(
-            {
-                "name": done.name,
-                "changed": done.changed,
-                "user": done.user,
-                "rules": rules,
-                "never_fired": done.never_fired if done.user else [],
-            }
+    with cpu.part("print"):
+        after_text = python_print(after)
+    with cpu.part("sites"):
+        # each site's record once, for the answer and the sites table (the shown run is one of
+        # these runs with its provenance replaced: the same sites, the same records); keyed by
+        # the sites tuple, which only a run without sites could share with another
+        records = {id(r.sites): [site_record(r, s, source) for s in r.sites] for r in run.inline_results}
+    with cpu.part("sections"):
+        # plain panes show no line origins: the shown run's provenance is not re-keyed for them
+        shown = run.shown_inline(line_origins=detailed_panes(after_text, limits.max_detail_lines))
+        sections = inline_sections(
+            PROGRAM_FILE, source, before, after, f"after {pipeline}", shown,
+            after_text=after_text, max_detail_lines=limits.max_detail_lines,
+            site_records=records.get(id(shown.sites)) if shown is not None else None,
         )
+        passes = []
+        for pass_, done in zip(manager.passes, run.passes, strict=True):
+            rules = _pass_rules(pass_, done)
+            passes.append(
+                {
+                    "name": done.name,
+                    "changed": done.changed,
+                    "user": done.user,
+                    "rules": rules,
+                    "never_fired": done.never_fired if done.user else [],
+                }
+            )
+    with cpu.part("egraphs"):
+        egraphs = viewer_stages(run.snapshots, limits.max_egraph_nodes)
     return {
         "ok": True,
         "pipeline": manager.pass_names,
@@ -281,8 +309,9 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
         "passes": passes,
         "warnings": run.warnings(),
         "html": sections,
-        "egraphs": viewer_stages(run.snapshots, limits.max_egraph_nodes),
+        "egraphs": egraphs,
         "legend": {op: list(note) for op, note in constructor_notes().items()},
+        "timings": cpu.parts,
     }
 
 

@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 from test_html_page import count_near, png_pixels
 from test_playground import set_editor
+from test_playground_scale import _flat
 
 import nanopto.passes  # noqa: F401  (registers the passes)
 from nanopto.tools.examples import example_source, rules_example_source
-from nanopto.tools.serve import PlaygroundServer
+from nanopto.tools.serve import PlaygroundLimits, PlaygroundServer, run_request
 
 TWICE = example_source("twice")
 FOLD = rules_example_source("fold_mul_one")
@@ -155,6 +156,39 @@ def test_the_step_through_marks_the_lines_each_step_changed(page: Any, server: P
     assert any("t_inline0 = pl.add(t_inline0, t_inline0)" in line for line in changed), changed
     assert not any("def main" in line for line in changed)  # unchanged lines are not marked
     assert not page.errors
+
+
+def test_a_long_program_shows_at_once_and_its_sites_when_their_tab_opens(page: Any) -> None:
+    """Plain panes are laid out a block at a time, as they scroll into view, and the sites table
+    goes into the page when its tab is opened: what the user sees is the same."""
+    running = PlaygroundServer(0, limits=PlaygroundLimits(max_detail_lines=10))
+    threading.Thread(target=running.serve_forever, daemon=True).start()
+    try:
+        open_page(page, running.url)
+        set_editor(page, "program", _flat(90))
+        page.click("#run")
+        page.wait_for_selector("body[data-state=done]", timeout=90_000)
+        blocks = page.locator("#result .pane#after .chunk")
+        assert blocks.count() > 2
+        assert blocks.first.evaluate("(b) => getComputedStyle(b).contentVisibility") == "auto"
+        last = page.locator("#result .pane#after .line").last
+        last.scroll_into_view_if_needed()
+        after = run_request({"program": _flat(90)})["after"].splitlines()
+        assert last.inner_text().split() == [str(len(after)), *after[-1].split()]
+        assert last.bounding_box() is not None and last.bounding_box()["height"] > 10  # laid out when shown
+        assert page.locator("#sites table").count() == 0  # not yet in the page
+        page.click("button[data-tab=sites]")
+        rows = page.locator("#sites > table > tbody > tr")
+        assert rows.count() == 91  # the header and one row per site
+        assert "self.h(y)" in rows.nth(90).inner_text()
+        page.click("button[data-tab=result]")
+        page.click("#run")  # a new run replaces the table, which waits again for its tab
+        page.wait_for_function("Number(document.body.dataset.runs) === 2", timeout=90_000)
+        assert page.locator("#sites table").count() == 0
+        assert not page.errors
+    finally:
+        running.shutdown()
+        running.server_close()
 
 
 def _nanopto(*args: str) -> subprocess.Popen[str]:

@@ -6,7 +6,9 @@ How long a 10,000-site program takes is measured by `bench/playground_bench.py`,
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from typing import Any
 
 import pytest
@@ -15,9 +17,11 @@ import nanopto.passes  # noqa: F401  (registers the passes)
 from nanopto.ir_terms.parser import parse_program
 from nanopto.passes.hoist_nested_calls import hoist_program
 from nanopto.passes.inlining import inline_program
+from nanopto.tools import pipeline_run
 from nanopto.tools.egraph_dot import EGraphCollector, ENode, SerializedEGraph
 from nanopto.tools.egraph_viewer import HIDDEN_OPS, fold_egraph, viewer_stages
 from nanopto.tools.examples import example_source
+from nanopto.tools.html_page import PLAIN_CHUNK_LINES
 from nanopto.tools.serve import PlaygroundLimits, run_request
 
 
@@ -91,3 +95,55 @@ def test_a_long_program_gets_plain_panes_at_once() -> None:
     assert "highlighting and line origins are shown for programs of up to 10 lines" in panes
     assert "tok-" not in panes and "data-from" not in panes and "&lt;b&gt;" in panes
     assert got["after"].count("\n") > 10 and "t_inline0" in got["after"]
+
+
+def _flat(sites: int) -> str:
+    """`main` calling a 5-statement Inline helper `sites` times (the bench's shape)."""
+    calls = "".join("        y = self.h(y)\n" for _ in range(sites))
+    return (
+        "import nanopto.language as pl\n\n\n@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.Inline)\n    def h(self, x):\n"
+        "        a = pl.add(x, x)\n        b = pl.mul(a, x)\n        c = pl.sub(b, a)\n        d = pl.add(c, b)\n"
+        "        return d\n\n    @pl.function\n    def main(self, y):\n" + calls + "        return y\n"
+    )
+
+
+def test_plain_panes_come_in_blocks_the_browser_lays_out_when_shown() -> None:
+    got = run_request({"program": _flat(90)}, PlaygroundLimits(max_detail_lines=10))
+    panes = got["html"]["panes"]
+    after_lines = got["after"].splitlines()
+    assert len(after_lines) > 2 * PLAIN_CHUNK_LINES
+    assert ".np .chunk { content-visibility: auto;" in got["html"]["css"]
+    _, after_pane = panes.split('<div class="pane" id="after">')
+    blocks = after_pane.split('<div class="chunk" ')[1:]
+    assert len(blocks) == -(-len(after_lines) // PLAIN_CHUNK_LINES)
+    rows = [int(row) for block in blocks for row in re.findall(r'id="a-L(\d+)"', block)]
+    assert rows == list(range(1, len(after_lines) + 1))  # every line once, in order, none lost
+    assert all(len(re.findall(r'id="a-L', block)) <= PLAIN_CHUNK_LINES for block in blocks)
+    assert f"<code>{html.escape(after_lines[0])}</code>" in blocks[0]
+    assert f"<code>{html.escape(after_lines[-1])}</code>" in blocks[-1]
+
+
+def test_plain_panes_do_not_re_key_line_origins_and_detailed_ones_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain panes show no line origins, so the run's provenance is not re-keyed to the final
+    program for them (a walk of the whole program, a fifth of a second at 10,000 sites)."""
+    keyed: list[int] = []
+    real = pipeline_run.provenance_in
+
+    def counted(program: Any, result: Any) -> dict[int, int]:
+        keyed.append(1)
+        return real(program, result)
+
+    monkeypatch.setattr(pipeline_run, "provenance_in", counted)
+    plain = run_request({"program": _flat(3)}, PlaygroundLimits(max_detail_lines=10))
+    assert plain["ok"] and "data-from" not in plain["html"]["panes"] and not keyed
+    assert [s["number"] for s in plain["sites"]] == [0, 1, 2] and plain["html"]["sites"].count("<b style") == 3
+    detailed = run_request({"program": _flat(3)})
+    assert detailed["ok"] and "data-from" in detailed["html"]["panes"] and keyed == [1]
+
+
+def test_a_run_says_how_much_cpu_each_part_took() -> None:
+    got = run_request({"program": _flat(3)})
+    assert set(got["timings"]) == {"parse", "rules", "passes", "print", "sites", "sections", "egraphs"}
+    assert all(isinstance(s, float) and s >= 0 for s in got["timings"].values())
+    assert got["timings"]["passes"] > 0

@@ -110,7 +110,17 @@ for (const button of document.querySelectorAll('#tabs button')) {
       $('tabs').scrollIntoView({block: 'start'});  // the picture is drawn where the user looks
       drawEgraph();
     }
+    if (button.dataset.tab === 'sites') fillSites();
   });
+}
+
+// The sites table goes into the page when its tab is opened: for a large program it is
+// megabytes of HTML (a table of 10,000 sites took the browser seconds) the run need not wait for.
+let sitesHtml = null;
+function fillSites() {
+  if (sitesHtml === null) return;
+  $('sites').innerHTML = sitesHtml;
+  sitesHtml = null;
 }
 
 // ---- examples -------------------------------------------------------------------------------
@@ -167,7 +177,9 @@ function render(got) {
     .map((p) => `<div class="warn">pass <b>${esc(p.name)}</b>: ${p.never_fired.map((r) => `<code>${esc(r)}</code>`).join(', ')} never fired</div>`).join('');
   $('result').innerHTML = `<p class="muted">${esc(got.html.summary)}</p>${warnings}<div class="legend">${got.html.chips}</div>${got.html.panes}`;
   linkLines($('result'));
-  $('sites').innerHTML = got.html.sites;
+  sitesHtml = got.html.sites;
+  $('sites').replaceChildren();
+  if (document.querySelector('#sites.on')) fillSites();
   $('rules-tab').innerHTML = warnings + got.passes.map(passTable).join('') +
     `<h4>inline-functions: rule trace and phase times</h4>${got.html.inline_rules}`;
   const stage = $('eg-stage');
