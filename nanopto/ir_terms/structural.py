@@ -4,6 +4,11 @@ Pass tests compare a pass's output with a hand-written expected program whose Va
 objects with different ids (and often different names), so equality must be alpha-equivalence,
 with PyPTO's rules (its `structural_equal` reference):
 
+- The same object is equal to itself at once (PyPTO's fast path, docs/coming-from-pypto.md,
+  "Comparing programs"): a node or type met on both sides is not walked and pairs no Vars, so
+  `for i: x = i` and `for j: x = i` sharing one body object are equal. A Var is the exception
+  (nanopto's choice): it is a reference whose pairing must stay one-to-one, so `x + (x + 1)` and
+  `x + (y + 1)` stay unequal under auto-mapping, as PyPTO's "x cannot map to both" rule wants.
 - The comparison walks both sides together in pre-order, in field-declaration order, except that
   a defining field whose Vars the fields declared before it read comes first (a `WhileStmt`'s
   carried Vars before its condition, a `ScopeStmt`'s lane Var before its body).
@@ -24,8 +29,9 @@ with PyPTO's rules (its `structural_equal` reference):
   not matter, and a Var inside a value is a use under the same Var bijection as everything else
   (a free Var must be the same on both sides, a renamed one its partner). The hash reads them in
   the same key order.
-- `structural_hash` follows the same walk: a renamed Var hashes as the index of its first
-  occurrence, a free one as its id, so values equal in a mode hash alike in that mode.
+- `structural_hash` follows the same walk, and hashes every occurrence of a Var alike (its class
+  and type), since the fast path can make a Var bound on one side equal to the same Var free on
+  the other: values equal in either mode hash alike.
 
 The traversal is an explicit work stack, not recursion, so a deep body (a long `SeqStmts` chain,
 a tall expression tree) never hits Python's recursion limit.
@@ -129,14 +135,16 @@ def first_difference(a: Comparable, b: Comparable, enable_auto_mapping: bool = F
 def structural_hash(node: Comparable, enable_auto_mapping: bool = False, *, var_types: bool = True) -> int:
     """A hash consistent with `structural_equal` in the same mode: equal values hash alike.
 
-    Var names are ignored and a renamed Var is hashed as the index of its first occurrence, so
-    renamings hash alike; a free Var (without `enable_auto_mapping`) is hashed as itself. Functions of a
+    Var names and identities are ignored: a Var hashes as its class and type wherever it occurs,
+    so renamings hash alike, and so does a body object shared by two loops that bind different
+    Vars (equal by the fast path). `enable_auto_mapping` is accepted for PyPTO's signature; the
+    hash is the same in both modes. Functions of a
     program are hashed in name order, because equality treats them as a mapping. The hash is
     stable across processes (blake2b, no salted `str` hashes). `var_types=False` leaves the Vars'
     types out: an expression is then the same whichever types its Vars were given (a pass may
     derive a Var's type afresh).
     """
-    return _Hasher(enable_auto_mapping, var_types).run(node)
+    return _Hasher(var_types).run(node)
 
 
 _DEFINING_FIELDS: dict[type, frozenset[str]] = {
@@ -290,7 +298,7 @@ class _Comparator:
         return None
 
     def _node(self, a: object, b: object, path: _Path, bind: bool) -> StructuralMismatch | None:
-        if a is None and b is None:
+        if a is b and not isinstance(a, n.Var):  # the fast path (module docstring)
             return None
         if type(a) is not type(b):
             return StructuralMismatch(str(path), f"class {_class_name(a)} != {_class_name(b)}", a, b)
@@ -379,6 +387,8 @@ class _Comparator:
 
     def _type(self, a: object, b: object, path: _Path, bind: bool) -> StructuralMismatch | None:
         """Types compare as dataclasses; their shape expressions share the Var bijection."""
+        if a is b:
+            return None
         if type(a) is not type(b):
             return StructuralMismatch(str(path), f"class {_class_name(a)} != {_class_name(b)}", a, b)
         fields_b = dict(_type_fields(b))
@@ -432,27 +442,36 @@ def _attr_difference(
 
 
 class _Hasher:
-    """Feeds a token stream that mirrors `_Comparator`'s traversal into blake2b; each pending
-    value carries the comparator's `bind` (under a defining field, or auto-mapping)."""
+    """Feeds a token stream that mirrors `_Comparator`'s traversal into blake2b.
 
-    def __init__(self, auto_mapping: bool, var_types: bool = True) -> None:
-        self.var_index: dict[int, int] = {}
-        self.auto_mapping = auto_mapping
+    A Var's token is the same wherever it occurs: its class and (with `var_types`) a digest of its
+    type, never whether it is bound or free there or when it was first met. The fast path makes
+    that necessary: `for i: x = i` and `for j: x = i` sharing one body are equal, so the `i` in
+    the body must hash alike whether the loop binds it or not."""
+
+    def __init__(self, var_types: bool = True, type_digests: dict[int, str] | None = None) -> None:
         self.var_types = var_types
+        self.type_digests: dict[int, str] = {} if type_digests is None else type_digests
         self.digest = hashlib.blake2b(digest_size=8)
 
     def run(self, root: object) -> int:
-        stack: list[tuple[object, bool]] = [(root, self.auto_mapping)]
+        stack: list[object] = [root]
         while stack:
-            value, bind = stack.pop()
-            children = self._visit(value, bind)
+            children = self._visit(stack.pop())
             stack.extend(reversed(children))
         return int.from_bytes(self.digest.digest(), "little", signed=True)
 
     def _token(self, *parts: object) -> None:
         self.digest.update(("\x1f".join(_token_text(p) for p in parts) + "\x1e").encode())
 
-    def _visit(self, value: object, bind: bool) -> list[tuple[object, bool]]:
+    def _var_type(self, var: n.Var) -> str:
+        """The digest of a Var's type, once per Var and run (a type's Vars hash the same way)."""
+        digest = self.type_digests.get(var.id)
+        if digest is None:
+            digest = self.type_digests[var.id] = str(_Hasher(True, self.type_digests).run(var.type))
+        return digest
+
+    def _visit(self, value: object) -> list[object]:
         """Emit the tokens of `value` itself and return its children, in comparison order."""
         if isinstance(value, _Token):
             self._token("attr", value.value)
@@ -461,39 +480,24 @@ class _Hasher:
             self._token("none")
             return []
         if isinstance(value, n.Var):
-            index = self.var_index.get(value.id)
-            if index is not None:
-                self._token("var", type(value).__name__, index)
-                return []
-            if not bind:
-                self._token("free", type(value).__name__, value.id)
-                return []
-            index = self.var_index[value.id] = len(self.var_index)
-            self._token("var", type(value).__name__, index)
-            children: list[object] = [value.type] if self.var_types else []
-            if isinstance(value, n.IterArg):
-                children.append(value.init_value)
-            return [(child, bind) for child in children]
+            self._token("var", type(value).__name__, self._var_type(value) if self.var_types else "")
+            return []
         if isinstance(value, n.Program):
             self._token("program", tuple(sorted(value.functions)))
-            return [(value.functions[name], bind) for name in sorted(value.functions)]
+            return [value.functions[name] for name in sorted(value.functions)]
         if isinstance(value, n.Node):
             self._token("node", type(value).__name__)
-            defining = _DEFINING_FIELDS.get(type(value), frozenset())
-            fields: list[tuple[object, bool]] = []
+            fields: list[object] = []
             for spec in _compared_specs(type(value)):
                 field_value = _field_value(value, spec.name)
-                if spec.kind is FieldKind.ATTR:
-                    fields.append((_Token(field_value), bind))
-                else:
-                    fields.append((field_value, bind or spec.name in defining))
+                fields.append(_Token(field_value) if spec.kind is FieldKind.ATTR else field_value)
             return fields
         if isinstance(value, _TYPE_CLASSES):
             self._token("type", type(value).__name__)
-            return [(field_value, bind) for _, field_value in _type_fields(value)]
+            return [field_value for _, field_value in _type_fields(value)]
         if isinstance(value, (tuple, n.StmtList)):
             self._token("tuple", len(value))
-            return [(item, bind) for item in value]
+            return list(value)
         self._token("attr", value)
         return []
 
