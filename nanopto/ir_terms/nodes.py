@@ -846,7 +846,9 @@ class Stmt(Node):
 
     `comments` are the source comment lines written directly above the statement (and a string
     statement before it), without the `#`: metadata like the span, ignored by equality and
-    hashing, printed back above the statement. PyPTO reads them as `leading_comments`.
+    hashing, printed back above the statement. PyPTO reads them as `leading_comments`. They are
+    the one thing about a statement that changes after it is built, and only through
+    `attach_leading_comments` (docs/coming-from-pypto.md, "Leading comments and InlineStmt").
     """
 
     comments: tuple[str, ...] = field(default=(), compare=False, kw_only=True, repr=False)
@@ -858,13 +860,16 @@ class Stmt(Node):
 
 
 def attach_leading_comments(stmt: S, comments: Iterable[str]) -> S:
-    """`stmt` with the comment lines above it replaced by `comments`: a new statement, as every
-    change to nanopto's IR is (PyPTO changes the statement in place; a shared statement would
-    then change in every program that holds it: docs/coming-from-pypto.md). Equality, hashing and
-    every rewrite ignore comments. A `SeqStmts` is a transparent container and takes none."""
+    """Replace the comment lines above `stmt` by `comments`, in place, and return `stmt`, as
+    PyPTO does. Comments are metadata: equality, hashing and every rewrite ignore them, so a
+    statement shared by several programs (a pass's output shares statements with its input)
+    keeps its meaning in each, and every program holding it prints the new comments. Nothing
+    caches a statement's printed text or comments past one call. A `SeqStmts` is a transparent
+    container and takes none."""
     if isinstance(stmt, SeqStmts):
         raise ValueError("a SeqStmts carries no comments: attach them to a statement inside it")
-    return replace(stmt, comments=tuple(comments))
+    object.__setattr__(stmt, "comments", tuple(comments))
+    return stmt
 
 
 def _freeze(node: Node, *names: str) -> None:
