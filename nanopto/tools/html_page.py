@@ -585,10 +585,36 @@ PLAIN_LINE_PX = 13 * 1.55
 """The height of one line of a pane (`.np .code`: 13px/1.55), the size a block not yet laid out
 takes, so the scroll bar is right before the user gets there."""
 
+CHIP_BLOCK = 500
+"""Site chips per block of the playground's legend, each block laid out when it scrolls into view
+(a legend of 10,000 chips took the browser seconds to lay out, as the panes did). A legend of up to
+this many is one block, as it always was; a longer one starts a new row at each block."""
+
+CHIP_BLOCK_PX = 2000
+"""The height a block of chips not yet laid out takes (40 to 100 rows, by the names' lengths)."""
+
 PLAIN_CSS = """
 .np .chunk { content-visibility: auto; min-width: max-content; }
+.np .legend.chunk { min-width: 0; }
+.np .legend.chunk + .legend.chunk { margin-top: 8px; }
+.np .chunk .line { counter-increment: line; }
+.np .chunk .line::before { content: counter(line); box-sizing: border-box; flex: none; width: 3.2em;
+       text-align: right; padding-right: 12px; color: #a3adb8; user-select: none; }
 """
-"""Styles of the playground's plain panes (`_plain_panes`)."""
+"""Styles of the playground's blocks: plain panes (`_plain_panes`), whose line numbers are the
+counter each block sets, and the legend of site chips (`_chip_blocks`)."""
+
+
+def _chip_blocks(page: InlinePage) -> str:
+    """The playground's legend: the chip of every site of the functions that survive, in blocks of
+    `CHIP_BLOCK`, each laid out when it scrolls into view; the blocks wrap as one legend does."""
+    chips = [_chip(page, s) for s in _outer_sites(page)]
+    return "".join(
+        f'<div class="legend chunk" style="contain-intrinsic-size:auto none auto {CHIP_BLOCK_PX}px">'
+        + "".join(chips[first : first + CHIP_BLOCK])
+        + "</div>"
+        for first in range(0, len(chips), CHIP_BLOCK)
+    )
 
 
 def detailed_panes(after_text: str, max_detail_lines: int | None) -> bool:
@@ -609,10 +635,12 @@ def _plain_panes(page: InlinePage, after_text: str, limit: int) -> str:
         for first in range(0, len(rows), PLAIN_CHUNK_LINES):
             block = rows[first : first + PLAIN_CHUNK_LINES]
             height = f"{len(block) * PLAIN_LINE_PX:.0f}px"
+            # one element a line, its number the block's counter (`PLAIN_CSS`): the browser built
+            # three a line for 60,000 lines in seconds
             blocks.append(
-                f'<div class="chunk" style="contain-intrinsic-size:auto none auto {height}">'
+                f'<div class="chunk" style="counter-reset:line {first};contain-intrinsic-size:auto none auto {height}">'
                 + "\n".join(
-                    f'<div class="line" id="{page.prefix}{side}-L{row}"><span class="no">{row}</span><code>{line}</code></div>'
+                    f'<div class="line" id="{page.prefix}{side}-L{row}">{line}</div>'
                     for row, line in enumerate(block, start=first + 1)
                 )
                 + "</div>"
@@ -643,7 +671,7 @@ def inline_sections(
     max_detail_lines: int | None = None,
     site_records: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, str]:
-    """The page's parts as fragments, for the playground: site chips, before/after panes, sites
+    """The page's parts as fragments, for the playground: site chips (`_chip_blocks`), before/after panes, sites
     table, the InlineFunctions rule trace, the summary line, and the CSS they need. An `after`
     printed to more than `max_detail_lines` lines gets plain panes (`_plain_panes`). `site_records`:
     `site_record` of each of `result`'s sites, when the caller has them already."""
@@ -651,7 +679,7 @@ def inline_sections(
     after_text = python_print(after) if after_text is None else after_text
     detailed = detailed_panes(after_text, max_detail_lines)
     return {
-        "chips": "".join(_chip(page, s) for s in _outer_sites(page)),
+        "chips": _chip_blocks(page),
         "panes": _panes(page, after_text) if detailed else _plain_panes(page, after_text, max_detail_lines or 0),
         "sites": _sites_table(page, site_records),
         "inline_rules": _rules_tables(result),

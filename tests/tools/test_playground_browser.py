@@ -174,8 +174,10 @@ def test_a_long_program_shows_at_once_and_its_sites_when_their_tab_opens(page: A
         last = page.locator("#result .pane#after .line").last
         last.scroll_into_view_if_needed()
         after = run_request({"program": _flat(90)})["after"].splitlines()
-        assert last.inner_text().split() == [str(len(after)), *after[-1].split()]
-        assert last.bounding_box() is not None and last.bounding_box()["height"] > 10  # laid out when shown
+        assert last.inner_text() == after[-1] and last.get_attribute("id") == f"a-L{len(after)}"
+        assert last.evaluate("(l) => getComputedStyle(l, '::before').content") == "counter(line)"  # its number
+        box = last.bounding_box()
+        assert box is not None and box["height"] > 10  # laid out when shown
         assert page.locator("#sites table").count() == 0  # not yet in the page
         page.click("button[data-tab=sites]")
         rows = page.locator("#sites > table > tbody > tr")

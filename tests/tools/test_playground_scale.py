@@ -21,7 +21,7 @@ from nanopto.tools import pipeline_run
 from nanopto.tools.egraph_dot import EGraphCollector, ENode, SerializedEGraph
 from nanopto.tools.egraph_viewer import HIDDEN_OPS, fold_egraph, viewer_stages
 from nanopto.tools.examples import example_source
-from nanopto.tools.html_page import PLAIN_CHUNK_LINES
+from nanopto.tools.html_page import CHIP_BLOCK, PLAIN_CHUNK_LINES
 from nanopto.tools.serve import PlaygroundLimits, run_request
 
 
@@ -120,8 +120,20 @@ def test_plain_panes_come_in_blocks_the_browser_lays_out_when_shown() -> None:
     rows = [int(row) for block in blocks for row in re.findall(r'id="a-L(\d+)"', block)]
     assert rows == list(range(1, len(after_lines) + 1))  # every line once, in order, none lost
     assert all(len(re.findall(r'id="a-L', block)) <= PLAIN_CHUNK_LINES for block in blocks)
-    assert f"<code>{html.escape(after_lines[0])}</code>" in blocks[0]
-    assert f"<code>{html.escape(after_lines[-1])}</code>" in blocks[-1]
+    # each block numbers its lines from where it starts (a CSS counter: one element a line)
+    assert [int(m) for m in re.findall(r"counter-reset:line (\d+);", after_pane)] == list(range(0, len(after_lines), PLAIN_CHUNK_LINES))
+    assert ".np .chunk .line::before { content: counter(line);" in got["html"]["css"]
+    assert f'id="a-L1">{html.escape(after_lines[0])}</div>' in blocks[0]
+    assert f'id="a-L{len(after_lines)}">{html.escape(after_lines[-1])}</div>' in blocks[-1]
+
+
+def test_a_long_legend_of_sites_comes_in_blocks_and_a_short_one_in_one() -> None:
+    many = run_request({"program": _flat(CHIP_BLOCK + 3)}, PlaygroundLimits(max_detail_lines=10))["html"]["chips"]
+    blocks = many.split('<div class="legend chunk" ')[1:]
+    assert [len(re.findall(r'class="chip" data-site="(\d+)"', b)) for b in blocks] == [CHIP_BLOCK, 3]
+    assert re.findall(r'data-site="(\d+)"', many) == [str(i) for i in range(CHIP_BLOCK + 3)]
+    few = run_request({"program": _flat(3)})["html"]["chips"]
+    assert few.count('<div class="legend chunk" ') == 1 and few.count('class="chip"') == 3
 
 
 def test_plain_panes_do_not_re_key_line_origins_and_detailed_ones_do(monkeypatch: pytest.MonkeyPatch) -> None:

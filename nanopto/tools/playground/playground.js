@@ -175,7 +175,7 @@ function render(got) {
   if (!$('np-view-css')) document.head.insertAdjacentHTML('beforeend', `<style id="np-view-css">${got.html.css}</style>`);
   const warnings = got.passes.filter((p) => p.never_fired.length)
     .map((p) => `<div class="warn">pass <b>${esc(p.name)}</b>: ${p.never_fired.map((r) => `<code>${esc(r)}</code>`).join(', ')} never fired</div>`).join('');
-  $('result').innerHTML = `<p class="muted">${esc(got.html.summary)}</p>${warnings}<div class="legend">${got.html.chips}</div>${got.html.panes}`;
+  $('result').innerHTML = `<p class="muted">${esc(got.html.summary)}</p>${warnings}${got.html.chips}${got.html.panes}`;
   linkLines($('result'));
   sitesHtml = got.html.sites;
   $('sites').replaceChildren();
