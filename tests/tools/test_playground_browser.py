@@ -26,6 +26,7 @@ from test_playground_scale import _flat
 
 import nanopto.passes  # noqa: F401  (registers the passes)
 from nanopto.tools.examples import example_source, rules_example_source
+from nanopto.tools.html_page import site_colours
 from nanopto.tools.serve import PlaygroundLimits, PlaygroundServer, run_request
 
 TWICE = example_source("twice")
@@ -158,6 +159,11 @@ def test_the_step_through_marks_the_lines_each_step_changed(page: Any, server: P
     assert not page.errors
 
 
+def _css_rgb(colour: str) -> str:
+    """`#rrggbb` as the browser's computed style spells it."""
+    return "rgb({}, {}, {})".format(*(int(colour[i : i + 2], 16) for i in (1, 3, 5)))
+
+
 def test_a_long_program_shows_at_once_and_its_sites_when_their_tab_opens(page: Any) -> None:
     """Plain panes are laid out a block at a time, as they scroll into view, and the sites table
     goes into the page when its tab is opened: what the user sees is the same."""
@@ -178,6 +184,10 @@ def test_a_long_program_shows_at_once_and_its_sites_when_their_tab_opens(page: A
         assert last.evaluate("(l) => getComputedStyle(l, '::before').content") == "counter(line)"  # its number
         box = last.bounding_box()
         assert box is not None and box["height"] > 10  # laid out when shown
+        bg, fg = site_colours(5)
+        chip = page.locator('#result .chip[data-site="5"]')
+        assert chip.evaluate("(c) => getComputedStyle(c).backgroundColor") == _css_rgb(bg)
+        assert chip.locator("b").evaluate("(b) => getComputedStyle(b).color") == _css_rgb(fg)
         assert page.locator("#sites table").count() == 0  # not yet in the page
         page.click("button[data-tab=sites]")
         rows = page.locator("#sites > table > tbody > tr")

@@ -130,10 +130,12 @@ def test_plain_panes_come_in_blocks_the_browser_lays_out_when_shown() -> None:
 def test_a_long_legend_of_sites_comes_in_blocks_and_a_short_one_in_one() -> None:
     many = run_request({"program": _flat(CHIP_BLOCK + 3)}, PlaygroundLimits(max_detail_lines=10))["html"]["chips"]
     blocks = many.split('<div class="legend chunk" ')[1:]
-    assert [len(re.findall(r'class="chip" data-site="(\d+)"', b)) for b in blocks] == [CHIP_BLOCK, 3]
+    assert [len(re.findall(r'class="chip c\d" data-site="(\d+)"', b)) for b in blocks] == [CHIP_BLOCK, 3]
     assert re.findall(r'data-site="(\d+)"', many) == [str(i) for i in range(CHIP_BLOCK + 3)]
+    # a chip's colours are its class: the site's colours (`site_colours`), as the panes use them
+    assert all(int(c) == int(n) % 8 for c, n in re.findall(r'class="chip c(\d)" data-site="(\d+)"', many))
     few = run_request({"program": _flat(3)})["html"]["chips"]
-    assert few.count('<div class="legend chunk" ') == 1 and few.count('class="chip"') == 3
+    assert few.count('<div class="legend chunk" ') == 1 and few.count('class="chip c') == 3
 
 
 def test_plain_panes_do_not_re_key_line_origins_and_detailed_ones_do(monkeypatch: pytest.MonkeyPatch) -> None:
