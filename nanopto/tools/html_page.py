@@ -602,12 +602,13 @@ PLAIN_CSS = """
 .np .chunk { content-visibility: auto; min-width: max-content; }
 .np .legend.chunk { min-width: 0; }
 .np .legend.chunk + .legend.chunk { margin-top: 8px; }
-.np .chunk .line { counter-increment: line; }
-.np .chunk .line::before { content: counter(line); box-sizing: border-box; flex: none; width: 3.2em;
-       text-align: right; padding-right: 12px; color: #a3adb8; user-select: none; }
+.np .chunk.lines { display: flex; white-space: pre; border-left: 4px solid transparent; padding-right: 10px; }
+.np .chunk.lines .no { flex: none; width: 3.2em; text-align: right; padding-right: 12px; color: #a3adb8;
+       user-select: none; }
 """
-"""Styles of the playground's blocks: plain panes (`_plain_panes`), whose line numbers are the
-counter each block sets, and the legend of site chips (`_chip_blocks`)."""
+"""Styles of the playground's blocks: plain panes (`_plain_panes`), each block a column of line
+numbers beside its lines, as the detailed panes' lines look, and the legend of site chips
+(`_chip_blocks`)."""
 
 
 def _chip_blocks(page: InlinePage) -> str:
@@ -631,35 +632,32 @@ def detailed_panes(after_text: str, max_detail_lines: int | None) -> bool:
 def _plain_panes(page: InlinePage, after_text: str, limit: int) -> str:
     """Before and after as plain numbered lines: what a program too long for the detailed panes
     gets (no highlighting, no line origins), so that it still shows at once. The lines come in
-    blocks of `PLAIN_CHUNK_LINES`, each laid out by the browser when it is scrolled to."""
+    blocks of `PLAIN_CHUNK_LINES`, each laid out by the browser when it is scrolled to, each two
+    elements (its numbers and its lines): the browser took seconds to build three for each of the
+    60,000 lines of a 10,000-site program."""
 
-    def lines(text: str, side: str) -> str:
+    def lines(text: str) -> str:
         # escaped whole, then split: `escape` neither makes nor removes a line break
         rows = escape(text).splitlines()
         blocks = []
         for first in range(0, len(rows), PLAIN_CHUNK_LINES):
             block = rows[first : first + PLAIN_CHUNK_LINES]
-            height = f"{len(block) * PLAIN_LINE_PX:.0f}px"
-            # one element a line, its number the block's counter (`PLAIN_CSS`): the browser built
-            # three a line for 60,000 lines in seconds
+            numbers = "\n".join(map(str, range(first + 1, first + len(block) + 1)))
+            texts = "\n".join(block)
             blocks.append(
-                f'<div class="chunk" style="counter-reset:line {first};contain-intrinsic-size:auto none auto {height}">'
-                + "\n".join(
-                    f'<div class="line" id="{page.prefix}{side}-L{row}">{line}</div>'
-                    for row, line in enumerate(block, start=first + 1)
-                )
-                + "</div>"
+                f'<div class="chunk lines" style="contain-intrinsic-size:auto none auto {len(block) * PLAIN_LINE_PX:.0f}px">'
+                f'<div class="no">{numbers}</div><div>{texts}</div></div>'
             )
-        return "\n".join(blocks)
+        return "".join(blocks)
 
     return (
         f'<p class="muted">The program after the pipeline has {after_text.count(chr(10))} lines: highlighting and '
         f"line origins are shown for programs of up to {limit} lines.</p>"
         '<section class="panes">'
         f'<div class="pane" id="{page.prefix}before"><h3>before<small>{escape(page.title)}</small></h3>'
-        f'<div class="code">{lines(page.before_text, "b")}</div></div>'
+        f'<div class="code">{lines(page.before_text)}</div></div>'
         f'<div class="pane" id="{page.prefix}after"><h3>after<small>{escape(page.after_label)}</small></h3>'
-        f'<div class="code">{lines(after_text, "a")}</div></div>'
+        f'<div class="code">{lines(after_text)}</div></div>'
         "</section>"
     )
 

@@ -177,13 +177,14 @@ def test_a_long_program_shows_at_once_and_its_sites_when_their_tab_opens(page: A
         blocks = page.locator("#result .pane#after .chunk")
         assert blocks.count() > 2
         assert blocks.first.evaluate("(b) => getComputedStyle(b).contentVisibility") == "auto"
-        last = page.locator("#result .pane#after .line").last
+        last = blocks.last
         last.scroll_into_view_if_needed()
         after = run_request({"program": _flat(90)})["after"].splitlines()
-        assert last.inner_text() == after[-1] and last.get_attribute("id") == f"a-L{len(after)}"
-        assert last.evaluate("(l) => getComputedStyle(l, '::before').content") == "counter(line)"  # its number
-        box = last.bounding_box()
-        assert box is not None and box["height"] > 10  # laid out when shown
+        numbers, lines = last.locator(".no"), last.locator("div:not(.no)")
+        assert lines.inner_text().splitlines()[-1] == after[-1] and numbers.inner_text().split()[-1] == str(len(after))
+        number_box, line_box = numbers.bounding_box(), lines.bounding_box()  # laid out when shown:
+        assert number_box is not None and line_box is not None and line_box["height"] > 10
+        assert number_box["x"] + number_box["width"] <= line_box["x"] and number_box["y"] == line_box["y"]  # side by side
         bg, fg = site_colours(5)
         chip = page.locator('#result .chip[data-site="5"]')
         assert chip.evaluate("(c) => getComputedStyle(c).backgroundColor") == _css_rgb(bg)

@@ -109,22 +109,19 @@ def _flat(sites: int) -> str:
 
 
 def test_plain_panes_come_in_blocks_the_browser_lays_out_when_shown() -> None:
-    got = run_request({"program": _flat(90)}, PlaygroundLimits(max_detail_lines=10))
+    got = run_request({"program": _flat(90) + "# <b>\n"}, PlaygroundLimits(max_detail_lines=10))
     panes = got["html"]["panes"]
     after_lines = got["after"].splitlines()
     assert len(after_lines) > 2 * PLAIN_CHUNK_LINES
     assert ".np .chunk { content-visibility: auto;" in got["html"]["css"]
-    _, after_pane = panes.split('<div class="pane" id="after">')
-    blocks = after_pane.split('<div class="chunk" ')[1:]
-    assert len(blocks) == -(-len(after_lines) // PLAIN_CHUNK_LINES)
-    rows = [int(row) for block in blocks for row in re.findall(r'id="a-L(\d+)"', block)]
-    assert rows == list(range(1, len(after_lines) + 1))  # every line once, in order, none lost
-    assert all(len(re.findall(r'id="a-L', block)) <= PLAIN_CHUNK_LINES for block in blocks)
-    # each block numbers its lines from where it starts (a CSS counter: one element a line)
-    assert [int(m) for m in re.findall(r"counter-reset:line (\d+);", after_pane)] == list(range(0, len(after_lines), PLAIN_CHUNK_LINES))
-    assert ".np .chunk .line::before { content: counter(line);" in got["html"]["css"]
-    assert f'id="a-L1">{html.escape(after_lines[0])}</div>' in blocks[0]
-    assert f'id="a-L{len(after_lines)}">{html.escape(after_lines[-1])}</div>' in blocks[-1]
+    for pane, text in zip(panes.split('<div class="pane" id=')[1:], [_flat(90) + "# <b>\n", got["after"]], strict=True):
+        blocks = re.findall(r'<div class="chunk lines" [^>]*><div class="no">([^<]*)</div><div>([^<]*)</div></div>', pane)
+        lines = text.splitlines()
+        assert len(blocks) == -(-len(lines) // PLAIN_CHUNK_LINES)
+        # each block: its line numbers beside its lines, every line once, in order, escaped
+        assert [int(row) for numbers, _ in blocks for row in numbers.split("\n")] == list(range(1, len(lines) + 1))
+        assert [line for _, texts in blocks for line in texts.split("\n")] == [html.escape(line) for line in lines]
+    assert "# &lt;b&gt;" in panes
 
 
 def test_a_long_legend_of_sites_comes_in_blocks_and_a_short_one_in_one() -> None:
