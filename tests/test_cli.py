@@ -363,7 +363,8 @@ def test_version_and_passes() -> None:
 @pytest.mark.parametrize("example", ["twice", "multiple_sites", "nested", "multi_return"])
 def test_the_default_run_copies_bodies_by_rules_and_json_shows_that_run(example: str) -> None:
     """The program --json reports is the one `inline` prints, and the rules that made it copied
-    every statement: at least one subst-AssignStmt or subst-AssignCall (`x = op(...)`) match per call site."""
+    every statement: at least one subst-AssignStmt, subst-AssignCall or subst-AssignOp<k> (`x = op(...)`) match
+    per call site."""
     path = str(EXAMPLES / f"{example}.py")
     traced = run("inline", path, "--json")
     plain = run("inline", path)
@@ -371,7 +372,9 @@ def test_the_default_run_copies_bodies_by_rules_and_json_shows_that_run(example:
     payload = json.loads(traced.stdout)
     assert payload["program"] == plain.stdout
     assert payload["pipeline"] == ["inline-functions"]
-    copied = payload["rules"].get("subst-AssignStmt", 0) + payload["rules"].get("subst-AssignCall", 0)
+    copied = sum(
+        count for rule, count in payload["rules"].items() if rule in ("subst-AssignStmt", "subst-AssignCall") or rule.startswith("subst-AssignOp")
+    )
     assert copied >= len(payload["sites"]) > 0
 
 

@@ -25,7 +25,13 @@ from egglog import String, eq, i64, rewrite, rule, subsume, union, var
 from nanopto.rules.patterns import sort_class
 from nanopto.rules.ruleset import Rule, Ruleset, declare
 from nanopto.terms import language as T
-from nanopto.terms.encoding import FUSED_ASSIGN_CALL, Constructor, args_constructor, ir_constructors
+from nanopto.terms.encoding import (
+    FUSED_ASSIGN_CALL,
+    Constructor,
+    args_constructor,
+    assign_op_constructor,
+    ir_constructors,
+)
 from nanopto.terms.inlining import SUBST
 
 _SPECIAL = {"Var", "IterArg", "Root"}
@@ -112,24 +118,32 @@ _SCALAR_ANALYSIS = (
 
 
 def _scalar_operator_rules(fused: bool, grouped: bool) -> tuple[Rule, Rule]:
-    """`pl.<op>(a, b)` as an expression or fused with its assignment (`FUSED_ASSIGN_CALL`), its two
-    arguments grouped (`ExL2`, how the stock encoder writes them) or a cons list: one rule asks
-    whether the copied operands are scalars, the other reads the call as the operator if so."""
+    """`pl.<op>(a, b)` as an expression or fused with its assignment, its two arguments grouped
+    (how the stock encoder writes them: `ExL2` in a call, `AssignOp2`'s own two arguments fused) or
+    a cons list (`FUSED_ASSIGN_CALL` fused): one rule asks whether the copied operands are scalars,
+    the other reads the call as the operator if so."""
     args, nil, csp = var("args", T.ExL), T.ExNil(), var("csp", String)
     lhs = var("lhs", T.Ex)
     scalar = T.BinaryExpr(binop, T.SubEx(a, site), T.SubEx(b, site))
     copied = (_op, T.SubExL(args, site), T.SubExL(nil, site), String("False"), T.SubExL(nil, site), T.SubExL(nil, site), csp)
-    if fused:
-        fused_call = getattr(T, FUSED_ASSIGN_CALL)
-        term: object = T.SubSt(fused_call(lhs, _op, args, nil, "False", nil, nil, csp, _ann, _sp), site)
+    listed = getattr(T, args_constructor(2))(a, b) if grouped else T.ExCons(a, T.ExCons(b, T.ExNil()))
+    shape: tuple[object, ...] = (eq(args).to(listed),)  # type: ignore[arg-type]
+    if fused and grouped:
+        assign_op = getattr(T, assign_op_constructor(2))
+        term: object = T.SubSt(assign_op(lhs, _op, a, b, csp, _ann, _sp), site)
         result: object = T.AssignStmt(T.SubEx(lhs, site), scalar, _ann, _sp)
-        old: object = fused_call(T.SubEx(lhs, site), *copied, _ann, _sp)
+        old: object = assign_op(T.SubEx(lhs, site), _op, T.SubEx(a, site), T.SubEx(b, site), csp, _ann, _sp)
+        shape = ()
+    elif fused:
+        fused_call = getattr(T, FUSED_ASSIGN_CALL)
+        term = T.SubSt(fused_call(lhs, _op, args, nil, "False", nil, nil, csp, _ann, _sp), site)
+        result = T.AssignStmt(T.SubEx(lhs, site), scalar, _ann, _sp)
+        old = fused_call(T.SubEx(lhs, site), *copied, _ann, _sp)
     else:
         term = T.SubEx(T.Call(_op, args, nil, "False", nil, nil, csp), site)
         result, old = scalar, T.Call(*copied)
-    listed = getattr(T, args_constructor(2))(a, b) if grouped else T.ExCons(a, T.ExCons(b, T.ExNil()))
     matched = var("m", T.St if fused else T.Ex)
-    candidate = (eq(matched).to(term), T.ScalarOperator(_op, binop), eq(args).to(listed))  # type: ignore[arg-type]
+    candidate = (eq(matched).to(term), T.ScalarOperator(_op, binop), *shape)  # type: ignore[arg-type]
     suffix = f"{'-assign' if fused else ''}{'' if grouped else '-list'}"
     return (
         declare(

@@ -187,6 +187,11 @@ FUSED_ASSIGN_CALL = "AssignCall"
 """An assignment of a call, `(AssignStmt lhs (Call ...))`, written as one term when grouped."""
 
 
+def assign_op_constructor(k: int) -> str:
+    """`x = op(a1, ..., ak)` of a builtin op with nothing but its arguments, as one term."""
+    return f"AssignOp{k}"
+
+
 def carries_span(cls: type[n.Node]) -> bool:
     """Statements and calls keep their source span as a last String field.
 
@@ -291,6 +296,20 @@ def ir_constructors() -> tuple[Constructor, ...]:
         Constructor("NoSt", (), "St", doc="an absent optional statement"),
         Constructor("Root", ("i64",), "St", unextractable=True, doc="(Root i): the body of the i-th function"),
         Constructor("Opaque", ("i64",), "SL", doc="caller statements no rule looks inside, kept in Python"),
+        # Declared last: egglog's extraction visits tables in declaration order, and breaks ties
+        # between equal-cost terms by it, so the constructors above keep their places.
+        *(
+            Constructor(
+                assign_op_constructor(k),
+                ("Ex", "String", *("Ex",) * k, "String", "String", "String"),
+                "St",
+                fields=("var", "op", *(f"arg{i}" for i in range(k)), "call_span", "annotated", "span"),
+                doc=f"`var = op({', '.join(f'arg{i}' for i in range(k))})` of a builtin op without keywords, dumps or "
+                "attributes, as one term whose arguments are its own (an `AssignCall` with none of its lists), "
+                "for a statement no rule matches alone",
+            )
+            for k in range(MAX_GROUP + 1)
+        ),
     )
     return generated + structural
 
@@ -408,6 +427,13 @@ def _encode_plan(cls: type[n.Node]) -> tuple[tuple[tuple[str, int], ...], int]:
     return plan
 
 
+_PLAIN_CALL: tuple[tuple[str, object], ...] = tuple(
+    (spec.name, spec.default) for spec in dataclasses.fields(n.Call) if spec.name not in ("op", "args", "span")
+)
+"""What a call written as `AssignOp<k>` holds besides its op, arguments and span: every other
+field at its default (a builtin, no keywords, dumps or attributes), which is how it decodes."""
+
+
 class ConstantRangeError(ValueError):
     """An integer constant egglog's i64 cannot hold."""
 
@@ -499,13 +525,26 @@ class Encoder:
         return args
 
     def _grouped(self, stmt: n.Stmt) -> int:
-        """A statement of a group: `lhs = op(args)` as one `(AssignCall ...)` term (a call site is
-        never grouped: its statement is one of `singles`), anything else as itself."""
+        """A statement of a group: `lhs = op(a1, ..., ak)` of a builtin op with nothing but its
+        arguments as one `(AssignOp<k> lhs op a1 ... ak ...)` term, any other `lhs = f(...)` as one
+        `(AssignCall ...)` (a call site is never grouped: its statement is one of `singles`),
+        anything else as itself. The fewer terms a copied statement takes, the fewer rows the
+        e-graph substitutes, extracts and decodes per call site."""
         if type(stmt) is n.AssignStmt and type(stmt.value) is n.Call:
+            call = stmt.value
             lhs = self.expr(stmt.var)
-            call = self._cells(stmt.value)
             meta = span_value(stmt.span, stmt.comments)
-            return self.rows.term(FUSED_ASSIGN_CALL, lhs, *call, attr_value(stmt.annotated), meta)
+            if len(call.args) <= MAX_GROUP and all(getattr(call, name) == value for name, value in _PLAIN_CALL):
+                return self.rows.term(
+                    assign_op_constructor(len(call.args)),
+                    lhs,
+                    attr_value(call.op),
+                    *[self.expr(arg) for arg in call.args],
+                    span_value(call.span),
+                    attr_value(stmt.annotated),
+                    meta,
+                )
+            return self.rows.term(FUSED_ASSIGN_CALL, lhs, *self._cells(call), attr_value(stmt.annotated), meta)
         return self.expr(stmt)
 
     def roots(self, functions: Sequence[n.Function]) -> None:
@@ -746,14 +785,36 @@ class Decoder:
     def _assign_call(self, args: list[int]) -> n.AssignStmt:
         var = self._term(args[0])
         call = (self._handlers.get("Call") or _handler(self._handlers, "Call"))(self, args[1:-2])
-        text = self.lit(args[-1])
+        return self._assignment(var, call, args[-2], args[-1])
+
+    def _assign_op(self, args: list[int]) -> n.AssignStmt:
+        """`(AssignOp<k> lhs op a1 ... ak call_span annotated span)`: the `AssignStmt` of the
+        `Call` that `(AssignCall ...)` with empty lists decodes to, field for field."""
+        term, lit = self._term, self.lit
+        var = term(args[0])
+        call = _new(n.Call)
+        _CALL_OP(call, self.callee(n.OpName, lit(args[1])))
+        _CALL_ARGS(call, tuple([term(arg) for arg in args[2:-3]]))
+        _CALL_KWARGS(call, _NO_KEYWORDS)
+        for setter, default in _CALL_DEFAULTS:
+            setter(call, default)
+        text = lit(args[-3])
+        span = self._spans.get(text)
+        if span is None:
+            span = self._spans[text] = parse_span(text)
+        _CALL_SPAN(call, span)
+        return self._assignment(var, call, args[-2], args[-1])
+
+    def _assignment(self, var: n.Var, value: n.Call, annotated: int, span_text: int) -> n.AssignStmt:
+        """The `AssignStmt` of a fused assignment, from its annotated flag and span literals."""
+        text = self.lit(span_text)
         span = self._spans.get(text)
         if span is None:
             span = self._spans[text] = parse_span(text)
         node = _new(n.AssignStmt)
         _ASSIGN_VAR(node, var)
-        _ASSIGN_VALUE(node, call)
-        _ASSIGN_ANNOTATED(node, self.lit(args[-2]) == "True")
+        _ASSIGN_VALUE(node, value)
+        _ASSIGN_ANNOTATED(node, self.lit(annotated) == "True")
         _ASSIGN_SPAN(node, span)
         _ASSIGN_COMMENTS(node, parse_comments(text) if COMMENT_MARK in text else ())
         return node
@@ -830,6 +891,7 @@ Decoder.SPECIAL = {
     "SCat": Decoder._cat,
     "SCat3": Decoder._cat3,
     FUSED_ASSIGN_CALL: Decoder._assign_call,
+    **{assign_op_constructor(k): Decoder._assign_op for k in range(MAX_GROUP + 1)},
     **{group_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
     **{args_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
     "NoEx": Decoder._none,
@@ -886,9 +948,17 @@ _ASSIGN_VALUE = _slot_setter(n.AssignStmt, "value")
 _ASSIGN_ANNOTATED = _slot_setter(n.AssignStmt, "annotated")
 _ASSIGN_SPAN = _slot_setter(n.AssignStmt, "span")
 _ASSIGN_COMMENTS = _slot_setter(n.AssignStmt, "comments")
-"""The slot setters of `AssignStmt` (its fused form `AssignCall` is the commonest spliced term):
-a frozen class's `__setattr__` does not guard them, as `nodes.build` relies on too."""
+"""The slot setters of `AssignStmt` (its fused forms `AssignOp<k>` and `AssignCall` are the
+commonest spliced terms): a frozen class's `__setattr__` does not guard them, as `nodes.build`
+relies on too."""
 _NO_KEYWORDS = n.Keywords(())
+_CALL_OP = _slot_setter(n.Call, "op")
+_CALL_ARGS = _slot_setter(n.Call, "args")
+_CALL_KWARGS = _slot_setter(n.Call, "kwargs")
+_CALL_SPAN = _slot_setter(n.Call, "span")
+_CALL_DEFAULTS = tuple((_slot_setter(n.Call, name), value) for name, value in _PLAIN_CALL if name != "kwargs")
+"""The `Call` of an `AssignOp<k>`: its op, arguments and span, `kwargs` the empty `Keywords` (as
+`Call.__post_init__` makes it), every other field its default (`_PLAIN_CALL`)."""
 
 
 def _node_decoder(plan: _DecodePlan) -> _Handler:

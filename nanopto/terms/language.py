@@ -376,6 +376,51 @@ def Opaque(a0: egg.i64Like) -> SL:
     """caller statements no rule looks inside, kept in Python"""
 
 
+@egg.function(egg_fn="AssignOp0")
+def AssignOp0(var: Ex, op: egg.StringLike, call_span: egg.StringLike, annotated: egg.StringLike, span: egg.StringLike) -> St:
+    """`var = op()` of a builtin op without keywords, dumps or attributes, as one term whose arguments are its own (an `AssignCall` with none of its lists), for a statement no rule matches alone"""
+
+
+@egg.function(egg_fn="AssignOp1")
+def AssignOp1(var: Ex, op: egg.StringLike, arg0: Ex, call_span: egg.StringLike, annotated: egg.StringLike, span: egg.StringLike) -> St:
+    """`var = op(arg0)` of a builtin op without keywords, dumps or attributes, as one term whose arguments are its own (an `AssignCall` with none of its lists), for a statement no rule matches alone"""
+
+
+@egg.function(egg_fn="AssignOp2")
+def AssignOp2(var: Ex, op: egg.StringLike, arg0: Ex, arg1: Ex, call_span: egg.StringLike, annotated: egg.StringLike, span: egg.StringLike) -> St:
+    """`var = op(arg0, arg1)` of a builtin op without keywords, dumps or attributes, as one term whose arguments are its own (an `AssignCall` with none of its lists), for a statement no rule matches alone"""
+
+
+@egg.function(egg_fn="AssignOp3")
+def AssignOp3(var: Ex, op: egg.StringLike, arg0: Ex, arg1: Ex, arg2: Ex, call_span: egg.StringLike, annotated: egg.StringLike, span: egg.StringLike) -> St:
+    """`var = op(arg0, arg1, arg2)` of a builtin op without keywords, dumps or attributes, as one term whose arguments are its own (an `AssignCall` with none of its lists), for a statement no rule matches alone"""
+
+
+@egg.function(egg_fn="AssignOp4")
+def AssignOp4(var: Ex, op: egg.StringLike, arg0: Ex, arg1: Ex, arg2: Ex, arg3: Ex, call_span: egg.StringLike, annotated: egg.StringLike, span: egg.StringLike) -> St:
+    """`var = op(arg0, arg1, arg2, arg3)` of a builtin op without keywords, dumps or attributes, as one term whose arguments are its own (an `AssignCall` with none of its lists), for a statement no rule matches alone"""
+
+
+@egg.function(egg_fn="AssignOp5")
+def AssignOp5(var: Ex, op: egg.StringLike, arg0: Ex, arg1: Ex, arg2: Ex, arg3: Ex, arg4: Ex, call_span: egg.StringLike, annotated: egg.StringLike, span: egg.StringLike) -> St:
+    """`var = op(arg0, arg1, arg2, arg3, arg4)` of a builtin op without keywords, dumps or attributes, as one term whose arguments are its own (an `AssignCall` with none of its lists), for a statement no rule matches alone"""
+
+
+@egg.function(egg_fn="AssignOp6")
+def AssignOp6(var: Ex, op: egg.StringLike, arg0: Ex, arg1: Ex, arg2: Ex, arg3: Ex, arg4: Ex, arg5: Ex, call_span: egg.StringLike, annotated: egg.StringLike, span: egg.StringLike) -> St:
+    """`var = op(arg0, arg1, arg2, arg3, arg4, arg5)` of a builtin op without keywords, dumps or attributes, as one term whose arguments are its own (an `AssignCall` with none of its lists), for a statement no rule matches alone"""
+
+
+@egg.function(egg_fn="AssignOp7")
+def AssignOp7(var: Ex, op: egg.StringLike, arg0: Ex, arg1: Ex, arg2: Ex, arg3: Ex, arg4: Ex, arg5: Ex, arg6: Ex, call_span: egg.StringLike, annotated: egg.StringLike, span: egg.StringLike) -> St:
+    """`var = op(arg0, arg1, arg2, arg3, arg4, arg5, arg6)` of a builtin op without keywords, dumps or attributes, as one term whose arguments are its own (an `AssignCall` with none of its lists), for a statement no rule matches alone"""
+
+
+@egg.function(egg_fn="AssignOp8")
+def AssignOp8(var: Ex, op: egg.StringLike, arg0: Ex, arg1: Ex, arg2: Ex, arg3: Ex, arg4: Ex, arg5: Ex, arg6: Ex, arg7: Ex, call_span: egg.StringLike, annotated: egg.StringLike, span: egg.StringLike) -> St:
+    """`var = op(arg0, arg1, arg2, arg3, arg4, arg5, arg6, arg7)` of a builtin op without keywords, dumps or attributes, as one term whose arguments are its own (an `AssignCall` with none of its lists), for a statement no rule matches alone"""
+
+
 # The analysis facts a rule may require.
 
 IsScalar = egg.relation("IsScalar", Ex, egg_fn="IsScalar")

@@ -59,8 +59,8 @@ def test_the_folded_picture_hides_helpers_and_folds_lists_and_literals() -> None
     # Ids are the IR's Var ids (a process-wide counter): matched as any number.
     assert any(re.fullmatch(r'Var\("t", Tensor\[FP32\], \d+\)', label) for label in labels)
     assert any(re.fullmatch(r'RVar\("t", Tensor\[FP32\], \d+, 0\)', label) for label in labels)
-    # `t = pl.add(t, t)` is one AssignCall term, its argument list folded into it.
-    assert 'AssignCall(·, "add", ·, [], "False", [], [], @15:12, "False", @15:8)' in labels
+    # `t = pl.add(t, t)` is one AssignOp2 term, its two arguments its own.
+    assert 'AssignOp2(·, "add", ·, ·, @15:12, "False", @15:8)' in labels
     assert not any(label.startswith(("ExCons", "ExNil", "ExL2", "SL2", "TTensor", "TUnknown")) for label in labels)
     for node in folded["nodes"].values():  # a picture egglog's viewer can draw: no dangling child
         assert all(child in folded["nodes"] for child in node["children"])
