@@ -1650,8 +1650,8 @@ def pl_repr(node: Program | Function) -> str:
     if text is None:
         return f"<{type(node).__name__} {node.name}>"
     lines = text.rstrip("\n").splitlines()
-    while lines and (lines[0].startswith("import ") or not lines[0].strip()):
-        lines.pop(0)  # `import nanopto.language as pl` and the blank lines after it
+    while lines and (lines[0].startswith(("# ", "import ")) or not lines[0].strip()):
+        lines.pop(0)  # `# nanopto.program: NAME`, `import nanopto.language as pl` and the blank lines after them
     if len(lines) > REPR_LINES:
         lines = [*lines[:REPR_LINES], f"... ({len(lines) - REPR_LINES} more lines)"]
     return f"<{type(node).__name__} {node.name}:\n" + "\n".join("    " + line for line in lines) + "\n>"

@@ -95,14 +95,14 @@ from nanopto.ir_terms.parse_exprs import (
     pl_call_name,
 )
 from nanopto.ir_terms.parse_static import NotStatic, is_static_value, static_eval
+from nanopto.ir_terms.printer import LANGUAGE_MODULES
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.templates import InlineFunction
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
 
 __all__ = ["DynamicDim", "ParserError", "parse_function", "parse_program"]
 
-_LANGUAGE_MODULES = ("nanopto.language", "pypto.language")
-_DISTRIBUTED_IMPORTS = (("nanopto.language.distributed", "pld"), ("pypto.language.distributed", "pld"))
+_DISTRIBUTED_IMPORTS = tuple((f"{module}.distributed", "pld") for module in LANGUAGE_MODULES)
 _RANGE_LOOPS = {
     "range": ForKind.Sequential,
     "parallel": ForKind.Parallel,
@@ -618,7 +618,7 @@ class _ProgramParser(ExprParser):
         for alias in stmt.names:
             if (alias.name, alias.asname) in _DISTRIBUTED_IMPORTS:
                 continue
-            if alias.name not in _LANGUAGE_MODULES or alias.asname != "pl":
+            if alias.name not in LANGUAGE_MODULES or alias.asname != "pl":
                 raise self.error(
                     stmt,
                     f"unsupported import '{alias.name}'",

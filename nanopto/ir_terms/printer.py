@@ -87,12 +87,21 @@ from nanopto.ir_terms.types import (
     UnknownType,
 )
 
-__all__ = ["print_expr", "print_type", "python_print"]
+__all__ = [
+    "LANGUAGE_MODULES",
+    "language_module",
+    "print_expr",
+    "print_type",
+    "program_imports",
+    "python_print",
+    "set_language_module",
+]
 
 INDENT = "    "
-HEADER = "import nanopto.language as pl"
-DISTRIBUTED_HEADER = "import nanopto.language.distributed as pld"
-"""Printed after `HEADER` when the program uses `pld` (docs/coming-from-pypto.md, "Distributed programs")."""
+LANGUAGE_MODULES = ("nanopto.language", "pypto.language")
+"""The modules a `pl` source may import as `pl` (and whose `.distributed` as `pld`): the parser
+reads both, so a program printed under either name reads back (docs/coming-from-pypto.md,
+"The printed header")."""
 DISTRIBUTED_PREFIX = "pld."
 ALLOC = "pld.tensor.alloc_window_buffer"
 TMP_MARKER = "__tmp_v"
@@ -127,6 +136,41 @@ _PREC: dict[BinOp, int] = {
 _COMPARISON = 4
 
 
+_language_module = LANGUAGE_MODULES[0]
+
+
+def language_module() -> str:
+    """The module a printed program imports as `pl` (`set_language_module`)."""
+    return _language_module
+
+
+def set_language_module(name: str) -> None:
+    """Print programs as reading `name` (one of `LANGUAGE_MODULES`): under the header
+    `# <package>.program: NAME`, importing `name` as `pl` (and `name.distributed` as `pld`).
+    nanopto's own `nanopto.language` by default; the shim that runs PyPTO's tests against nanopto
+    names it `pypto.language`, the name those programs give nanopto's module
+    (docs/coming-from-pypto.md, "The printed header")."""
+    global _language_module
+    if name not in LANGUAGE_MODULES:
+        raise ValueError(f"a printed program imports one of {', '.join(LANGUAGE_MODULES)} (the modules the parser reads), got {name!r}")
+    _language_module = name
+
+
+def program_imports(name: str, prefix: str = "pl", *, distributed: bool = False) -> str:
+    """The lines a printed program starts with: `# nanopto.program: NAME` and the import of
+    `language_module()` under `prefix` (`from nanopto import language as ir` for another prefix),
+    then `pld`'s import if the program uses it (docs/coming-from-pypto.md, "Distributed programs")."""
+    package, _, leaf = _language_module.rpartition(".")
+    if prefix == "pl":
+        language = f"import {_language_module} as pl"
+    else:
+        language = f"from {package} import {leaf}" + ("" if prefix == leaf else f" as {prefix}")
+    lines = [f"# {package}.program: {name}", language]
+    if distributed:
+        lines.append(f"import {_language_module}.distributed as pld")
+    return "\n".join(lines)
+
+
 def python_print(
     node: Node | Type | MemRef | TileView,
     prefix: str = "pl",
@@ -146,6 +190,8 @@ def python_print(
     _check_prefix(prefix)
     token = _EXPLICIT_LAYOUT.set(explicit_layout)
     try:
+        if isinstance(node, Program):
+            return _print_program(node, concise, prefix)
         return with_prefix(_python_print(node, concise), prefix)
     finally:
         _EXPLICIT_LAYOUT.reset(token)
@@ -158,8 +204,8 @@ def _check_prefix(prefix: str) -> None:
 
 def with_prefix(text: str, prefix: str) -> str:
     """`text` (printed `pl` source) with the module `nanopto.language` named `prefix` instead of
-    `pl`: every `pl` name token, the import's `as pl` included, and nothing inside a string or a
-    comment. The parser reads the `pl` spelling, so printed text reads back as printed with the
+    `pl`: every `pl` name token, and nothing inside a string or a comment (a program's import is
+    `program_imports`'s). The parser reads the `pl` spelling, so printed text reads back as printed with the
     default prefix (docs/coming-from-pypto.md, "What differs, and why")."""
     if prefix == "pl":
         return text
@@ -180,8 +226,6 @@ def with_prefix(text: str, prefix: str) -> str:
 
 def _python_print(node: Node | Type | MemRef | TileView, concise: bool) -> str:
     match node:
-        case Program():
-            return _print_program(node, concise)
         case Function():
             occurrences = _var_occurrences(node)
             fn = _named_function(node, occurrences)
@@ -652,8 +696,9 @@ def _comment_lines(stmt: Stmt, indent: str) -> list[str]:
     return [f"{indent}# {text}".rstrip() for text in stmt.comments]
 
 
-def _print_program(program: Program, concise: bool = False) -> str:
-    lines = [HEADER, ""]
+def _print_program(program: Program, concise: bool, prefix: str) -> str:
+    """The program's text, its imports (`program_imports`) first, with `prefix` (`with_prefix`)."""
+    lines = [""]
     occurrences = [_var_occurrences(fn) for fn in program.function_list]
     dims = _dynamic_dims(program, occurrences)
     if dims:
@@ -671,9 +716,10 @@ def _print_program(program: Program, concise: bool = False) -> str:
         occurrences[index] = []  # done with: a large program's occurrences are megabytes
         texts.append("\n".join(["", *printed] if index else printed))
     texts.append("")  # the final newline, without a copy of the whole text to add it
-    if any(DISTRIBUTED_PREFIX in text for text in texts[1:]):
-        texts[0] = texts[0].replace(HEADER, f"{HEADER}\n{DISTRIBUTED_HEADER}", 1)
-    return "\n".join(texts)
+    imports = program_imports(program.name, prefix, distributed=any(DISTRIBUTED_PREFIX in text for text in texts[1:]))
+    if prefix == "pl":
+        return "\n".join([imports, *texts])
+    return imports + "\n" + with_prefix("\n".join(texts), prefix)
 
 
 MAX_PRINTED_BLOCKS = 99

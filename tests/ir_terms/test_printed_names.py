@@ -168,6 +168,7 @@ def test_a_result_that_would_read_back_as_the_variable_it_shadows_is_renamed() -
 def test_parsed_programs_print_as_written() -> None:
     source = textwrap.dedent(
         """\
+        # nanopto.program: P
         import nanopto.language as pl
 
 

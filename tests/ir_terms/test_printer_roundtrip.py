@@ -67,6 +67,7 @@ def test_program_layout() -> None:
     )
     assert python_print(prog) == textwrap.dedent(
         """\
+        # nanopto.program: P
         import nanopto.language as pl
 
 

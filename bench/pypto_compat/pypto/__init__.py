@@ -1,7 +1,8 @@
 """PyPTO's module names over nanopto's modules, so PyPTO's own tests can run against nanopto.
 
 Nothing here is implemented: every PyPTO module name in `MODULES` *is* the nanopto module it maps
-to (the same object in `sys.modules`), and this package's own names are nanopto's. A PyPTO name
+to (the same object in `sys.modules`), and this package's own names are nanopto's; the same
+mapping, seen from the printer, makes printed programs import `pypto.language`. A PyPTO name
 that needs behaviour nanopto lacks belongs in nanopto under that name, never here. A PyPTO module
 that is not listed does not import, and the tests that need it fail (docs/coming-from-pypto.md,
 "Running PyPTO's own tests", gives the reason for each).
@@ -15,6 +16,7 @@ import sys
 from nanopto import ir, language, passes
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import IRInvariantError as InternalError
+from nanopto.ir_terms.printer import set_language_module
 
 PYPTO_COMMIT = "e2d0f78ae6d709c0d6ee345a48db2c3d621a4b09"
 """The hw-native-sys/pypto commit whose tests this mapping is measured on."""
@@ -48,3 +50,7 @@ __all__ = ["MODULES", "PYPTO_COMMIT", "DataType", "InternalError", "ir", "langua
 
 for _name, _target in MODULES.items():
     sys.modules[_name] = sys.modules[__name__] if _target == __name__ else importlib.import_module(_target)
+
+# Part of the mapping: under this shim, nanopto's `pl` module is named `pypto.language`, so printed
+# programs import it by that name (docs/coming-from-pypto.md, "The printed header").
+set_language_module("pypto.language")
