@@ -125,6 +125,7 @@ def register_printer(printer: Callable[..., str]) -> None:
 
 N = TypeVar("N", bound=Node)
 S = TypeVar("S", bound="Stmt")
+T = TypeVar("T")
 
 
 def _no_inference(expr: Expr) -> Type:
@@ -968,16 +969,16 @@ class ContinueStmt(Stmt):
     span: Span | None = _last_span()
 
 
-class StmtList(list[Stmt]):
-    """A `SeqStmts`' statements: a list, as PyPTO's `seq.stmts` is, that cannot change. Every
-    way to change it raises; it hashes, and compares equal to a list or a tuple of the same
-    statements; a slice, `+` and `*` give tuples, as the tuple this replaced did (the generic
-    traversals treat it as the tuple of children it stands for)."""
+class FrozenList(list[T]):
+    """A sequence field that reads as the list PyPTO's field is (`seq.stmts`, `fn.return_types`)
+    and cannot change. Every way to change it raises; it hashes, and compares equal to a list or
+    a tuple of the same items; a slice, `+` and `*` give tuples, as the tuples these fields held
+    before did (the generic traversals treat it as the tuple of children it stands for)."""
 
     __slots__ = ()
 
     def _refused(self, *args: object, **kwargs: object) -> Any:
-        raise TypeError("a SeqStmts' statements cannot change: build a new SeqStmts (the IR is immutable)")
+        raise TypeError("an IR list cannot change: build a new node with the items you want (the IR is immutable)")
 
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refused
     append = extend = insert = pop = remove = clear = sort = reverse = _refused  # type: ignore[assignment]
@@ -1014,16 +1015,20 @@ class StmtList(list[Stmt]):
     def __repr__(self) -> str:
         return repr(tuple(self))
 
-    def __reduce__(self) -> tuple[type[StmtList], tuple[tuple[Stmt, ...]]]:
-        return (StmtList, (tuple(self),))
+    def __reduce__(self) -> tuple[type[FrozenList[T]], tuple[tuple[T, ...]]]:
+        return (type(self), (tuple(self),))
 
-    def __copy__(self) -> StmtList:
+    def __copy__(self) -> FrozenList[T]:
         return self
 
-    def __deepcopy__(self, memo: dict[int, object]) -> StmtList:
+    def __deepcopy__(self, memo: dict[int, object]) -> FrozenList[T]:
         from copy import deepcopy
 
-        return StmtList(deepcopy(tuple(self), memo))
+        return type(self)(deepcopy(tuple(self), memo))
+
+
+StmtList = FrozenList
+"""A `SeqStmts`' statements: the first field to read as a `FrozenList` (the name is kept)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1533,7 +1538,7 @@ class Function(Node):
             built = tuple(replace(p, direction=d) for p, d in zip(built, directions, strict=True))
         setattr_(self, "param_list", built)
         setattr_(self, "body", body)
-        setattr_(self, "return_types", tuple(return_types))
+        setattr_(self, "return_types", return_types if isinstance(return_types, FrozenList) else FrozenList(return_types))
         setattr_(self, "func_type", func_type if type is None else type)
         if attr_items is not None:
             attrs = attr_items

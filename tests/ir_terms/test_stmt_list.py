@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from nanopto import ir
-from nanopto.ir_terms.nodes import StmtList
+from nanopto.ir_terms.nodes import FrozenList, StmtList
 from nanopto.ir_terms.parser import parse_program
 
 SOURCE = """
@@ -70,3 +70,20 @@ def test_copies_and_pickles_keep_a_statement_list() -> None:
     for again in (copy.deepcopy(seq), pickle.loads(pickle.dumps(seq)), ir.deserialize(ir.serialize(seq))):
         assert type(again.stmts) is StmtList
         ir.assert_structural_equal(again, seq, enable_auto_mapping=True)
+
+
+def test_a_functions_return_types_read_as_a_list_that_cannot_change() -> None:
+    # PyPTO's `fn.return_types` is a list: `== []` holds for a function that returns nothing.
+    program = parse_program(SOURCE)
+    main = program.functions["main"]
+    returns = main.return_types
+    assert type(returns) is FrozenList and returns == [ir.TensorType([4], ir.DataType.FP32)]
+    assert returns == tuple(returns) and hash(returns) == hash(tuple(returns))
+    with pytest.raises(TypeError, match="cannot change"):
+        returns.append(returns[0])
+    assert ir.Function("f", [], [], ir.ReturnStmt([])).return_types == []
+    rebuilt = ir.Function("g", main.params, list(returns), main.body)
+    assert type(rebuilt.return_types) is FrozenList
+    ir.assert_structural_equal(rebuilt, main)
+    for again in (copy.deepcopy(main), pickle.loads(pickle.dumps(main)), ir.deserialize(ir.serialize(main))):
+        assert type(again.return_types) is FrozenList and again.return_types == returns
