@@ -29,9 +29,11 @@ with PyPTO's rules (its `structural_equal` reference):
   not matter, and a Var inside a value is a use under the same Var bijection as everything else
   (a free Var must be the same on both sides, a renamed one its partner). The hash reads them in
   the same key order.
-- `structural_hash` follows the same walk, and hashes every occurrence of a Var alike (its class
-  and type), since the fast path can make a Var bound on one side equal to the same Var free on
-  the other: values equal in either mode hash alike.
+- `structural_hash` follows the same walk: a renamed Var hashes as the index of its first
+  occurrence, a free one as its id, so values equal in a mode hash alike in that mode, except
+  where the fast path decided. It has no such shortcut: a hash sees one value, not whether the
+  other side holds the same object, so the loops above hash apart (as PyPTO's do, and its tests
+  ask: they tell `for i` from `for j` by hash and call them equal).
 
 The traversal is an explicit work stack, not recursion, so a deep body (a long `SeqStmts` chain,
 a tall expression tree) never hits Python's recursion limit.
@@ -133,18 +135,17 @@ def first_difference(a: Comparable, b: Comparable, enable_auto_mapping: bool = F
 
 
 def structural_hash(node: Comparable, enable_auto_mapping: bool = False, *, var_types: bool = True) -> int:
-    """A hash consistent with `structural_equal` in the same mode: equal values hash alike.
+    """A hash consistent with `structural_equal` in the same mode: equal values hash alike, except
+    two values equal only because they share an object under different binders (the fast path).
 
-    Var names and identities are ignored: a Var hashes as its class and type wherever it occurs,
-    so renamings hash alike, and so does a body object shared by two loops that bind different
-    Vars (equal by the fast path). `enable_auto_mapping` is accepted for PyPTO's signature; the
-    hash is the same in both modes. Functions of a
+    Var names are ignored and a renamed Var is hashed as the index of its first occurrence, so
+    renamings hash alike; a free Var (without `enable_auto_mapping`) is hashed as itself. Functions of a
     program are hashed in name order, because equality treats them as a mapping. The hash is
     stable across processes (blake2b, no salted `str` hashes). `var_types=False` leaves the Vars'
     types out: an expression is then the same whichever types its Vars were given (a pass may
     derive a Var's type afresh).
     """
-    return _Hasher(var_types).run(node)
+    return _Hasher(enable_auto_mapping, var_types).run(node)
 
 
 _DEFINING_FIELDS: dict[type, frozenset[str]] = {
@@ -442,36 +443,27 @@ def _attr_difference(
 
 
 class _Hasher:
-    """Feeds a token stream that mirrors `_Comparator`'s traversal into blake2b.
+    """Feeds a token stream that mirrors `_Comparator`'s traversal into blake2b; each pending
+    value carries the comparator's `bind` (under a defining field, or auto-mapping)."""
 
-    A Var's token is the same wherever it occurs: its class and (with `var_types`) a digest of its
-    type, never whether it is bound or free there or when it was first met. The fast path makes
-    that necessary: `for i: x = i` and `for j: x = i` sharing one body are equal, so the `i` in
-    the body must hash alike whether the loop binds it or not."""
-
-    def __init__(self, var_types: bool = True, type_digests: dict[int, str] | None = None) -> None:
+    def __init__(self, auto_mapping: bool, var_types: bool = True) -> None:
+        self.var_index: dict[int, int] = {}
+        self.auto_mapping = auto_mapping
         self.var_types = var_types
-        self.type_digests: dict[int, str] = {} if type_digests is None else type_digests
         self.digest = hashlib.blake2b(digest_size=8)
 
     def run(self, root: object) -> int:
-        stack: list[object] = [root]
+        stack: list[tuple[object, bool]] = [(root, self.auto_mapping)]
         while stack:
-            children = self._visit(stack.pop())
+            value, bind = stack.pop()
+            children = self._visit(value, bind)
             stack.extend(reversed(children))
         return int.from_bytes(self.digest.digest(), "little", signed=True)
 
     def _token(self, *parts: object) -> None:
         self.digest.update(("\x1f".join(_token_text(p) for p in parts) + "\x1e").encode())
 
-    def _var_type(self, var: n.Var) -> str:
-        """The digest of a Var's type, once per Var and run (a type's Vars hash the same way)."""
-        digest = self.type_digests.get(var.id)
-        if digest is None:
-            digest = self.type_digests[var.id] = str(_Hasher(True, self.type_digests).run(var.type))
-        return digest
-
-    def _visit(self, value: object) -> list[object]:
+    def _visit(self, value: object, bind: bool) -> list[tuple[object, bool]]:
         """Emit the tokens of `value` itself and return its children, in comparison order."""
         if isinstance(value, _Token):
             self._token("attr", value.value)
@@ -480,24 +472,39 @@ class _Hasher:
             self._token("none")
             return []
         if isinstance(value, n.Var):
-            self._token("var", type(value).__name__, self._var_type(value) if self.var_types else "")
-            return []
+            index = self.var_index.get(value.id)
+            if index is not None:
+                self._token("var", type(value).__name__, index)
+                return []
+            if not bind:
+                self._token("free", type(value).__name__, value.id)
+                return []
+            index = self.var_index[value.id] = len(self.var_index)
+            self._token("var", type(value).__name__, index)
+            children: list[object] = [value.type] if self.var_types else []
+            if isinstance(value, n.IterArg):
+                children.append(value.init_value)
+            return [(child, bind) for child in children]
         if isinstance(value, n.Program):
             self._token("program", tuple(sorted(value.functions)))
-            return [value.functions[name] for name in sorted(value.functions)]
+            return [(value.functions[name], bind) for name in sorted(value.functions)]
         if isinstance(value, n.Node):
             self._token("node", type(value).__name__)
-            fields: list[object] = []
+            defining = _DEFINING_FIELDS.get(type(value), frozenset())
+            fields: list[tuple[object, bool]] = []
             for spec in _compared_specs(type(value)):
                 field_value = _field_value(value, spec.name)
-                fields.append(_Token(field_value) if spec.kind is FieldKind.ATTR else field_value)
+                if spec.kind is FieldKind.ATTR:
+                    fields.append((_Token(field_value), bind))
+                else:
+                    fields.append((field_value, bind or spec.name in defining))
             return fields
         if isinstance(value, _TYPE_CLASSES):
             self._token("type", type(value).__name__)
-            return [field_value for _, field_value in _type_fields(value)]
+            return [(field_value, bind) for _, field_value in _type_fields(value)]
         if isinstance(value, (tuple, n.StmtList)):
             self._token("tuple", len(value))
-            return list(value)
+            return [(item, bind) for item in value]
         self._token("attr", value)
         return []
 
