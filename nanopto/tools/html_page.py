@@ -83,6 +83,7 @@ VIEW_CSS = """
 .np .line.helper .no { color: #8a96a3; }
 .np .line.hl, .np .line:target { outline: 2px solid #f5b301; outline-offset: -2px; background: #fff6d1 !important; }
 .np .line.dim { opacity: .35; }
+.np .chunk { content-visibility: auto; min-width: max-content; }
 .np .badge { flex: none; margin-left: 12px; font-size: 11px; padding: 0 7px; border-radius: 999px;
        align-self: center; color: #fff; }
 .np table { border-collapse: collapse; background: #fff; border: 1px solid var(--rule); border-radius: 8px;
@@ -210,6 +211,37 @@ def _helper_source_lines(before: n.Program) -> set[int]:
     return lines
 
 
+PANE_BLOCK_LINES = 200
+"""Lines per block of a before/after pane. Each block is laid out only when it scrolls into view
+(`content-visibility: auto`): the browser took seconds to lay out thousands of lines at once
+(60,000 in the plain panes of a 10,000-site program; 3.4 s for the 4,500 detailed lines of a
+900-site one), most of them never looked at."""
+
+LINE_PX = 13 * 1.55
+"""The height of one line of a pane (`.np .code`: 13px/1.55), the size a block not yet laid out
+takes, so the scroll bar is right before the user gets there."""
+
+
+def _later(classes: str, height_px: float) -> str:
+    """The opening tag of a block after the first: laid out when it scrolls into view
+    (`.np .chunk`), `height_px` tall until then. The first block of a pane or legend is laid out
+    at once, as everything was: it is where the user looks first, and a script reading the page
+    right after it changed finds its text."""
+    return f'<div class="{classes}chunk" style="contain-intrinsic-size:auto none auto {height_px:.0f}px">'
+
+
+def _blocks(rows: Sequence[str]) -> str:
+    """A pane's lines (one element each): the first `PANE_BLOCK_LINES` as they are, the rest in
+    blocks of that many, each laid out when it scrolls into view (`_later`)."""
+    head = "\n".join(rows[:PANE_BLOCK_LINES])
+    return head + "".join(
+        _later("", len(rows[first : first + PANE_BLOCK_LINES]) * LINE_PX)
+        + "\n".join(rows[first : first + PANE_BLOCK_LINES])
+        + "</div>"
+        for first in range(PANE_BLOCK_LINES, len(rows), PANE_BLOCK_LINES)
+    )
+
+
 def _before_pane(page: InlinePage) -> str:
     p = page.prefix
     texts = highlight_lines(page.before_text)
@@ -240,7 +272,7 @@ def _before_pane(page: InlinePage) -> str:
             f'<div class="{" ".join(classes)}" {attrs}{style}><a class="no" href="#{p}b-L{row}">{page.row_label(row)}</a>'
             f"<code>{text}</code>{extra}</div>"
         )
-    return "\n".join(out)
+    return _blocks(out)
 
 
 def _origin_text(page: InlinePage, origin: LineOrigin, sites: dict[int, CallSite]) -> str:
@@ -282,7 +314,7 @@ def _after_pane(page: InlinePage, after_text: str) -> str:
             f'title="{escape(_origin_text(page, origin, sites))}"><span class="no">{row}</span>'
             f"<code>{text}</code>{link}</div>"
         )
-    return "\n".join(out)
+    return _blocks(out)
 
 
 def _panes(page: InlinePage, after_text: str | None = None) -> str:
@@ -581,15 +613,6 @@ def program_html(program: n.Program) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-PLAIN_CHUNK_LINES = 200
-"""Lines per block of a plain pane. Each block is laid out only when it scrolls into view
-(`content-visibility: auto`): the browser took seconds to lay out the 60,000 lines of a
-10,000-site program at once, most of them never looked at."""
-
-PLAIN_LINE_PX = 13 * 1.55
-"""The height of one line of a pane (`.np .code`: 13px/1.55), the size a block not yet laid out
-takes, so the scroll bar is right before the user gets there."""
-
 CHIP_BLOCK = 500
 """Site chips per block of the playground's legend, each block laid out when it scrolls into view
 (a legend of 10,000 chips took the browser seconds to lay out, as the panes did). A legend of up to
@@ -599,11 +622,9 @@ CHIP_BLOCK_PX = 2000
 """The height a block of chips not yet laid out takes (40 to 100 rows, by the names' lengths)."""
 
 PLAIN_CSS = """
-.np .chunk { content-visibility: auto; min-width: max-content; }
-.np .legend.chunk { min-width: 0; }
-.np .legend.chunk + .legend.chunk { margin-top: 8px; }
-.np .chunk.lines { display: flex; white-space: pre; border-left: 4px solid transparent; padding-right: 10px; }
-.np .chunk.lines .no { flex: none; width: 3.2em; text-align: right; padding-right: 12px; color: #a3adb8;
+.np .legend.chunk { min-width: 0; margin-top: 8px; }
+.np .lines { display: flex; white-space: pre; border-left: 4px solid transparent; padding-right: 10px; }
+.np .lines .no { flex: none; width: 3.2em; text-align: right; padding-right: 12px; color: #a3adb8;
        user-select: none; }
 """
 """Styles of the playground's blocks: plain panes (`_plain_panes`), each block a column of line
@@ -612,11 +633,12 @@ numbers beside its lines, as the detailed panes' lines look, and the legend of s
 
 
 def _chip_blocks(page: InlinePage) -> str:
-    """The playground's legend: the chip of every site of the functions that survive, in blocks of
-    `CHIP_BLOCK`, each laid out when it scrolls into view; the blocks wrap as one legend does."""
+    """The playground's legend: the chip of every site of the functions that survive, the first
+    `CHIP_BLOCK` in one legend as ever, the rest in legends of that many, each laid out when it
+    scrolls into view (`_later`); each block wraps as one legend does."""
     chips = [_chip(page, s) for s in _outer_sites(page)]
     return "".join(
-        f'<div class="legend chunk" style="contain-intrinsic-size:auto none auto {CHIP_BLOCK_PX}px">'
+        ('<div class="legend">' if not first else _later("legend ", CHIP_BLOCK_PX))
         + "".join(chips[first : first + CHIP_BLOCK])
         + "</div>"
         for first in range(0, len(chips), CHIP_BLOCK)
@@ -632,7 +654,7 @@ def detailed_panes(after_text: str, max_detail_lines: int | None) -> bool:
 def _plain_panes(page: InlinePage, after_text: str, limit: int) -> str:
     """Before and after as plain numbered lines: what a program too long for the detailed panes
     gets (no highlighting, no line origins), so that it still shows at once. The lines come in
-    blocks of `PLAIN_CHUNK_LINES`, each laid out by the browser when it is scrolled to, each two
+    blocks of `PANE_BLOCK_LINES`, each laid out by the browser when it is scrolled to, each two
     elements (its numbers and its lines): the browser took seconds to build three for each of the
     60,000 lines of a 10,000-site program."""
 
@@ -640,14 +662,12 @@ def _plain_panes(page: InlinePage, after_text: str, limit: int) -> str:
         # escaped whole, then split: `escape` neither makes nor removes a line break
         rows = escape(text).splitlines()
         blocks = []
-        for first in range(0, len(rows), PLAIN_CHUNK_LINES):
-            block = rows[first : first + PLAIN_CHUNK_LINES]
+        for first in range(0, len(rows), PANE_BLOCK_LINES):
+            block = rows[first : first + PANE_BLOCK_LINES]
             numbers = "\n".join(map(str, range(first + 1, first + len(block) + 1)))
             texts = "\n".join(block)
-            blocks.append(
-                f'<div class="chunk lines" style="contain-intrinsic-size:auto none auto {len(block) * PLAIN_LINE_PX:.0f}px">'
-                f'<div class="no">{numbers}</div><div>{texts}</div></div>'
-            )
+            opening = '<div class="lines">' if not first else _later("lines ", len(block) * LINE_PX)
+            blocks.append(f'{opening}<div class="no">{numbers}</div><div>{texts}</div></div>')
         return "".join(blocks)
 
     return (

@@ -174,9 +174,11 @@ def test_a_long_program_shows_at_once_and_its_sites_when_their_tab_opens(page: A
         set_editor(page, "program", _flat(90))
         page.click("#run")
         page.wait_for_selector("body[data-state=done]", timeout=90_000)
-        blocks = page.locator("#result .pane#after .chunk")
+        blocks = page.locator("#result .pane#after .lines")
         assert blocks.count() > 2
-        assert blocks.first.evaluate("(b) => getComputedStyle(b).contentVisibility") == "auto"
+        visibility = "(b) => getComputedStyle(b).contentVisibility"
+        assert blocks.first.evaluate(visibility) == "visible" and blocks.nth(1).evaluate(visibility) == "auto"
+        assert page.inner_text("#result .pane#after").split("\n")[1] == "1"  # the first block, at once
         last = blocks.last
         last.scroll_into_view_if_needed()
         after = run_request({"program": _flat(90)})["after"].splitlines()

@@ -21,7 +21,7 @@ from nanopto.tools import pipeline_run
 from nanopto.tools.egraph_dot import EGraphCollector, ENode, SerializedEGraph
 from nanopto.tools.egraph_viewer import HIDDEN_OPS, fold_egraph, viewer_stages
 from nanopto.tools.examples import example_source
-from nanopto.tools.html_page import CHIP_BLOCK, PLAIN_CHUNK_LINES
+from nanopto.tools.html_page import CHIP_BLOCK, PANE_BLOCK_LINES
 from nanopto.tools.serve import PlaygroundLimits, run_request
 
 
@@ -108,31 +108,67 @@ def _flat(sites: int) -> str:
     )
 
 
+LATER = re.compile(r'^<div class="(\w+ )?chunk" style="contain-intrinsic-size:auto none auto (\d+)px">')
+"""The opening of a block after the first (`html_page._later`), its class, and its height till shown."""
+
+
+def _split_blocks(html_text: str, first: str, later_class: str) -> list[str]:
+    """`html_text` (what a pane's `.code` or the legend holds) cut at each block after the first;
+    the first must open with `first` when that is not empty (a pane's first lines have no wrapper)."""
+    parts = re.split(r'(?=<div class="' + later_class + r'chunk" )', html_text)
+    assert parts[0].startswith(first)
+    for part in parts[1:]:
+        opening = LATER.match(part)
+        assert opening is not None and opening.group(1) == (later_class or None)
+    return parts
+
+
 def test_plain_panes_come_in_blocks_the_browser_lays_out_when_shown() -> None:
     got = run_request({"program": _flat(90) + "# <b>\n"}, PlaygroundLimits(max_detail_lines=10))
     panes = got["html"]["panes"]
-    after_lines = got["after"].splitlines()
-    assert len(after_lines) > 2 * PLAIN_CHUNK_LINES
+    assert len(got["after"].splitlines()) > 2 * PANE_BLOCK_LINES
     assert ".np .chunk { content-visibility: auto;" in got["html"]["css"]
     for pane, text in zip(panes.split('<div class="pane" id=')[1:], [_flat(90) + "# <b>\n", got["after"]], strict=True):
-        blocks = re.findall(r'<div class="chunk lines" [^>]*><div class="no">([^<]*)</div><div>([^<]*)</div></div>', pane)
+        code = pane.split('<div class="code">', 1)[1]
+        parts = _split_blocks(code, '<div class="lines">', "lines ")
+        blocks = [re.findall(r'^<div [^>]*><div class="no">([^<]*)</div><div>([^<]*)</div></div>', part) for part in parts]
         lines = text.splitlines()
-        assert len(blocks) == -(-len(lines) // PLAIN_CHUNK_LINES)
+        assert len(blocks) == -(-len(lines) // PANE_BLOCK_LINES) and all(len(b) == 1 for b in blocks)
         # each block: its line numbers beside its lines, every line once, in order, escaped
-        assert [int(row) for numbers, _ in blocks for row in numbers.split("\n")] == list(range(1, len(lines) + 1))
-        assert [line for _, texts in blocks for line in texts.split("\n")] == [html.escape(line) for line in lines]
+        assert [int(row) for [(numbers, _)] in blocks for row in numbers.split("\n")] == list(range(1, len(lines) + 1))
+        assert [line for [(_, texts)] in blocks for line in texts.split("\n")] == [html.escape(line) for line in lines]
     assert "# &lt;b&gt;" in panes
+
+
+def test_detailed_panes_come_in_blocks_too() -> None:
+    """Highlighted lines with their origins, the first 200 as ever, the rest in blocks the browser
+    lays out when shown (4,500 such lines took it 3.4 s at once)."""
+    got = run_request({"program": _flat(60)})
+    after_lines = got["after"].splitlines()
+    assert len(after_lines) > PANE_BLOCK_LINES and "data-from" in got["html"]["panes"]
+    before_pane, after_pane = got["html"]["panes"].split('<div class="pane" id=')[1:]
+    for side, pane, count in (("b", before_pane, len(_flat(60).splitlines())), ("a", after_pane, len(after_lines))):
+        parts = _split_blocks(pane.split('<div class="code">', 1)[1], '<div class="line', "")
+        assert len(parts) == -(-count // PANE_BLOCK_LINES)
+        rows = [int(r) for part in parts for r in re.findall(rf'id="{side}-L(\d+)"', part)]
+        assert rows == list(range(1, count + 1))  # every line once, in order
+        assert all(part.count('<div class="line') <= PANE_BLOCK_LINES for part in parts)
+        if len(parts) > 1:  # a block not laid out yet is as tall as its lines will be
+            height = LATER.match(parts[-1])
+            assert height is not None and int(height.group(2)) == round((count - PANE_BLOCK_LINES * (len(parts) - 1)) * 13 * 1.55)
+    few = run_request({"program": _flat(3)})["html"]["panes"]
+    assert "chunk" not in few  # a short program's panes are as they always were
 
 
 def test_a_long_legend_of_sites_comes_in_blocks_and_a_short_one_in_one() -> None:
     many = run_request({"program": _flat(CHIP_BLOCK + 3)}, PlaygroundLimits(max_detail_lines=10))["html"]["chips"]
-    blocks = many.split('<div class="legend chunk" ')[1:]
+    blocks = _split_blocks(many, '<div class="legend">', "legend ")
     assert [len(re.findall(r'class="chip c\d" data-site="(\d+)"', b)) for b in blocks] == [CHIP_BLOCK, 3]
     assert re.findall(r'data-site="(\d+)"', many) == [str(i) for i in range(CHIP_BLOCK + 3)]
     # a chip's colours are its class: the site's colours (`site_colours`), as the panes use them
     assert all(int(c) == int(n) % 8 for c, n in re.findall(r'class="chip c(\d)" data-site="(\d+)"', many))
     few = run_request({"program": _flat(3)})["html"]["chips"]
-    assert few.count('<div class="legend chunk" ') == 1 and few.count('class="chip c') == 3
+    assert few.startswith('<div class="legend">') and few.count("<div") == 1 and few.count('class="chip c') == 3
 
 
 def test_plain_panes_do_not_re_key_line_origins_and_detailed_ones_do(monkeypatch: pytest.MonkeyPatch) -> None:
