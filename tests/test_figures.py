@@ -9,6 +9,7 @@ rendered it.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -24,18 +25,34 @@ ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "docs" / "figures"
 REGENERATE = "regenerate with `python -m nanopto.tools.figures docs/figures` and review the pictures"
 
-GENERATED = figures()
+COMMITTED = sorted({p.stem for p in FIGURES.glob("*.dot")} | {p.stem for p in FIGURES.glob("*.svg")})
+"""The figures' names, from the files: a test per committed figure. A figure the generator makes
+that has no file fails `test_no_stale_figure_files_and_every_figure_is_in_a_page`."""
 
 
-@pytest.mark.parametrize("figure", GENERATED, ids=lambda f: f.name)
-def test_the_committed_dot_is_what_the_generator_makes(figure: Figure) -> None:
+@functools.cache
+def generated() -> dict[str, Figure]:
+    """The generator's figures, made once per process when a test first needs them (not while
+    pytest collects, which every pytest-xdist worker does)."""
+    return {figure.name: figure for figure in figures()}
+
+
+def _generated(name: str) -> Figure:
+    figure = generated().get(name)
+    assert figure is not None, f"docs/figures/{name} is a figure the generator no longer makes: {REGENERATE}"
+    return figure
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_the_committed_dot_is_what_the_generator_makes(name: str) -> None:
+    figure = _generated(name)
     committed = FIGURES / f"{figure.name}.dot"
     assert committed.is_file(), f"docs/figures/{figure.name}.dot is missing: {REGENERATE}"
     assert committed.read_text(encoding="utf-8") == figure.dot, f"docs/figures/{figure.name}.dot is stale: {REGENERATE}"
 
 
 def test_no_stale_figure_files_and_every_figure_is_in_a_page() -> None:
-    names = {f.name for f in GENERATED}
+    names = set(generated())
     on_disk = {p.stem for p in FIGURES.glob("*.dot")} | {p.stem for p in FIGURES.glob("*.svg")}
     assert on_disk == names, f"docs/figures has files no figure makes, or lacks some: {sorted(on_disk ^ names)}"
     pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md"))
@@ -47,8 +64,9 @@ def _strip(svg: str) -> str:
     return "\n".join(line for line in svg.splitlines() if not line.startswith("<!--"))
 
 
-@pytest.mark.parametrize("figure", GENERATED, ids=lambda f: f.name)
-def test_the_committed_svg_is_rendered_from_the_committed_dot(figure: Figure) -> None:
+@pytest.mark.parametrize("name", COMMITTED)
+def test_the_committed_svg_is_rendered_from_the_committed_dot(name: str) -> None:
+    figure = _generated(name)
     svg = FIGURES / f"{figure.name}.svg"
     assert svg.is_file(), f"docs/figures/{figure.name}.svg is missing: {REGENERATE}"
     if not dot_available():
