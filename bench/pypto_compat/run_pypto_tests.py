@@ -1,6 +1,6 @@
 """Run PyPTO's own parser, statement and printer tests against nanopto, through the `pypto` shim.
 
-    python3 bench/pypto_compat/run_pypto_tests.py CHECKOUT [--json OUT] [--only NAME ...]
+    python3 bench/pypto_compat/run_pypto_tests.py CHECKOUT [--json OUT] [--only NAME ...] [--extra PATH ...]
 
 CHECKOUT is a PyPTO checkout (the commit `pypto.PYPTO_COMMIT` names); nothing is fetched. Each
 test file runs in its own pytest subprocess, with this directory (the shim package `pypto`) first
@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -66,11 +67,13 @@ class FileResult:
         return Path(self.path).stem
 
 
-def test_files(checkout: Path) -> list[Path]:
+def test_files(checkout: Path, extra: Sequence[str] = ()) -> list[Path]:
+    """The measured files, then `extra` (paths inside the checkout, such as another pass's tests,
+    run for a figure of their own)."""
     files: list[Path] = []
     for directory in DIRECTORIES:
         files.extend(sorted((checkout / directory).glob("test_*.py")))
-    files.extend(checkout / extra for extra in EXTRA_FILES)
+    files.extend(checkout / path for path in (*EXTRA_FILES, *extra) if checkout / path not in files)
     return files
 
 
@@ -178,13 +181,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("checkout", type=Path, help="a PyPTO checkout (its tests/ut directory is read)")
     parser.add_argument("--json", type=Path, help="also write every file's results (and failures) here")
     parser.add_argument("--only", nargs="*", default=[], help="run only the files with these stems")
+    parser.add_argument(
+        "--extra", nargs="*", default=[], help="also run these test files (paths inside the checkout)"
+    )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per file (default 600)")
     args = parser.parse_args(argv)
     checkout = args.checkout.resolve()
     if not (checkout / DIRECTORIES[0]).is_dir():
         print(f"error: {checkout} has no {DIRECTORIES[0]}: give the path of a PyPTO checkout", file=sys.stderr)
         return 2
-    files = [f for f in test_files(checkout) if not args.only or f.stem in args.only]
+    missing = [path for path in args.extra if not (checkout / path).is_file()]
+    if missing:
+        print(f"error: {checkout} has no {', '.join(missing)}", file=sys.stderr)
+        return 2
+    files = [f for f in test_files(checkout, args.extra) if not args.only or f.stem in args.only]
     results: list[FileResult] = []
     for path in files:
         result = run_file(path, checkout, args.timeout)

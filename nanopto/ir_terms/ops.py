@@ -605,6 +605,14 @@ def _matmul(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     return np.matmul(lhs, rhs).astype(lhs.dtype)
 
 
+def _matmul_acc(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    acc = np.asarray(args[0])
+    product = np.asarray(_matmul(ctx, args[1:], kw))
+    if product.shape != acc.shape:
+        raise OpError(f"matmul_acc of shape {list(product.shape)} into an accumulator of shape {list(acc.shape)}")
+    return (acc + product).astype(acc.dtype)
+
+
 def _bitwise(fn: Callable[..., Any]) -> Semantics:
     """`fn` on integer or boolean operands (bitwise on integers, logical on booleans)."""
     elementwise = _elementwise(fn)
@@ -965,6 +973,14 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _matmul,
         doc="`pl.matmul(a, b)`: the matrix product of two rank-2 values; a new value",
         signature="(lhs, rhs, out_dtype=None, a_trans=None, b_trans=None, c_matrix_nz=None)",
+    ),
+    OpDef(
+        "matmul_acc",
+        ("matmul_acc", "tensor.matmul_acc", "tile.matmul_acc"),
+        _same_as(0),
+        _matmul_acc,
+        doc="`pl.matmul_acc(acc, a, b)`: `acc + a @ b`, the accumulator's shape and dtype; a new value",
+        signature="(acc, lhs, rhs)",
     ),
     OpDef(
         "split",

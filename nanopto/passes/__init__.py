@@ -11,6 +11,7 @@ from nanopto.passes.context import (
     make_roundtrip_instrument,
 )
 from nanopto.passes.hoist_nested_calls import HoistNestedCalls
+from nanopto.passes.infer_tile_memory_space import InferTileMemorySpace, infer_tile_memory_space
 from nanopto.passes.inlining import InlineFunctions, inline_functions
 from nanopto.passes.pass_base import Pass, PassOptionError, VerificationError
 from nanopto.passes.pass_manager import (
@@ -41,6 +42,7 @@ __all__ = [
     "HoistNestedCalls",
     "IRProperty",
     "IRPropertySet",
+    "InferTileMemorySpace",
     "InlineFunctions",
     "OptimizationStrategy",
     "Pass",
@@ -59,6 +61,7 @@ __all__ = [
     "VerificationLevel",
     "format_pipeline",
     "get_pass",
+    "infer_tile_memory_space",
     "inline_functions",
     "list_passes",
     "make_roundtrip_instrument",

@@ -43,6 +43,11 @@ class IRProperty(enum.Enum):
     specification.md, "Nested call sites"). Produced by `hoist-nested-calls`, required by
     `inline-functions`; its verifier is registered by the pass that produces it."""
 
+    TileMemoryInferred = "TileMemoryInferred"
+    """Every tile an InCore function assigns has a memory space, and every operand an op
+    constrains lives in a space the op takes (docs/architecture.md#infer-tile-memory-space). Produced by
+    `infer-tile-memory-space`, which registers its verifier."""
+
     TypeChecked = "TypeChecked"
     """The program passed type checking. Declaration only: nanopto has no verifier for it yet."""
 
