@@ -1,51 +1,44 @@
 """The names the printer gives variables: distinct Vars never print as one identifier.
 
-A Var's identity is its `id`; its `name` is a hint. The parser gives every name one Var per
-scope, so whatever it (or a pass) builds prints with the names it has. IR built by hand can hold
-two distinct Vars with one name where the printed text would read back as one variable, and a
-use of a Var the function never binds. Per function (or per statement printed alone):
+A Var's identity is its `id`; its `name` is a hint, and distinct Vars may share one: the parser
+gives each loop header its own Vars (two sibling loops that count with `i`, the carried `acc` of
+`for i, (acc,) in pl.range(n, init_values=(acc,))` beside the `acc` it starts from), and IR built
+by hand or by a pass can hold any. Per function (or per statement printed alone), as PyPTO's
+printer does (docs/01-splice-and-renaming.md#names-are-for-people-variables-are-identities):
 
-- names are checked as the parser would read them back: a function-level name (a parameter, an
-  assignment, a `with ... as` or a loop's result) is one variable from where it is bound on; a
-  loop header's names (`for i, (acc,) in ...`, `for c in pl.spmd(...)`) hold inside that loop
-  only. Two distinct Vars with one name that this scoping tells apart (sibling loops that both
-  count with `i`) keep the name;
-- when a name would be read back as the wrong variable, every Var of that name is renamed but
-  the first (parameters, then definitions in statement order, then uses): `acc`, `acc_1`,
-  `acc_2`, ..., skipping a name another variable of the function has (an auto-name takes the
-  suffix on its base: `t_1__inline_arg_v0`);
+- every Var of a name that several distinct Vars hold is renamed but the first (parameters, then
+  definitions in statement order, then uses): `acc`, `acc_1`, `acc_2`, ..., skipping a name
+  another variable of the function has (an auto-name takes the suffix on its base:
+  `t_1__inline_arg_v0`), so no two Vars print alike and the text reads back as the same program
+  whatever scoping it is read with;
 - a use in a function that no parameter or definition binds (malformed IR, a variable leaked
   from elsewhere) prints with the suffix `__FREE_VAR`, so the text is visibly not a program;
 - a program's symbolic dimensions (free scalar index Vars, printed `N = pl.dynamic("N")`) are
   program-wide: never renamed nor marked.
 
 Renaming rebuilds the printed tree with renamed Vars (same ids), so the printer itself only ever
-prints `var.name`; a tree that needs no renaming (all that nanopto builds) is printed as it is.
+prints `var.name`; a tree whose names are all distinct is printed as it is.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
-from functools import partial
+from collections.abc import Iterable, Sequence
 
-from nanopto.ir_terms import spmd_forms
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.names import AutoName, join_name_suffix, parse_auto_name
 from nanopto.ir_terms.nodes import (
     AssignStmt,
-    Expr,
     ForStmt,
     IfStmt,
     IterArg,
     Node,
     ScopeStmt,
-    SeqStmts,
     Stmt,
     Var,
     WhileStmt,
 )
-from nanopto.ir_terms.schema import Mutator, children_of, type_exprs, walk_stmts
+from nanopto.ir_terms.schema import Mutator, walk_stmts
 from nanopto.ir_terms.types import ScalarType
 
 __all__ = ["FREE_VAR_MARKER", "definitions", "is_dimension", "printed_names", "renamed"]
@@ -105,28 +98,25 @@ def printed_names(
         return {}  # the common case: every name is one Var
     renames: dict[int, str] = {}
     if shared:
-        dim_names = {distinct[i].name for i in dims}
-        conflated = _conflated(params, body, shared, dims, closed)
-        if conflated:
-            order: dict[int, Var] = {v.id: v for v in (*params, *defs)}
-            order.update(distinct)
-            renames = _suffixed(order.values(), conflated, dims, dim_names, set(first_by_name))
+        order: dict[int, Var] = {v.id: v for v in (*params, *defs)}
+        order.update(distinct)
+        renames = _suffixed(order.values(), shared, dims, {distinct[i].name for i in dims}, set(first_by_name))
     for var in free:
         renames[var.id] = renames.get(var.id, var.name) + FREE_VAR_MARKER
     return renames
 
 
 def _suffixed(
-    order: Iterable[Var], conflated: set[str], dims: set[int], dim_names: set[str], taken: set[str]
+    order: Iterable[Var], shared: set[str], dims: set[int], dim_names: set[str], taken: set[str]
 ) -> dict[int, str]:
-    """`name_1`, `name_2`, ... for every Var of a conflated name but its first holder (a
+    """`name_1`, `name_2`, ... for every Var of a shared name but its first holder (a
     dimension holds its name always)."""
     renames: dict[int, str] = {}
     kept: set[str] = set(dim_names)
     next_suffix: dict[str, int] = {}
     for var in order:
         name = var.name
-        if name not in conflated or var.id in dims:
+        if name not in shared or var.id in dims:
             continue
         if name not in kept:
             kept.add(name)
@@ -147,165 +137,6 @@ def _with_suffix(name: str, k: int) -> str:
     if auto is None:
         return join_name_suffix(name, str(k))
     return str(AutoName(join_name_suffix(auto.base, str(k)), auto.qualifiers, auto.role, auto.version))
-
-
-_Todo = Callable[[], None]
-
-
-def _conflated(params: Sequence[Var], body: Stmt, names: set[str], dims: set[int], closed: bool) -> set[str]:
-    """Which of `names` (each held by several Vars) the parser would read back as the wrong
-    Var: it binds as `nanopto.ir_terms.parser` does, and a use or a rebinding that meets another
-    Var of its name is a conflation. A use nothing binds is one too in a function (that Var is
-    free, and takes a suffix as well as the mark); in a statement printed alone, its first use
-    binds it, as the missing context would."""
-    scope: dict[str, int] = {}
-    outer: dict[str, int] = {}  # the module's dimensions; a statement's context
-    header: set[int] = set()
-    bad: set[str] = set()
-
-    def lookup(name: str) -> int | None:
-        found = scope.get(name)
-        return outer.get(name) if found is None else found
-
-    def use(var: Var) -> None:
-        name = var.name
-        if name not in names:
-            return
-        found = lookup(name)
-        if found is None:
-            if var.id in dims or not closed:
-                outer[name] = var.id
-            else:
-                bad.add(name)
-        elif found != var.id:
-            bad.add(name)
-
-    def bind(var: Var) -> None:
-        """An assignment: the name's Var if it has one, else a new binding."""
-        if var.name not in names:
-            return
-        found = lookup(var.name)
-        if found is None:
-            scope[var.name] = var.id
-        elif found != var.id:
-            bad.add(var.name)
-
-    def bind_results(results: Sequence[Var]) -> None:
-        """A loop's or if's results: a name bound outside any loop header is reused, else bound
-        anew (shadowing a header name until that loop ends, as the parser does)."""
-        for var in results:
-            if var.name not in names:
-                continue
-            found = lookup(var.name)
-            if found is None or found in header:
-                scope[var.name] = var.id
-            elif found != var.id:
-                bad.add(var.name)
-
-    def enter(vars_: Sequence[Var]) -> _Todo:
-        """Bind a loop header's names for its body; the returned step restores the outer ones."""
-        saved: dict[str, int | None] = {}
-        for var in vars_:
-            if var.name not in names:
-                continue
-            if var.name in saved:  # bound twice in one header
-                bad.add(var.name)
-                continue
-            saved[var.name] = scope.get(var.name)
-            scope[var.name] = var.id
-            header.add(var.id)
-
-        def leave() -> None:
-            for var in vars_:
-                header.discard(var.id)
-            for name, previous in saved.items():
-                if previous is None:
-                    scope.pop(name, None)
-                else:
-                    scope[name] = previous
-
-        return leave
-
-    def uses(*exprs: Expr | None) -> None:
-        for expr in exprs:
-            if expr is not None:
-                _uses_in(expr, names, use)
-
-    for var in params:
-        if var.name in names and scope.setdefault(var.name, var.id) != var.id:
-            bad.add(var.name)
-    for var in params:
-        _uses_in_type(var, names, use)
-    stack: list[Stmt | _Todo] = [body]
-    while stack:
-        item = stack.pop()
-        if not isinstance(item, Stmt):
-            item()
-            continue
-        todo: list[Stmt | _Todo] = []
-        match item:
-            case SeqStmts(stmts=stmts):
-                todo = list(stmts)
-            case AssignStmt(var=var, value=value):
-                uses(value)
-                if item.annotated:
-                    _uses_in_type(var, names, use)
-                bind(var)
-            case ForStmt():
-                uses(item.start, item.stop, item.step, *(k.value for k in item.attrs))
-                uses(*(a.init_value for a in item.iter_args))
-                leave = enter([item.loop_var, *item.iter_args])
-                todo = [item.body, leave, partial(bind_results, item.return_vars)]
-            case WhileStmt():
-                uses(*(a.init_value for a in item.iter_args))
-                leave = enter(item.iter_args)
-                uses(item.cond)
-                todo = [item.body, leave, partial(bind_results, item.return_vars)]
-            case IfStmt():
-                uses(item.cond)
-                branches = [b for b in (item.then_body, item.else_body) if b is not None]
-                todo = [*branches, partial(bind_results, item.return_vars)]
-            case ScopeStmt() if (loop := spmd_forms.for_form(item)) is not None:
-                # printed `for i in pl.spmd(...)`: the block-index binding is the loop's header
-                uses(*item.args, *(k.value for k in (*item.kwargs, *loop.incore.kwargs)), *item.dumps)
-                leave = enter([loop.var])
-                todo = [SeqStmts(loop.body), leave]
-            case ScopeStmt():
-                uses(*item.args, *(k.value for k in item.kwargs), *item.dumps)
-                if item.for_form and item.var is not None:
-                    leave = enter([item.var])
-                    todo = [item.body, leave]
-                else:
-                    if item.var is not None:
-                        bind(item.var)
-                    todo = [item.body]
-            case _:  # values only (return, yield, an evaluated call), or no variables at all
-                for child in children_of(item):
-                    if isinstance(child, Stmt):
-                        todo.append(child)
-                    else:
-                        _uses_in(child, names, use)
-        stack += reversed(todo)
-    return bad
-
-
-def _uses_in(expr: Node, names: set[str], use: Callable[[Var], None]) -> None:
-    """`use` each Var of an expression whose name is in `names` (not the Vars inside a Var's
-    type: a use prints its name only)."""
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Var):
-            if node.name in names:
-                use(node)
-            continue
-        stack += children_of(node)
-
-
-def _uses_in_type(var: Var, names: set[str], use: Callable[[Var], None]) -> None:
-    """The Vars of a type the text spells out (a parameter's, an annotated assignment's)."""
-    for dim in type_exprs(var.type):
-        _uses_in(dim, names, use)
 
 
 class _Renamer(Mutator):

@@ -1,7 +1,8 @@
 """The printer never prints two distinct Vars as one identifier, and marks a function's free uses.
 
-Programs here are built by hand: the parser gives every name one Var per scope, so what it builds
-prints with its own names (the last tests pin that)."""
+Distinct Vars that share a name print as `acc`, `acc_1`, ..., as PyPTO's printer prints them,
+whether built by hand or parsed (a loop header's Vars are its own), and the text reads back as the
+same program; printed once, a program's names are all distinct, so it prints again as it is."""
 
 from __future__ import annotations
 
@@ -144,14 +145,25 @@ def _counting_loop(total: Var) -> Stmt:
     return ForStmt(i, ConstInt(0), ConstInt(8), ConstInt(1), [carried], SeqStmts([YieldStmt([add(carried, i)])]), [total])
 
 
-def test_names_that_loop_scoping_tells_apart_are_kept() -> None:
-    # Two sibling loops that both count with `i` and carry an `acc` (five Vars, two names): inside a
-    # loop its header's names are meant, outside it the parameter, so the text reads back as it is.
+def test_sibling_loops_headers_print_apart() -> None:
+    # Two sibling loops that both count with `i` and carry an `acc` (five Vars, two names): each
+    # distinct Var prints under a name of its own, in the order parameters, then definitions.
     acc = Var("acc", INDEX)
     prog = program(Function("f", [acc], [INDEX], SeqStmts([_counting_loop(acc), _counting_loop(acc), ReturnStmt([acc])])))
-    assert body_of(reads_back(prog)) == 2 * (
-        "for i, (acc,) in pl.range(8, init_values=(acc,)):\n    acc: pl.Scalar[pl.INDEX] = pl.yield_(acc + i)\n"
-    ) + "return acc\n"
+    assert body_of(reads_back(prog)) == (
+        "for i, (acc_1,) in pl.range(8, init_values=(acc,)):\n"
+        "    acc: pl.Scalar[pl.INDEX] = pl.yield_(acc_1 + i)\n"
+        "for i_1, (acc_2,) in pl.range(8, init_values=(acc,)):\n"
+        "    acc: pl.Scalar[pl.INDEX] = pl.yield_(acc_2 + i_1)\n"
+        "return acc\n"
+    )
+
+
+def test_sibling_loops_printed_without_their_function_print_apart() -> None:
+    first, second = _counting_loop(Var("acc", INDEX)), _counting_loop(Var("acc", INDEX))
+    text = python_print(SeqStmts([first, second]))
+    assert text.count("for i, (acc,) in pl.range(8, init_values=(acc_1,)):") == 1
+    assert text.count("for i_1, (acc_2,) in pl.range(8, init_values=(acc_3,)):") == 1
 
 
 def test_a_result_that_would_read_back_as_the_variable_it_shadows_is_renamed() -> None:
@@ -165,7 +177,7 @@ def test_a_result_that_would_read_back_as_the_variable_it_shadows_is_renamed() -
     assert "acc_2: pl.Scalar[pl.INDEX] = pl.yield_(acc_1 + i)" in text and "return acc_2 + acc" in text
 
 
-def test_parsed_programs_print_as_written() -> None:
+def test_a_parsed_program_prints_its_header_names_apart_and_then_as_printed() -> None:
     source = textwrap.dedent(
         """\
         # nanopto.program: P
@@ -203,7 +215,18 @@ def test_parsed_programs_print_as_written() -> None:
     for var in (v for v in _vars(prog)):
         names.setdefault(var.name, set()).add(var.id)
     assert len(names["i"]) == 4 and len(names["acc"]) == 3  # distinct Vars, one name each
-    assert python_print(prog) == source
+    text = python_print(prog)
+    assert text == (
+        source.replace("for i, (acc,) in pl.range(n, init_values=(acc,)):", "for i_1, (acc_1,) in pl.range(n, init_values=(acc,)):")
+        .replace("acc = pl.yield_(acc + i)", "acc = pl.yield_(acc_1 + i_1)")
+        .replace("for (acc,) in pl.while_(init_values=(acc,)):", "for (acc_2,) in pl.while_(init_values=(acc,)):")
+        .replace("pl.cond(acc < n)", "pl.cond(acc_2 < n)")
+        .replace("acc = pl.yield_(acc + 1)", "acc = pl.yield_(acc_2 + 1)")
+        .replace("for i in pl.spmd(4):\n            y = i * 2", "for i_1 in pl.spmd(4):\n            y = i_1 * 2")
+    )
+    again = parse_program(text)
+    assert_structural_equal(again, prog)
+    assert python_print(again) == text
 
 
 def _vars(prog: Program) -> list[Var]:
@@ -238,8 +261,8 @@ FORMS.update((f"form {k}", wrap(v)) for k, v in STATEMENT_FORMS.items())
 def test_statement_forms_with_collided_names_read_back_as_themselves(name: str) -> None:
     # Every statement form (pl.while_, natural while, if with results, with ... as, for-form scopes,
     # nested loops): the printer's scoping agrees with the parser's.
-    prog = parse_program(textwrap.dedent(FORMS[name]))
-    for fn in prog.function_list:  # as parsed, every Var keeps its name
+    prog = parse_program(python_print(parse_program(textwrap.dedent(FORMS[name]))))
+    for fn in prog.function_list:  # printed once, every Var keeps its name
         occurrences = [v for v in walk(fn) if isinstance(v, Var)]
         assert printed_names(occurrences, [p.var for p in fn.param_list], fn.body, closed=True) == {}
     rng = random.Random(name)
