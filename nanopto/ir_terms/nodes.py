@@ -19,7 +19,7 @@ from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields, 
 from typing import Any, TypeVar
 
 from nanopto.ir_terms.dtypes import DataType, enum_of_symbol, register_symbol_enum, symbol_of_enum
-from nanopto.ir_terms.types import Type, UnknownType, register_dimension
+from nanopto.ir_terms.types import PtrType, Type, UnknownType, register_dimension
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +277,45 @@ class IterArg(Var):
         setattr_(self, "id", fresh_var_id() if id is None else id)
         setattr_(self, "span", span)
         setattr_(self, "init_value", init_value)
+
+
+@dataclass(frozen=True, eq=False, init=False, repr=False, slots=True)
+class WindowBuffer(Var):
+    """A distributed tensor's window buffer, as a distributed tensor type refers to it
+    (`DistributedTensorType.window_buffer`): the `pl.Ptr` Var `base` of a
+    `pld.alloc_window_buffer` allocation, its per-rank byte `size`, and whether it is staged from
+    the host before the run and to it after. Named after `base` and typed `pl.Ptr`.
+
+    PyPTO's comm-collection pass makes these; nanopto has no such pass, so only IR built by hand
+    holds one: the parser makes a plain `pl.Ptr` Var, and passes do not rewrite a type that refers
+    to one (docs/coming-from-pypto.md, "Distributed programs")."""
+
+    base: Var = field(default=None, kw_only=True)  # type: ignore[assignment]
+    size: Expr = field(default=None, kw_only=True)  # type: ignore[assignment]
+    load_from_host: bool = field(default=False, kw_only=True)
+    store_to_host: bool = field(default=False, kw_only=True)
+
+    def __init__(
+        self,
+        base: Var,
+        size: Expr,
+        load_from_host: bool = False,
+        store_to_host: bool = False,
+        span: Span | None = None,
+        *,
+        id: int | None = None,
+    ) -> None:
+        if not isinstance(base, Var) or not isinstance(base.type, PtrType):
+            raise TypeError(f"a WindowBuffer's base is the pl.Ptr Var of its allocation, got {base!r}")
+        setattr_ = object.__setattr__
+        setattr_(self, "name", base.name)
+        setattr_(self, "type", PtrType())
+        setattr_(self, "id", fresh_var_id() if id is None else id)
+        setattr_(self, "span", span)
+        setattr_(self, "base", base)
+        setattr_(self, "size", size)
+        setattr_(self, "load_from_host", load_from_host)
+        setattr_(self, "store_to_host", store_to_host)
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,7 +99,7 @@ def annotation(parser: ExprParser, node: ast.expr) -> Type | None:
     shape = parser.shape(items[0])
     dtype = parser.dtype(items[1])
     layout = _layout(parser, items[2]) if len(items) == 3 else None
-    return DistributedTensorType(shape, dtype, layout)
+    return DistributedTensorType(shape, dtype, layout=layout)
 
 
 def _layout(parser: ExprParser, node: ast.expr) -> TensorLayout:

@@ -301,9 +301,11 @@ def print_type(ty: Type, *, explicit_layout: bool | None = None) -> str:
     match ty:
         case ScalarType(dtype):
             return f"pl.Scalar[{_dtype(dtype)}]"
-        case DistributedTensorType(shape=shape, dtype=dtype, layout=layout):
+        case DistributedTensorType(shape=shape, dtype=dtype, layout=layout, window_buffer=window):
             layout_part = "" if layout is None else f", pl.TensorLayout.{layout.name}"
-            return f"pld.DistributedTensor[{_shape(shape)}, {_dtype(dtype)}{layout_part}]"
+            # The window buffer is no annotation slot: shown for reading, with the layout in full.
+            window_part = f', "window_buffer={window.name}"' if explicit and window is not None else ""
+            return f"pld.DistributedTensor[{_shape(shape)}, {_dtype(dtype)}{layout_part}{window_part}]"
         case TensorType(shape, dtype):
             return f"pl.Tensor[{_shape(shape)}, {_dtype(dtype)}]"
         case PtrType():

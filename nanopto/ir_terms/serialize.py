@@ -103,6 +103,9 @@ class _Writer:
         out = {"$var": type(var).__name__, "id": index, "name": var.name, "ty": self.value(var.type)}
         if isinstance(var, n.IterArg):
             out["init_value"] = self.value(var.init_value)
+        elif isinstance(var, n.WindowBuffer):
+            out["base"], out["size"] = self.value(var.base), self.value(var.size)
+            out["load_from_host"], out["store_to_host"] = var.load_from_host, var.store_to_host
         out["span"] = _span(var.span)
         return out
 
@@ -144,6 +147,9 @@ class _Reader:
         if data["$var"] == "IterArg":
             # The init value is read first: a Var it mentions is defined before the IterArg.
             var = n.IterArg(data["name"], ty, self.value(data["init_value"]), span)
+        elif data["$var"] == "WindowBuffer":
+            base, size = self.value(data["base"]), self.value(data["size"])
+            var = n.WindowBuffer(base, size, data["load_from_host"], data["store_to_host"], span)
         else:
             var = n.Var(data["name"], ty, span=span)
         self.vars[data["id"]] = var

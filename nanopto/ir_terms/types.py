@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, TensorLayout, register_symbol_enum
 
 if TYPE_CHECKING:
-    from nanopto.ir_terms.nodes import Expr
+    from nanopto.ir_terms.nodes import Expr, WindowBuffer
 
 
 @dataclass(frozen=True)
@@ -78,20 +78,21 @@ class DistributedTensorType(TensorType):
     """`pld.DistributedTensor[[shape], dtype]`: a tensor in a window every rank can reach
     (docs/coming-from-pypto.md, "Distributed programs"). A tensor for every op that takes one, so
     an op whose result is its tensor argument keeps the kind; `layout` is the optional third
-    annotation slot."""
+    annotation slot.
 
+    `window_buffer` is the buffer the tensor views (a `WindowBuffer`), which PyPTO's
+    comm-collection pass fills in: None in what nanopto parses, as in a freshly parsed PyPTO
+    program. It is part of the type (two tensors over different buffers differ), it is not a
+    shape expression (traversals do not visit it), and an annotation does not spell it: the
+    printer shows it only with `explicit_layout=True`, as a `"window_buffer=NAME"` marker."""
+
+    window_buffer: WindowBuffer | None = None
     layout: TensorLayout | None = None
 
     @property
     def tensor_view(self) -> TensorView | None:
         """PyPTO's name for the layout slot: None when the annotation gives no layout."""
         return None if self.layout is None else TensorView(self.layout)
-
-    @property
-    def window_buffer(self) -> None:
-        """The window buffer the tensor views: PyPTO fills it in a later pass nanopto does not
-        have, so it is never set here (as in a freshly parsed PyPTO program)."""
-        return None
 
 
 @dataclass(frozen=True)

@@ -616,6 +616,13 @@ class Encoder:
         match ty:
             case t.ScalarType(dtype):
                 return term("TScalar", dtype.name)
+            case t.DistributedTensorType(window_buffer=t_window) if t_window is not None:
+                # Only hand-built IR refers to a window buffer (nanopto has no comm-collection
+                # pass, docs/coming-from-pypto.md#distributed-programs): refused, not dropped.
+                raise ValueError(
+                    f"cannot rewrite a program whose distributed tensor type refers to the window buffer "
+                    f"'{t_window.name}': nanopto's passes take the types the parser makes, which refer to none"
+                )
             case t.DistributedTensorType(shape=shape, dtype=dtype, layout=layout):
                 return term("TDistTensor", self.exprs(shape), dtype.name, "" if layout is None else layout.name)
             case t.TensorType(shape, dtype):
@@ -839,7 +846,7 @@ class Decoder:
 
     def _distributed_tensor_type(self, args: list[int]) -> t.Type:
         layout = self.lit(args[2])
-        return t.DistributedTensorType(self._term(args[0]), DataType[self.lit(args[1])], TensorLayout[layout] if layout else None)
+        return t.DistributedTensorType(self._term(args[0]), DataType[self.lit(args[1])], layout=TensorLayout[layout] if layout else None)
 
     def _ptr_type(self, args: list[int]) -> t.Type:
         return t.PtrType()
