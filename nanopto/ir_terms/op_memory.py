@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from nanopto.ir_terms.dtypes import MemorySpace, enum_of_symbol
 from nanopto.ir_terms.nodes import Expr, Symbol
 from nanopto.ir_terms.ops import OPS
-from nanopto.ir_terms.types import TileLayout, TileType, TileView, implicit_tile_view
+from nanopto.ir_terms.types import TileType, TileView, implicit_tile_view
 
 Vec, Mat, Left, Right, Acc = MemorySpace.Vec, MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc
 
@@ -109,30 +109,3 @@ def retyped(tile: TileType, space: MemorySpace) -> TileType:
         compact=view.compact,
     )
     return TileType(tile.shape, tile.dtype, tile.memref, new_view, space)
-
-
-def moved_type(
-    source: TileType, space: MemorySpace, blayout: TileLayout | None = None, slayout: TileLayout | None = None
-) -> TileType:
-    """The result of `tile.move(source, target_memory=space)` (a copy, so no MemRef).
-
-    A boxed destination (Mat, Left, Right, Acc) imposes its own box layout; a flat destination
-    (Vec) keeps the source's, since the move copies the boxes as they are. Right takes row-major
-    boxes even for a column. `blayout=` / `slayout=` override either; the valid region and the
-    padding follow the data."""
-    source_view = source.effective_tile_view
-    destination = implicit_tile_view(source.shape, space)
-    flat = implicit_tile_view(source.shape, None)
-    keeps_source = (destination.blayout, destination.slayout) == (flat.blayout, flat.slayout)
-    b_layout = source_view.blayout if keeps_source else destination.blayout
-    s_layout = source_view.slayout if keeps_source else destination.slayout
-    if space is Right:
-        b_layout = TileLayout.row_major
-    view = TileView(
-        valid_shape=source_view.valid_shape,
-        blayout=b_layout if blayout is None else blayout,
-        slayout=s_layout if slayout is None else slayout,
-        fractal=destination.fractal,
-        pad=source_view.pad,
-    )
-    return TileType(source.shape, source.dtype, None, view, space)

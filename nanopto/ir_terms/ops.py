@@ -25,10 +25,12 @@ from nanopto.ir_terms.types import (
     ArrayType,
     ScalarType,
     TensorType,
+    TileLayout,
     TileType,
     TileView,
     Type,
     UnknownType,
+    implicit_tile_view,
 )
 
 TypeRule = Callable[[Sequence[Type], Sequence[Expr], dict[str, Expr]], Type]
@@ -177,7 +179,40 @@ def _move_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr])
     source = types[0] if types else UnknownType()
     if not isinstance(source, TileType):
         return UnknownType()
-    return TileType(source.shape, source.dtype, _target_memory(kw))
+    return moved_type(source, _target_memory(kw), _layout(kw.get("blayout")), _layout(kw.get("slayout")))
+
+
+def _layout(value: Expr | None) -> TileLayout | None:
+    """The layout a `blayout=` / `slayout=` keyword names (`pl.TileLayout.row_major`), or None."""
+    layout = enum_of_symbol(value.path) if isinstance(value, Symbol) else None
+    return layout if isinstance(layout, TileLayout) else None
+
+
+def moved_type(
+    source: TileType, space: MemorySpace, blayout: TileLayout | None = None, slayout: TileLayout | None = None
+) -> TileType:
+    """The result of `tile.move(source, target_memory=space)`, a copy (so no MemRef).
+
+    A boxed destination (Mat, Left, Right, Acc) imposes its own box layout; a flat one (Vec)
+    keeps the source's, since the move copies the boxes as they are. Right takes row-major boxes
+    even for a column. `blayout=` / `slayout=` override either; the valid region and the padding
+    follow the data."""
+    source_view = source.effective_tile_view
+    destination = implicit_tile_view(source.shape, space)
+    flat = implicit_tile_view(source.shape, None)
+    keeps_source = (destination.blayout, destination.slayout) == (flat.blayout, flat.slayout)
+    b_layout = source_view.blayout if keeps_source else destination.blayout
+    s_layout = source_view.slayout if keeps_source else destination.slayout
+    if space is MemorySpace.Right:
+        b_layout = TileLayout.row_major
+    view = TileView(
+        valid_shape=source_view.valid_shape,
+        blayout=b_layout if blayout is None else blayout,
+        slayout=s_layout if slayout is None else slayout,
+        fractal=destination.fractal,
+        pad=source_view.pad,
+    )
+    return TileType(source.shape, source.dtype, None, view, space)
 
 
 def _create_tile_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:

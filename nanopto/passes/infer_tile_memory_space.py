@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from nanopto.ir_terms.dtypes import MemorySpace
+from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.nodes import (
     AssignStmt,
     Call,
@@ -61,7 +62,7 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
     keyword_value,
 )
-from nanopto.ir_terms.op_memory import MemorySpec, memory_spec, moved_type, retyped, target_memory
+from nanopto.ir_terms.op_memory import MemorySpec, memory_spec, retyped, target_memory
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.schema import Mutator, stmt_children, walk_stmts
 from nanopto.ir_terms.types import TensorType, TileLayout, TileType
@@ -390,12 +391,11 @@ class _Rewriter(Mutator):
         source = self.visit(var)
         assert isinstance(source.type, TileType)
         kwargs = [Keyword("target_memory", _space_symbol(space))]
-        blayout = slayout = None
         if source.type.memory_space is MemorySpace.Acc and space is MemorySpace.Vec:
-            blayout, slayout = TileLayout.row_major, TileLayout.none_box
-            kwargs += [Keyword("blayout", keyword_value("blayout", blayout)), Keyword("slayout", keyword_value("slayout", slayout))]
+            unboxed = (("blayout", TileLayout.row_major), ("slayout", TileLayout.none_box))
+            kwargs += [Keyword(key, keyword_value(key, layout)) for key, layout in unboxed]
         call = Call("move", (source,), tuple(kwargs), span=consumer.span)
-        moved = Var(f"{source.name}_{space.name}", moved_type(source.type, space, blayout, slayout), span=consumer.span)
+        moved = Var(f"{source.name}_{space.name}", type_of(call), span=consumer.span)  # tile.move's type rule
         return AssignStmt(moved, call, annotated=True, span=consumer.span)
 
     # -- statements ---------------------------------------------------------------------------

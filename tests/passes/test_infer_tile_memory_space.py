@@ -522,3 +522,28 @@ def test_matmul_acc_adds_the_product_to_its_accumulator() -> None:
     result = Acc.functions["main"].body.stmts[0]
     assert isinstance(result, ir.AssignStmt)
     ir.assert_structural_equal(result.var.type, ir.TensorType([2, 2], ir.DataType.FP32))
+
+
+def test_a_move_keeps_the_boxes_into_a_flat_space_and_takes_the_boxes_of_a_boxed_one() -> None:
+    """`tile.move`'s type rule, which the moves the pass inserts are typed by too."""
+
+    @pl.program
+    class Moves:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+            xm = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
+            flat = pl.move(xm, target_memory=pl.MemorySpace.Vec)
+            _left = pl.move(flat, target_memory=pl.MemorySpace.Left)
+            _unboxed = pl.move(xm, target_memory=pl.MemorySpace.Vec, blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.none_box)
+            return x
+
+    stmts = Moves.functions["kernel"].body.stmts
+    types = [stmt.var.type for stmt in stmts[1:4] if isinstance(stmt, ir.AssignStmt)]
+    boxes = ir.TileView(blayout=ir.TileLayout.col_major, slayout=ir.TileLayout.row_major)
+    expected = [
+        ir.TileType([16, 16], ir.DataType.FP32, None, boxes, ir.MemorySpace.Vec),
+        ir.TileType([16, 16], ir.DataType.FP32, ir.MemorySpace.Left),
+        ir.TileType([16, 16], ir.DataType.FP32, ir.MemorySpace.Vec),
+    ]
+    for got, want in zip(types, expected, strict=True):
+        ir.assert_structural_equal(got, want)
