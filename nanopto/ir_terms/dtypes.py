@@ -59,6 +59,15 @@ class DataType(enum.Enum):
         """The numpy dtype the reference interpreter computes in (narrow floats widen)."""
         return np.dtype(_NUMPY[self])
 
+    @property
+    def bits(self) -> int:
+        """How many bits one element takes in memory (a 4-bit type 4, `BOOL` 8, `INDEX` 64)."""
+        if self in (DataType.INDEX, DataType.TASK_ID):
+            return 64
+        if self is DataType.BOOL:
+            return 8
+        return int(self.name.lstrip("UINTFPBH"))
+
 
 _NUMPY: dict[DataType, str] = {
     DataType.INT4: "int8",

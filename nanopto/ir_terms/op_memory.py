@@ -74,6 +74,7 @@ MEMORY_SPECS: dict[str, MemorySpec] = {
     "tile.reshape": _VIEW,
     "tile.set_validshape": _VIEW,
     "tile.assemble": _VIEW,
+    "reinterpret_view": _VIEW,
 }
 """Memory specs by the op's canonical registry name (`OpDef.name`)."""
 

@@ -619,6 +619,44 @@ def _reshape(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
     return np.array(source.reshape(shape), copy=True)
 
 
+def _reinterpret_view_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
+    """The same bytes read as `dtype`: in `shape=` when given, else the source's shape with the last
+    axis scaled by the ratio of the element sizes (`[8, 16]` FP32 as INT16 is `[8, 32]`). A tile
+    keeps its memory space; a last axis that does not scale to whole elements has no type."""
+    base = types[0] if types else UnknownType()
+    dtype = _symbol_dtype(args[1] if len(args) > 1 else kw.get("dtype"))
+    if dtype is None or not isinstance(base, (TensorType, TileType)) or not base.shape:
+        return UnknownType()
+    shape = _list_elements(args[2] if len(args) > 2 else kw.get("shape"))
+    if shape is None:
+        last = base.shape[-1]
+        if not isinstance(last, ConstInt) or (last.value * base.dtype.bits) % dtype.bits:
+            return UnknownType()
+        shape = (*base.shape[:-1], ConstInt(last.value * base.dtype.bits // dtype.bits, last.dtype))
+    if isinstance(base, TileType):
+        return TileType(shape, dtype, base.memory_space)
+    return replace(base, shape=shape, dtype=dtype, valid_shape=())
+
+
+def _reinterpret_view(ctx: OpContext, args: list[Any], kw: dict[str, Any]) -> Any:
+    """A view of the bytes the interpreter holds (numpy `view`): a write through it reaches the
+    source. A target type the interpreter holds widened (`DataType.numpy`: BF16, FP8, the 4-bit
+    types) has no such bytes, so reading bytes as one is refused; a source of such a type is
+    held widened too, and its bytes are the widened ones."""
+    source = np.asarray(args[0])
+    dtype: DataType = args[1] if len(args) > 1 else kw["dtype"]
+    given = args[2] if len(args) > 2 else kw.get("shape")
+    if dtype.numpy().itemsize * 8 != dtype.bits:
+        raise OpError(f"reinterpret_view as {dtype.name}: the interpreter holds {dtype.name} widened, not as its bytes")
+    if source.ndim == 0 or (source.shape[-1] * source.itemsize) % dtype.numpy().itemsize:
+        raise OpError(f"reinterpret_view of shape {list(source.shape)} ({source.dtype}) as {dtype.name}: the last axis is not whole elements")
+    flat = np.ascontiguousarray(source).view(dtype.numpy())
+    shape = [int(s) for s in given] if given is not None else list(flat.shape)
+    if int(np.prod(shape)) != flat.size:
+        raise OpError(f"reinterpret_view of {source.nbytes} bytes as {dtype.name} in shape {shape}: the sizes differ")
+    return flat.reshape(shape)
+
+
 def _matmul_type(types: Sequence[Type], args: Sequence[Expr], kw: dict[str, Expr]) -> Type:
     if len(types) < 2:
         return UnknownType()
@@ -1000,6 +1038,15 @@ _DECLARATIONS: tuple[OpDef, ...] = (
         _reshape,
         doc="`pl.tile.reshape(t, shape)`: the same elements in another shape; a new value",
         signature="(tile, shape)",
+    ),
+    OpDef(
+        "reinterpret_view",
+        ("reinterpret_view", "tensor.reinterpret_view", "tile.reinterpret_view"),
+        _reinterpret_view_type,
+        _reinterpret_view,
+        aliases_arg=0,
+        doc="`pl.reinterpret_view(t, pl.INT16, shape=None)`: the same bytes read as another dtype; a view",
+        signature="(input, dtype, shape=None)",
     ),
     OpDef(
         "matmul",
