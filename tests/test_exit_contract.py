@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "nanopto" / "examples"
 FOLD_RULES = EXAMPLES / "rules" / "fold_mul_one.py"
@@ -72,8 +73,6 @@ def test_emit_egglog_is_not_written_when_the_command_fails(tmp_path: Path) -> No
 def test_a_program_left_with_no_function_is_a_located_user_error_and_writes_nothing(tmp_path: Path) -> None:
     """Every function Inline: the pass removes them all, as the specification says, and an empty
     @pl.program class is not valid pl (the parser rejects one), so exit 0 would break its promise."""
-    from conftest import run_cli
-
     source = tmp_path / "only_inline.py"
     source.write_text(
         "import nanopto.language as pl\n\n@pl.program\nclass P:\n"
@@ -167,7 +166,9 @@ def test_a_user_pass_that_exits_or_fails_while_it_runs_is_a_located_user_error(
 
 
 # ---------------------------------------------------------------------------------------------
-# Options and help
+# Options and help (those without --rules run `cli.main` in this process, `conftest.run_cli`: a
+# rules file's passes stay registered in the process that loaded them, so a test that a pass is
+# unknown without --rules needs a process of its own)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -175,7 +176,7 @@ def test_help_names_the_default_pipeline() -> None:
     from nanopto.cli import default_pipeline
 
     for args in (("--help",), ("inline", "--help"), ("check", "--help")):  # argparse wraps at a '-'
-        assert f"(default:{default_pipeline()}" in "".join(run(*args).stdout.split()), args
+        assert f"(default:{default_pipeline()}" in "".join(run_cli(*args).stdout.split()), args
 
 
 def test_an_unknown_option_names_the_options_and_the_closest() -> None:
@@ -186,9 +187,9 @@ def test_an_unknown_option_names_the_options_and_the_closest() -> None:
 
 
 def test_a_bad_option_value_says_the_option_as_written_in_the_options_list() -> None:
-    proc = run("inline", str(EXAMPLES / "twice.py"), "--pipeline", "inline-functions{max_iterations=abc}")
+    proc = run_cli("inline", str(EXAMPLES / "twice.py"), "--pipeline", "inline-functions{max_iterations=abc}")
     assert_user_error(proc, "max_iterations must be a positive integer, got 'abc'")
-    assert "max_iterations=" in run("passes").stdout
+    assert "max_iterations=" in run_cli("passes").stdout
 
 
 def test_a_pass_of_a_shipped_rules_file_without_rules_hints_the_file() -> None:
