@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 import time
@@ -365,9 +366,12 @@ sys.stdout.write(json.dumps(out))
 
 
 def test_output_is_byte_identical_across_hash_seeds() -> None:
+    """Each run keeps this process's environment (PYTHONPATH, so it runs the nanopto under test
+    from any working directory, not an installed one; the tests' bytecode cache) and sets only the
+    hash seed."""
     outputs = [
         subprocess.run(
-            [sys.executable, "-c", _RUN_ALL], capture_output=True, text=True, check=True, env={"PYTHONHASHSEED": seed}
+            [sys.executable, "-c", _RUN_ALL], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}
         ).stdout
         for seed in ("0", "1", "4242")
     ]
