@@ -10,7 +10,8 @@ phases; every other function is returned as it is.
 1. *Resolution*, forward in program order: a fixed-output op gives its space (`matmul` -> `Acc`),
    a `target_memory=` keyword is honoured as written, a retargetable producer without one
    (`tile.load`, `tile.create`) takes the demand if it is `Vec` or `Mat` (a load from memory can
-   reach no other space directly), a view its operand's space, anything else `Vec`. Loops carry:
+   reach no other space directly), a view its operand's space, `y = x` and `c = (a, b)[0]` the
+   space of what they name, anything else `Vec`. Loops carry:
    an iter arg starts in its initial value's space, and after the body the yielded space is forced
    onto the result, the iter arg and the initial value (an accumulator created in `Vec` that the
    body fills from a `matmul` is `Acc` throughout). An `if`'s result takes the space its branches
@@ -57,6 +58,7 @@ from nanopto.ir_terms.nodes import (
     SeqStmts,
     Stmt,
     Symbol,
+    TupleGetItemExpr,
     Var,
     WhileStmt,
     YieldStmt,
@@ -65,7 +67,7 @@ from nanopto.ir_terms.nodes import (
 from nanopto.ir_terms.op_memory import MemorySpec, memory_spec, retyped, target_memory
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.schema import Mutator, stmt_children, walk_stmts
-from nanopto.ir_terms.types import TensorType, TileLayout, TileType
+from nanopto.ir_terms.types import TensorType, TileLayout, TileType, TupleType
 from nanopto.passes.pass_base import Pass
 from nanopto.passes.registry import register_pass
 from nanopto.verify.diagnostics import Diagnostic, Severity
@@ -148,6 +150,8 @@ class _Resolver:
     def __init__(self, demands: dict[int, MemorySpace]) -> None:
         self.demands = demands
         self.spaces: dict[int, MemorySpace] = {}
+        self.tuples: dict[int, MakeTuple] = {}
+        """Vars bound to a tuple written out, `p = (a, b)`: what `p[0]` reads."""
 
     def block(self, stmt: Stmt | None) -> None:
         if stmt is None:
@@ -157,6 +161,8 @@ class _Resolver:
                 space = self.produced(var, value)
                 if space is not None:
                     self.spaces[var.id] = space
+            case AssignStmt(var=var, value=MakeTuple() as elements):
+                self.tuples[var.id] = elements
             case ForStmt() | WhileStmt():
                 self.loop(stmt)
             case IfStmt():
@@ -178,10 +184,13 @@ class _Resolver:
 
     def produced(self, var: Var, value: Expr) -> MemorySpace | None:
         if isinstance(value, Var):  # `y = x`: the same value, the same space
-            return self.spaces.get(value.id)
+            return self.space_of(value)
+        if isinstance(value, TupleGetItemExpr):  # `c = p[0]` of `p = (a, b)`: a's space
+            element = self.element(value)
+            return self.space_of(element) if element is not None else _named_space(value)
         found = _op_call(value)
         if found is None:
-            return MemorySpace.Vec if isinstance(value, Call) else None
+            return MemorySpace.Vec if isinstance(value, Call) else _named_space(value)
         call, spec = found
         if spec is None:
             if OPS.lookup(call.op) is None:
@@ -201,6 +210,13 @@ class _Resolver:
             if wanted in (MemorySpace.Vec, MemorySpace.Mat):
                 return wanted
         return self.inherited(call) or MemorySpace.Vec
+
+    def element(self, item: TupleGetItemExpr) -> Expr | None:
+        """The element a projection reads, when the tuple is written out (or bound to one)."""
+        source = self.tuples.get(item.tuple.id) if isinstance(item.tuple, Var) else item.tuple
+        if isinstance(source, MakeTuple) and 0 <= item.index < len(source.elements):
+            return source.elements[item.index]
+        return None
 
     def inherited(self, call: Call) -> MemorySpace | None:
         """The space of the first operand whose space is resolved (a view's is its source's)."""
@@ -248,6 +264,13 @@ class _Resolver:
             space = next(iter(spaces), result.type.memory_space)
             if space is not None:
                 self.spaces[result.id] = space
+
+
+def _named_space(value: Expr) -> MemorySpace:
+    """The space a value's type names (a tile from a call nanopto cannot see into), else `Vec`."""
+    ty = type_of(value)
+    named = ty.memory_space if isinstance(ty, TileType) else None
+    return named if named is not None and named is not MemorySpace.DDR else MemorySpace.Vec
 
 
 def _kwarg_space(call: Call) -> MemorySpace | None:
@@ -403,14 +426,22 @@ class _Rewriter(Mutator):
     def visit_AssignStmt(self, stmt: AssignStmt) -> Stmt:
         if self.in_block is not stmt:
             return self.alone(stmt)
-        var = self.visit(stmt.var)
         value = self.value(stmt.value)
+        if value is not stmt.value and isinstance(value, MakeTuple) and stmt.var.id not in self.renamed:
+            self.retuple(stmt.var, stmt.value, value)
+        var = self.visit(stmt.var)
         call = _op_call(value)
         if call is not None and call[1] is not None and call[1].retargetable:
             value = self.retarget(call[0], stmt.var)
         if var is stmt.var and value is stmt.value:
             return stmt
         return dataclasses.replace(stmt, var=var, value=value)
+
+    def retuple(self, var: Var, old: Expr, new: MakeTuple) -> None:
+        """`p = (a, b)`: a tuple typed by its elements follows their retyping."""
+        ty = type_of(new)
+        if isinstance(var.type, TupleType) and var.type == type_of(old) and isinstance(ty, TupleType):
+            self.renamed[var.id] = Var(var.name, ty, span=var.span)
 
     def visit_EvalStmt(self, stmt: EvalStmt) -> Stmt:
         if self.in_block is not stmt:

@@ -547,3 +547,37 @@ def test_a_move_keeps_the_boxes_into_a_flat_space_and_takes_the_boxes_of_a_boxed
     ]
     for got, want in zip(types, expected, strict=True):
         ir.assert_structural_equal(got, want)
+
+
+def test_a_tile_read_out_of_a_tuple_lives_where_the_element_does() -> None:
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+            a: pl.Tile[[16, 16], pl.FP32] = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
+            b: pl.Tile[[16, 16], pl.FP32] = pl.load(x, [0, 0], [16, 16])
+            p = (a, b)
+            c: pl.Tile[[16, 16], pl.FP32] = p[0]
+            pl.exp(c)
+            return x
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+            a: pl.Tile[[16, 16], pl.FP32, pl.MemorySpace.Mat] = pl.load(
+                x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat
+            )
+            b: pl.Tile[[16, 16], pl.FP32, pl.MemorySpace.Vec] = pl.load(x, [0, 0], [16, 16])
+            p = (a, b)
+            c: pl.Tile[[16, 16], pl.FP32, pl.MemorySpace.Mat] = p[0]
+            c_Vec: pl.Tile[
+                [16, 16],
+                pl.FP32,
+                pl.MemorySpace.Vec,
+                pl.TileView(blayout=pl.TileLayout.col_major, slayout=pl.TileLayout.row_major),
+            ] = pl.move(c, target_memory=pl.MemorySpace.Vec)
+            pl.exp(c_Vec)
+            return x
+
+    ir.assert_structural_equal(infer(Before), Expected)
