@@ -1209,7 +1209,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = build_parser().parse_args(argv)
     previous = _catch_sigint()
     try:
-        return _run_command(args, stdout)
+        if not getattr(args, "rules", None):  # --version and --help import no passes
+            return _run_command(args, stdout)
+        from nanopto.tools.rules_file import rules_loaded_for_one_command
+
+        with rules_loaded_for_one_command():
+            return _run_command(args, stdout)
     except Interrupted:  # Ctrl-C: no traceback, and -o/--emit-egglog files untouched
         return EXIT_INTERRUPTED
     except user_errors() as exc:  # evaluated only once an exception reaches here

@@ -347,6 +347,22 @@ def test_user_passes_are_in_the_trace_and_json_and_an_unmatched_rule_is_a_warnin
     assert payload["rules"]["mul-x-one"] == fold["rules"]["mul-x-one"] and payload["rules"]["splice-assign"] >= 1
 
 
+def test_a_commands_rules_files_do_not_outlive_it(tmp_path: Path) -> None:
+    """A pass `--rules` registered is gone when the command ends, in the same process (a notebook
+    or a test calling `cli.main`): naming it again without `--rules` is the same error as in a
+    fresh process, and `nanopto passes` no longer lists it."""
+    rules = str(EXAMPLES / "rules" / "fold_mul_one.py")
+    program = write(tmp_path, HELPER_PROGRAM)
+    with_rules = run("inline", str(program), "--rules", rules, "--pipeline", "inline-functions,fold-mul-one")
+    assert with_rules.returncode == 0, with_rules.stderr
+    without = run("inline", str(program), "--pipeline", "inline-functions,fold-mul-one")
+    assert without.returncode == 2 and "no pass named 'fold-mul-one'" in without.stderr
+    assert "fold-mul-one" not in run("passes").stdout
+    assert "fold-mul-one:" in run("passes", "--rules", rules).stdout
+    again = run("inline", str(program), "--rules", rules, "--pipeline", "inline-functions,fold-mul-one")
+    assert again.returncode == 0 and again.stdout == with_rules.stdout
+
+
 def test_version_and_passes() -> None:
     version = run("--version")
     assert version.returncode == 0 and version.stdout.startswith("nanopto 0.") and "egglog 13.2.0" in version.stdout

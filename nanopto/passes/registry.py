@@ -60,6 +60,14 @@ class PassRegistry:
             raise ValueError(f"factory registered as {name!r} built a pass named {pass_.name!r}")
         return pass_
 
+    def unregister(self, name: str) -> None:
+        """Forget `name` (a rules file's pass when the command that loaded it ends)."""
+        self._factories.pop(name, None)
+
+    def factory(self, name: str) -> PassFactory | None:
+        """The factory registered under `name`, if any (to put it back after a command)."""
+        return self._factories.get(name)
+
     def names(self) -> list[str]:
         """Registered names, in registration order."""
         return list(self._factories)

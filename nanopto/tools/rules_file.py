@@ -7,6 +7,9 @@ source and is only ever parsed, never executed. Only pass a rules file you would
 
 Loading registers every pass in the process-wide pass registry, so `--pipeline` can name it
 (`inline-functions,fold-mul-one{max_iterations=50}`); a rules file may not take a built-in name.
+A command of the CLI unregisters its rules files' passes when it ends
+(`rules_loaded_for_one_command`); `run_pipeline` in a notebook keeps them, so a later cell can
+name them.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import itertools
 import os
 import re
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn, TextIO
 
@@ -110,6 +114,32 @@ def load_rules_files(paths: Sequence[str] | None, registry: PassRegistry = PASS_
     return tuple(loaded)
 
 
+@contextmanager
+def rules_loaded_for_one_command(registry: PassRegistry = PASS_REGISTRY) -> Iterator[None]:
+    """The passes rules files register inside this block are unregistered when it ends (what the
+    registry held under those names before comes back), so a command's `--rules` do not outlive
+    it: after `cli.main([..., "--rules", "f.py"])` in a notebook or a test, a later command
+    naming `f.py`'s pass without `--rules` is the same error it is in a fresh process."""
+    before = dict(_USER_PASS_FILES)
+    previous = {name: registry.factory(name) for name in before}
+    _SCOPES.append(set())
+    try:
+        yield
+    finally:
+        for name in _SCOPES.pop():
+            factory = previous.get(name)
+            if factory is None:
+                registry.unregister(name)
+                _USER_PASS_FILES.pop(name, None)
+            else:
+                registry.register(name, factory, replace=True)
+                _USER_PASS_FILES[name] = before[name]
+
+
+_SCOPES: list[set[str]] = []
+"""The names registered inside each open `rules_loaded_for_one_command` block, innermost last."""
+
+
 def _contained(pass_: Pass, file: Path, path: str) -> Pass:
     """`pass_` with its `run` contained: a Python pass of the rules file runs the user's code when
     the pipeline runs it, so `sys.exit`, `os._exit`, `raise KeyboardInterrupt` and any other
@@ -186,6 +216,8 @@ def _register(pass_: Pass, path: str, registry: PassRegistry) -> None:
 
     registry.register(name, make, replace=True)
     _USER_PASS_FILES[name] = path
+    if _SCOPES:
+        _SCOPES[-1].add(name)
 
 
 def _squash(text: str) -> str:
