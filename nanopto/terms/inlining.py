@@ -137,11 +137,14 @@ def helper_declarations() -> str:
 
 
 HELPER_FACT_TABLES = (
+    FactTable("ArgIs", ("i64", "i64", "i64"), f"(union (Arg c0 c1) ({handle('Ex')} c2))"),
     FactTable("Local", ("i64",), "(Local c0)"),
     FactTable("TupleForm", ("i64", "String"), "(set (TupleForm c0) c1)"),
     FactTable("ProjectedRead", ("i64",), f"(ProjectedRead ({handle('SL')} c0))"),
 )
-"""The facts Python gives the rules that are not terms, loaded as rows."""
+"""The facts Python gives the rules that are not terms, loaded as rows. `ArgIs` states what a
+formal stands for at a site, `(Arg site param)` equal to the actual's term, in one row (the term
+and a union would be two, at every site)."""
 
 
 class InlineEncoder(Encoder):

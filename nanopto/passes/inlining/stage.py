@@ -210,7 +210,7 @@ class Stage:
             else:
                 values[b.param.id] = actual
         for var_id, value in values.items():
-            rows.union("Ex", rows.term("Arg", s, var_id), value)
+            rows.fact("ArgIs", s, var_id, value)
         if site.form in (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND):
             rows.fact("TupleForm", s, "project" if site.form is SiteForm.TUPLE_PROJECT else "bind")
         encoder.site_bindings[s] = encoder.stmt_tree(pre) if pre else rows.term("Skip")
