@@ -16,6 +16,8 @@ from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes.infer_tile_memory_space import verify_tile_memory_inferred
 from nanopto.verify import interpret
+from nanopto.verify.equivalence import assert_equivalent
+from nanopto.verify.inputs import arguments_for
 from nanopto.verify.properties import VerifyContext
 
 
@@ -456,12 +458,17 @@ def kernels(draw: st.DrawFn) -> str:
     )
 
 
-@given(kernels())
-def test_the_pass_places_every_tile_and_a_second_run_changes_nothing(source: str) -> None:
-    once = infer(parse_program(source))
+@given(kernels(), st.data())
+def test_the_pass_places_every_tile_keeps_the_meaning_and_a_second_run_changes_nothing(
+    source: str, data: st.DataObject
+) -> None:
+    before = parse_program(source)
+    once = infer(before)
     assert verify_tile_memory_inferred(once, VerifyContext()) == []
     ir.assert_structural_equal(infer(once), once)
     ir.assert_structural_equal(parse_program(python_print(once)), once)  # and it prints as it is
+    args = data.draw(arguments_for(before.functions["kernel"]))
+    assert_equivalent(before, once, args, "kernel")  # moves copy, so the values computed are the same
 
 
 def test_a_consumer_that_is_a_body_by_itself_gets_its_move_in_a_block_of_its_own() -> None:
