@@ -7,7 +7,7 @@ the Var's own annotation) and a program function's return types.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from nanopto.ir_terms.dtypes import DataType
@@ -29,7 +29,8 @@ from nanopto.ir_terms.nodes import (
     register_type_of,
 )
 from nanopto.ir_terms.ops import OPS
-from nanopto.ir_terms.types import ScalarType, TupleType, Type, UnknownType
+from nanopto.ir_terms.schema import map_children, map_type
+from nanopto.ir_terms.types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType
 
 BOOLEAN_OPS = frozenset({BinOp.Eq, BinOp.Ne, BinOp.Lt, BinOp.Le, BinOp.Gt, BinOp.Ge, BinOp.And, BinOp.Or})
 
@@ -53,6 +54,47 @@ def type_of(expr: Expr, var_type: VarTypes = _own_type, returns: FunctionReturns
 def type_reader(var_type: VarTypes = _own_type, returns: FunctionReturns = _no_functions) -> Callable[[Expr], Type]:
     """`lambda expr: type_of(expr, var_type, returns)`, for a caller that asks once per statement."""
     return _Inference(var_type, returns).of
+
+
+def call_result_type(params: Sequence[Type], returns: Sequence[Type], args: Sequence[Type]) -> Type:
+    """The type of a call of a program function: its declared return type, with each dynamic
+    dimension of its parameters (`pl.dynamic("M")`) bound to the extent this call's arguments
+    have in its place (docs/coming-from-pypto.md, "Calls of program functions").
+
+    A dimension whose arguments give one constant takes it, even where another argument passes a
+    symbol (the caller's own `M` beside a concrete 8 is 8); one given two constants, or two
+    different symbols, stays the callee's symbol. `UnknownType` when the callee declares no
+    return type; a tuple type when it declares several."""
+    if not returns:
+        return UnknownType()
+    extents: dict[int, list[Expr]] = {}
+    for formal, actual in zip(params, args, strict=False):
+        if not isinstance(formal, TensorType | TileType) or not isinstance(actual, TensorType | TileType):
+            continue
+        if len(formal.shape) != len(actual.shape):
+            continue
+        for dim, extent in zip(formal.shape, actual.shape, strict=True):
+            if isinstance(dim, Var):
+                extents.setdefault(dim.id, []).append(extent)
+    bound: dict[int, Expr] = {}
+    for symbol, found in extents.items():
+        constants = {e.value for e in found if isinstance(e, ConstInt)}
+        if len(constants) == 1:
+            bound[symbol] = next(e for e in found if isinstance(e, ConstInt))
+        elif not constants and all(_same_extent(found[0], e) for e in found[1:]):
+            bound[symbol] = found[0]
+
+    def substitute(expr: Expr) -> Expr:
+        if isinstance(expr, Var):
+            return bound.get(expr.id, expr)
+        return map_children(expr, substitute)
+
+    resolved = tuple(map_type(ty, substitute) for ty in returns) if bound else tuple(returns)
+    return resolved[0] if len(resolved) == 1 else TupleType(resolved)
+
+
+def _same_extent(a: Expr, b: Expr) -> bool:
+    return a is b or (isinstance(a, Var) and isinstance(b, Var) and a.id == b.id)
 
 
 class _Inference:
@@ -89,6 +131,8 @@ class _Inference:
 
     def _call(self, e: Call) -> Type:
         if e.function:
+            if e.result_type is not None:
+                return e.result_type
             types = self.returns(e.op)
             if not types:
                 return UnknownType()

@@ -148,7 +148,7 @@ class _InferredType:
 
     @property
     def type(self) -> Type:
-        """The type the op registry's rules infer (`UnknownType` for a function call)."""
+        """The type the op registry's rules infer (a function call's: what the parser stored)."""
         return _type_of(self)  # type: ignore[arg-type]
 
 
@@ -513,6 +513,12 @@ class Call(_InferredType, Expr):
     dumps: tuple[Var, ...] = ()
     attr_items: tuple[Keyword, ...] = ()
     span: Span | None = _span()
+    result_type: Type | None = field(default=None, compare=False, kw_only=True, repr=False)
+    """A function call's type as the parser resolved it: the callee's declared return type with
+    the callee's dynamic dimensions bound to this call's argument shapes (PyPTO's `call.type`;
+    docs/coming-from-pypto.md, "Calls of program functions"). Metadata, as a span is: not
+    compared, hashed or encoded; None where nothing resolved it (a builtin op's call, whose
+    type is inferred, or a call a pass rebuilt), and `call.type` then infers."""
 
     def __post_init__(self) -> None:
         if type(self.args) is not tuple or not isinstance(self.kwargs, tuple):
@@ -534,6 +540,8 @@ class Call(_InferredType, Expr):
         after them."""
         object.__setattr__(self, "args", tuple(self.args))
         kwargs: object = self.kwargs
+        if isinstance(kwargs, Type) and isinstance(self.op, GlobalVar):  # Call(gvar, args, type, span)
+            object.__setattr__(self, "result_type", kwargs)
         if isinstance(kwargs, (Span, Type)):
             if isinstance(self.function, Span):
                 object.__setattr__(self, "span", self.function)
@@ -560,6 +568,8 @@ class Call(_InferredType, Expr):
         span, items = self.attr_items, dict(attrs)  # the span came where `attr_items` is
         object.__setattr__(self, "span", span if isinstance(span, Span) else None)
         object.__setattr__(self, "function", isinstance(self.op, GlobalVar))
+        if self.function and isinstance(self.dumps, Type):
+            object.__setattr__(self, "result_type", self.dumps)
         dumps = items.pop("dump_vars", ()) if self.function else ()  # the type came where `dumps` is
         object.__setattr__(self, "dumps", tuple(dumps))  # type: ignore[arg-type]
         dependency = {key: items.pop(key) for key in DEPENDENCY_ATTRS if key in items}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from nanopto.ir_terms import parse_distributed, split_aiv_forms
 from nanopto.ir_terms import parse_subscripts as subscripts
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, enum_of_symbol
-from nanopto.ir_terms.infer import type_of
+from nanopto.ir_terms.infer import call_result_type, type_of
 from nanopto.ir_terms.names import validate_base_name
 from nanopto.ir_terms.nodes import (
     DEPENDENCY_ATTRS,
@@ -211,6 +211,10 @@ class ExprParser:
         self.constants: dict[str, object] = {}
         self.dynamic: dict[str, Var] = {}
         self.function_names: set[str] = set()
+        self._call_results: dict[str, tuple[tuple[Type, ...], tuple[Type, ...]] | Type | None] = {}
+        """Per callee, what a call of it is typed from (`_call_result_type`), found once: its
+        return types with its parameter types when one has a dynamic dimension to bind, else the
+        one type every call of it has, or None when nothing types it."""
         self.static_sizes = StaticSizes()
         self._constant_elements = 0
         self.standalone_functions: set[str] = set()
@@ -280,6 +284,41 @@ class ExprParser:
                         f"{first[0]} from argument {first[1] + 1}, {size.value} from argument {index + 1}",
                         hint=f"pass arguments whose sizes agree where '{callee}' declares '{dim.name}'",
                     )
+
+    def _call_result_type(self, callee: str, values: tuple[Expr, ...]) -> Type | None:
+        """The type of a call of `callee` with these arguments (`infer.call_result_type`): its
+        declared return type, or for a callee that declares none, the type of what its body
+        returns when that body is parsed already (it is defined above the caller); None when
+        neither tells. The arguments' types are asked for only when a parameter has a dynamic
+        dimension to bind."""
+        if callee in self._call_results:
+            known = self._call_results[callee]
+        else:
+            known = self._call_typing(callee)
+            if known is not None or self.function_return_types(callee) or self.function_is_parsed(callee):
+                self._call_results[callee] = known
+        if not isinstance(known, tuple):
+            return known
+        params, returns = known
+        return call_result_type(params, returns, [self.type_of(v) for v in values])
+
+    def _call_typing(self, callee: str) -> tuple[tuple[Type, ...], tuple[Type, ...]] | Type | None:
+        returns = self.function_return_types(callee) or self.function_body_returns(callee)
+        if not returns or any(isinstance(ty, UnknownType) for ty in returns):
+            return None
+        params = self.function_param_types(callee) or ()
+        if any(isinstance(p, (TensorType, TileType)) and any(isinstance(d, Var) for d in p.shape) for p in params):
+            return params, tuple(returns)
+        return returns[0] if len(returns) == 1 else TupleType(tuple(returns))
+
+    def function_body_returns(self, name: str) -> tuple[Type, ...]:
+        """What program function `name`'s body returns, when it declares no return type and is
+        parsed already; none by default."""
+        return ()
+
+    def function_is_parsed(self, name: str) -> bool:
+        """Whether program function `name`'s body is parsed already (so what it returns is known)."""
+        return False
 
     def function_param_types(self, name: str) -> tuple[Type, ...] | None:
         """The declared types of program function `name`'s parameters; None when not known."""
@@ -944,7 +983,8 @@ class ExprParser:
                     kind=ParserTypeError,
                 )
             self._check_dynamic_dims(callee, values, node)
-            return Call(callee, values, kwargs, function=True, dumps=dumps, attr_items=items, span=span)
+            result = self._call_result_type(callee, values)
+            return Call(callee, values, kwargs, function=True, dumps=dumps, attr_items=items, span=span, result_type=result)
         if path in self.inline_templates:
             raise self.error(
                 node,

@@ -96,7 +96,7 @@ from nanopto.ir_terms.parse_exprs import (
 )
 from nanopto.ir_terms.parse_static import NotStatic, is_static_value, static_eval
 from nanopto.ir_terms.printer import LANGUAGE_MODULES
-from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.schema import walk, walk_stmts
 from nanopto.ir_terms.templates import InlineFunction
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
 
@@ -309,6 +309,9 @@ class _ProgramParser(ExprParser):
         self._splicing: list[str] = []
         self._exported_tags: dict[str, tuple[int, ...]] = {}
         self._inline_parsed: dict[str, Function] = {}
+        self._parsed: dict[str, Function] = {}
+        """The program's functions parsed so far, by name: a call of one that declares no return
+        type reads what its body returns (`function_body_returns`)."""
         """The Inline helpers parsed so far, which a `pl.spmd` body's form reads through."""
         """Inline helper -> the parameters it tags and leaves bound (`_tag_helper_arguments`)."""
         self._comments: list[tuple[int, int, str]] | None = None
@@ -376,6 +379,20 @@ class _ProgramParser(ExprParser):
         if sig is None and name in self._standalone:
             return len(self._standalone[name].param_list)
         return None if sig is None else len(sig.params)
+
+    def function_body_returns(self, name: str) -> tuple[Type, ...]:
+        """The types of the values the first `return` of program function `name` returns, when
+        it is parsed already; none otherwise."""
+        fn = self._parsed.get(name)
+        if fn is None:
+            return ()
+        for stmt in walk_stmts(fn.body):
+            if isinstance(stmt, ReturnStmt):
+                return tuple(self.type_of(value) for value in stmt.values)
+        return ()
+
+    def function_is_parsed(self, name: str) -> bool:
+        return name in self._parsed
 
     def function_return_types(self, name: str) -> tuple[Type, ...] | None:
         sig = self._signatures.get(name)
@@ -686,7 +703,7 @@ class _ProgramParser(ExprParser):
         # (`_check_spmd_body`).
         converted: dict[str, Function] = {}
         for method in self._inline_callees_first(methods):
-            converted[method.name] = self._function(self._signatures[method.name])
+            converted[method.name] = self._parsed[method.name] = self._function(self._signatures[method.name])
             if converted[method.name].func_type is FunctionType.Inline:
                 self._inline_parsed[method.name] = converted[method.name]
             if self._tree is None:  # the syntax tree is ours: a 5 MB source's is 600 MB, the IR's 125

@@ -54,9 +54,10 @@ class FieldSpec:
 
 
 _FIELDS: dict[type, tuple[FieldSpec, ...]] = {}
-_METADATA = frozenset({"span", "comments"})
-"""The fields that are not part of a node's value: they ride along with it (the encoding carries
-them in the span String) and equality, hashing and traversal ignore them."""
+_METADATA = frozenset({"span", "comments", "result_type"})
+"""The fields that are not part of a node's value: equality, hashing and traversal ignore them.
+The encoding carries a span and comments in the span String; a function call's `result_type`
+is not carried (a call the pass rebuilds infers its type again)."""
 
 
 def fields_of(cls: type) -> tuple[FieldSpec, ...]:

@@ -116,6 +116,8 @@ class _Writer:
         out["span"] = _span(node.span)
         if isinstance(node, n.Stmt) and node.comments:
             out["comments"] = list(node.comments)
+        if isinstance(node, n.Call) and node.result_type is not None:
+            out["result_type"] = self.value(node.result_type)
         return out
 
 
@@ -160,6 +162,8 @@ class _Reader:
         fields: dict[str, Any] = {spec.name: self.value(data[spec.name]) for spec in fields_of(cls)}
         if "comments" in data:
             fields["comments"] = tuple(data["comments"])
+        if "result_type" in data:
+            fields["result_type"] = self.value(data["result_type"])
         return cls(**fields, span=_read_span(data["span"]))  # type: ignore[call-arg]
 
 
