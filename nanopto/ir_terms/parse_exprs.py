@@ -288,7 +288,8 @@ class ExprParser:
     def _call_result_type(self, callee: str, values: tuple[Expr, ...]) -> Type | None:
         """The type of a call of `callee` with these arguments (`infer.call_result_type`): its
         declared return type, or for a callee that declares none, the type of what its body
-        returns when that body is parsed already (it is defined above the caller); None when
+        returns when that body is parsed already (an Inline helper, or a function defined above
+        the caller); None when
         neither tells. The arguments' types are asked for only when a parameter has a dynamic
         dimension to bind."""
         if callee in self._call_results:
