@@ -65,6 +65,17 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ.setdefault("PYTHONPYCACHEPREFIX", str(BYTECODE_CACHE))
 
 
+@pytest.fixture(autouse=True)
+def _rules_files_passes_do_not_outlive_their_test() -> Iterator[None]:
+    """A pass a test registers from a rules file (`load_rules_file`, `run_pipeline(rules=...)`) is
+    unregistered after it, so what a later test on the same pytest-xdist worker sees registered
+    (docs/errors.md prints the list) does not depend on which tests ran there first."""
+    from nanopto.tools.rules_file import rules_loaded_for_one_command
+
+    with rules_loaded_for_one_command():
+        yield
+
+
 # ---------------------------------------------------------------------------------------------
 # The command line in the test's own process
 # ---------------------------------------------------------------------------------------------
