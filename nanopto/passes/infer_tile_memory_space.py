@@ -36,7 +36,7 @@ backward demand sweep) followed by a retyping, not one of the rewrite families t
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -97,6 +97,24 @@ def _call_of(stmt: Stmt) -> Call | None:
     return value if isinstance(value, Call) and not value.function else None
 
 
+def _constrained_calls(body: Stmt) -> Iterator[tuple[Stmt, Call, MemorySpec]]:
+    """Every statement of `body` whose op call has a memory spec, with the call and the spec."""
+    for stmt in walk_stmts(body):
+        call = _call_of(stmt)
+        spec = memory_spec(call.op) if call is not None else None
+        if call is not None and spec is not None:
+            yield stmt, call, spec
+
+
+def _constrained_operands(call: Call, spec: MemorySpec) -> Iterator[tuple[Var, tuple[MemorySpace, ...]]]:
+    """The Var operands of `call` whose slot `spec` constrains, with the spaces allowed there
+    (the first is where a move takes an operand)."""
+    for i, arg in enumerate(call.args):
+        allowed = spec.allowed(i)
+        if allowed and isinstance(arg, Var):
+            yield arg, allowed
+
+
 def _last_yield(body: Stmt | None) -> YieldStmt | None:
     """The yield that ends a block (the values a loop or an `if` branch hands on)."""
     while isinstance(body, SeqStmts):
@@ -120,15 +138,9 @@ def collect_demands(body: Stmt) -> dict[int, MemorySpace]:
         if _stronger(demands.get(var_id), space):
             demands[var_id] = space
 
-    for stmt in walk_stmts(body):
-        call = _call_of(stmt)
-        spec = memory_spec(call.op) if call is not None else None
-        if call is None or spec is None:
-            continue
-        for i, arg in enumerate(call.args):
-            allowed = spec.allowed(i)
-            if allowed and isinstance(arg, Var):
-                demand(arg.id, allowed[0])
+    for stmt, call, spec in _constrained_calls(body):
+        for arg, allowed in _constrained_operands(call, spec):
+            demand(arg.id, allowed[0])
         if spec.inherits_input and isinstance(stmt, AssignStmt):
             source = next((a for a in call.args if isinstance(a, Var) and isinstance(a.type, (TileType, TensorType))), None)
             if source is not None:
@@ -298,14 +310,9 @@ def resolve_spaces(body: Stmt, demands: dict[int, MemorySpace]) -> dict[int, Mem
 def collect_moves(body: Stmt, spaces: dict[int, MemorySpace]) -> set[MoveKey]:
     """Phase 2: each (Var, space) an op needs an operand moved to, its space being disallowed."""
     needed: set[MoveKey] = set()
-    for stmt in walk_stmts(body):
-        call = _call_of(stmt)
-        spec = memory_spec(call.op) if call is not None else None
-        if call is None or spec is None:
-            continue
-        for i, arg in enumerate(call.args):
-            allowed = spec.allowed(i)
-            if allowed and isinstance(arg, Var) and arg.id in spaces and spaces[arg.id] not in allowed:
+    for _, call, spec in _constrained_calls(body):
+        for arg, allowed in _constrained_operands(call, spec):
+            if arg.id in spaces and spaces[arg.id] not in allowed:
                 needed.add((arg.id, allowed[0]))
     return needed
 
