@@ -914,6 +914,33 @@ class _CommandParser(argparse.ArgumentParser):
         return super().format_help()
 
 
+def installed_version(distribution: str) -> str:
+    """The version of an installed distribution, read from the first `NAME-*.dist-info/METADATA`
+    on `sys.path` (the copy `import` would load), without importing `importlib.metadata`: its
+    imports (email parsing among them) cost about 30 ms, a fifth of `--version`'s budget
+    (docs/architecture.md#latency). Any other layout falls back to `importlib.metadata`."""
+    prefix = f"{distribution}-"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix) and name.endswith(".dist-info"):
+                try:
+                    with open(os.path.join(entry or ".", name, "METADATA"), encoding="utf-8") as metadata_file:
+                        for line in metadata_file:
+                            if line.startswith("Version:"):
+                                return line.split(":", 1)[1].strip()
+                            if not line.strip():
+                                break  # the headers end at the first blank line
+                except OSError:
+                    continue
+    from importlib import metadata
+
+    return metadata.version(distribution)
+
+
 class _VersionAction(argparse.Action):
     """`--version`: egglog's version read from its installed metadata, so egglog is not imported."""
 
@@ -921,9 +948,7 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
-        from importlib import metadata
-
-        sys.stdout.write(f"nanopto {__version__} (egglog {metadata.version('egglog')})\n")
+        sys.stdout.write(f"nanopto {__version__} (egglog {installed_version('egglog')})\n")
         parser.exit()
 
 

@@ -363,6 +363,17 @@ def test_a_commands_rules_files_do_not_outlive_it(tmp_path: Path) -> None:
     assert again.returncode == 0 and again.stdout == with_rules.stdout
 
 
+@pytest.mark.parametrize("distribution", ["egglog", "numpy", "hypothesis", "pytest", "nanopto"])
+def test_installed_version_agrees_with_importlib_metadata(distribution: str) -> None:
+    """`--version` reads dist-info METADATA itself (docs/architecture.md#latency); it must say
+    what importlib.metadata says, and an unknown distribution is still metadata's error."""
+    from importlib import metadata
+
+    assert cli.installed_version(distribution) == metadata.version(distribution)
+    with pytest.raises(metadata.PackageNotFoundError):
+        cli.installed_version("no-such-distribution-nanopto")
+
+
 def test_version_and_passes() -> None:
     version = run("--version")
     assert version.returncode == 0 and version.stdout.startswith("nanopto 0.") and "egglog 13.2.0" in version.stdout
