@@ -214,13 +214,11 @@ def parse_program(
     `col_offset` is the indentation `source` lost when it was dedented, added back to columns.
     """
     source = source.removeprefix(BOM)
-    parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, tree)
-    parser.col_offset = col_offset
+    parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, tree, col_offset=col_offset)
     try:
         return _run(parser, parser.parse)
     except _ChunksDisagree:  # a method's chunk was cut inside a string: parse the module whole
-        parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, tree, chunked=False)
-        parser.col_offset = col_offset
+        parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, tree, chunked=False, col_offset=col_offset)
         return _run(parser, parser.parse)
 
 
@@ -234,8 +232,7 @@ def parse_function(
 ) -> Function:
     """Parse the one module-level `@pl.function` (or `@pl.inline`) `def` in `source`; it takes no
     `self`. What the decorators do for a function written outside a `@pl.program` class."""
-    parser = _ProgramParser(source, filename, dict(closure or {}), line_offset)
-    parser.col_offset = col_offset
+    parser = _ProgramParser(source, filename, dict(closure or {}), line_offset, col_offset=col_offset)
     return _run(parser, parser.parse_standalone)
 
 
@@ -270,8 +267,10 @@ class _ProgramParser(ExprParser):
         line_offset: int,
         tree: ast.Module | None = None,
         chunked: bool = True,
+        col_offset: int = 0,
     ) -> None:
         super().__init__(source, filename, line_offset)
+        self.col_offset = col_offset
         self._closure = closure
         self._chunked = chunked and tree is None and len(source) >= CHUNKED_FROM
         self._method_chunks: dict[int, tuple[int, int]] = {}
@@ -307,16 +306,16 @@ class _ProgramParser(ExprParser):
         self._fn = _FunctionState()
         self._standalone_def = False
         self._splicing: list[str] = []
+        """The @pl.inline templates being spliced, innermost last (a template may call another)."""
         self._exported_tags: dict[str, tuple[int, ...]] = {}
+        """Inline helper -> the parameters it tags and leaves bound (`_tag_helper_arguments`)."""
         self._inline_parsed: dict[str, Function] = {}
+        """The Inline helpers parsed so far, which a `pl.spmd` body's form reads through."""
         self._parsed: dict[str, Function] = {}
         """The program's functions parsed so far, by name: a call of one that declares no return
         type reads what its body returns (`function_body_returns`)."""
-        """The Inline helpers parsed so far, which a `pl.spmd` body's form reads through."""
-        """Inline helper -> the parameters it tags and leaves bound (`_tag_helper_arguments`)."""
         self._comments: list[tuple[int, int, str]] | None = None
         self._comment_at = 0
-        """The @pl.inline templates being spliced, innermost last (a template may call another)."""
 
     # -- ExprParser hooks ---------------------------------------------------------------------
 
