@@ -7,7 +7,7 @@ the Var's own annotation) and a program function's return types.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any
 
 from nanopto.ir_terms.dtypes import DataType
@@ -56,6 +56,25 @@ def type_reader(var_type: VarTypes = _own_type, returns: FunctionReturns = _no_f
     return _Inference(var_type, returns).of
 
 
+def dimension_extents(
+    pairs: Iterable[tuple[Type, Type]], symbols: Container[int] | None = None
+) -> dict[int, list[Expr]]:
+    """Symbol id -> the extents, in argument order, that each (formal, actual) pair of tensor or
+    tile types of one rank gives a dynamic dimension of the formal (only `symbols`, when given).
+    A call's type (`call_result_type`) and InlineFunctions' splice
+    (`passes/inlining/dynamic_dims.py`) both bind from these, each by its own rule."""
+    extents: dict[int, list[Expr]] = {}
+    for formal, actual in pairs:
+        if not isinstance(formal, TensorType | TileType) or not isinstance(actual, TensorType | TileType):
+            continue
+        if len(formal.shape) != len(actual.shape):
+            continue
+        for dim, extent in zip(formal.shape, actual.shape, strict=True):
+            if isinstance(dim, Var) and (symbols is None or dim.id in symbols):
+                extents.setdefault(dim.id, []).append(extent)
+    return extents
+
+
 def call_result_type(params: Sequence[Type], returns: Sequence[Type], args: Sequence[Type]) -> Type:
     """The type of a call of a program function: its declared return type, with each dynamic
     dimension of its parameters (`pl.dynamic("M")`) bound to the extent this call's arguments
@@ -67,17 +86,8 @@ def call_result_type(params: Sequence[Type], returns: Sequence[Type], args: Sequ
     return type; a tuple type when it declares several."""
     if not returns:
         return UnknownType()
-    extents: dict[int, list[Expr]] = {}
-    for formal, actual in zip(params, args, strict=False):
-        if not isinstance(formal, TensorType | TileType) or not isinstance(actual, TensorType | TileType):
-            continue
-        if len(formal.shape) != len(actual.shape):
-            continue
-        for dim, extent in zip(formal.shape, actual.shape, strict=True):
-            if isinstance(dim, Var):
-                extents.setdefault(dim.id, []).append(extent)
     bound: dict[int, Expr] = {}
-    for symbol, found in extents.items():
+    for symbol, found in dimension_extents(zip(params, args, strict=False)).items():
         constants = {e.value for e in found if isinstance(e, ConstInt)}
         if len(constants) == 1:
             bound[symbol] = next(e for e in found if isinstance(e, ConstInt))

@@ -10,11 +10,10 @@ symbolic rather than choosing one global binding.
 
 from __future__ import annotations
 
-from nanopto.ir_terms.infer import type_of
+from nanopto.ir_terms.infer import dimension_extents, type_of
 from nanopto.ir_terms.nodes import Expr, Var
 from nanopto.ir_terms.schema import walk
 from nanopto.ir_terms.structural import structural_equal
-from nanopto.ir_terms.types import TensorType, TileType
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate
 
 
@@ -27,16 +26,8 @@ def _same(a: Expr, b: Expr) -> bool:
 
 def dimension_bindings(template: HelperTemplate, site: CallSite) -> dict[int, Expr]:
     """Symbol id -> the caller's extent, for each symbol every argument agrees on."""
-    candidates: dict[int, list[Expr]] = {}
-    for binding in site.bindings:
-        formal, actual = binding.param.type, type_of(binding.actual)
-        if not isinstance(formal, TensorType | TileType) or not isinstance(actual, TensorType | TileType):
-            continue
-        if len(formal.shape) != len(actual.shape):
-            continue
-        for dim, extent in zip(formal.shape, actual.shape, strict=True):
-            if isinstance(dim, Var) and dim.id in template.free_ids:
-                candidates.setdefault(dim.id, []).append(extent)
+    pairs = ((binding.param.type, type_of(binding.actual)) for binding in site.bindings)
+    candidates = dimension_extents(pairs, template.free_ids)
     return {
         symbol: extents[0]
         for symbol, extents in candidates.items()
