@@ -805,24 +805,25 @@ class Decoder:
         _CALL_KWARGS(call, _NO_KEYWORDS)
         for setter, default in _CALL_DEFAULTS:
             setter(call, default)
-        text = lit(args[-3])
+        _CALL_SPAN(call, self._span(lit(args[-3])))
+        return self._assignment(var, call, args[-2], args[-1])
+
+    def _span(self, text: str) -> n.Span | None:
+        """The span a span literal spells, parsed once per decoder (the per-class decoders
+        generated below inline the same lookup)."""
         span = self._spans.get(text)
         if span is None:
             span = self._spans[text] = parse_span(text)
-        _CALL_SPAN(call, span)
-        return self._assignment(var, call, args[-2], args[-1])
+        return span
 
     def _assignment(self, var: n.Var, value: n.Call, annotated: int, span_text: int) -> n.AssignStmt:
         """The `AssignStmt` of a fused assignment, from its annotated flag and span literals."""
         text = self.lit(span_text)
-        span = self._spans.get(text)
-        if span is None:
-            span = self._spans[text] = parse_span(text)
         node = _new(n.AssignStmt)
         _ASSIGN_VAR(node, var)
         _ASSIGN_VALUE(node, value)
         _ASSIGN_ANNOTATED(node, self.lit(annotated) == "True")
-        _ASSIGN_SPAN(node, span)
+        _ASSIGN_SPAN(node, self._span(text))
         _ASSIGN_COMMENTS(node, parse_comments(text) if COMMENT_MARK in text else ())
         return node
 
