@@ -285,13 +285,16 @@ def map_children(node: N, fn: Callable[[Any], Any]) -> N:
 
 def walk(node: n.Node) -> Iterator[n.Node]:
     """Every node below and including `node`, pre-order, without recursion."""
-    stack = [node]
+    stack: list[Any] = [node]  # Any: a leaf Var's type is read before its class is narrowed
     pop, push = stack.pop, stack.extend
     table = _CHILDREN_REVERSED
+    var, simple = n.Var, _SIMPLE_TYPES
     while stack:
         current = pop()
         yield current
         cls = type(current)
+        if cls is var and type(current.type) in simple:
+            continue  # a leaf: most nodes are such Vars, and asking for their (no) children is a call
         if cls in table:
             children = table[cls]
         else:
@@ -344,13 +347,42 @@ def _all_nodes(node: n.Node) -> list[n.Node]:
     a few hundred thousand nodes)."""
     out: list[n.Node] = []
     append = out.append
-    stack = [node]
+    stack: list[Any] = [node]  # Any: a leaf Var's type is read before its class is narrowed
     pop, push = stack.pop, stack.extend
     table = _CHILDREN_REVERSED
+    var, simple = n.Var, _SIMPLE_TYPES
     while stack:
         current = pop()
         append(current)
         cls = type(current)
+        if cls is var and type(current.type) in simple:
+            continue  # a leaf, without the call asking for its children (as in `walk`)
+        if cls in table:
+            children = table[cls]
+        else:
+            children = table[cls] = _compile_children(cls, reverse=True)
+        if children is not None:
+            push(children(current))
+    return out
+
+
+def nodes_of_class(node: n.Node, classes: tuple[type[n.Node], ...]) -> list[n.Node]:
+    """The nodes below and including `node` that are instances of `classes`, pre-order: a walk
+    that keeps only what a check reads, for one that looks for a few nodes among many (filtering
+    `nodes_of` builds the list of every node first)."""
+    out: list[n.Node] = []
+    append = out.append
+    stack: list[Any] = [node]  # Any: a leaf Var's type is read before its class is narrowed
+    pop, push = stack.pop, stack.extend
+    table = _CHILDREN_REVERSED
+    var, simple = n.Var, _SIMPLE_TYPES
+    while stack:
+        current = pop()
+        if isinstance(current, classes):
+            append(current)
+        cls = type(current)
+        if cls is var and type(current.type) in simple:
+            continue  # a leaf (as in `walk`)
         if cls in table:
             children = table[cls]
         else:

@@ -26,7 +26,7 @@ from nanopto.ir_terms.nodes import (
     Submit,
     WhileStmt,
 )
-from nanopto.ir_terms.schema import iter_children, nodes_of, walk, walk_stmts
+from nanopto.ir_terms.schema import iter_children, nodes_of_class, walk, walk_stmts
 from nanopto.ir_terms.types import TupleType
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
@@ -233,7 +233,8 @@ def verify_inline_functions_eliminated(program: Program, context: VerifyContext)
             message = f"Inline function '{function.name}' survives"
             diagnostics.append(Diagnostic(Severity.ERROR, message, function.span, rule))
         found: list[tuple[Node, str]] = []  # an empty message: a call the pass left in place
-        for node in nodes_of(function):  # spans are looked up only for findings: they are rare
+        # Only the launches are kept from the walk; spans are looked up only for findings: they are rare.
+        for node in nodes_of_class(function, (Call, Submit)):
             if isinstance(node, Call) and node.function:
                 if node.op in context.removed_inline and node.op not in functions:
                     found.append((node, ""))

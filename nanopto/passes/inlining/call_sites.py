@@ -121,6 +121,13 @@ class HelperTemplate:
         return frozenset(found)
 
     @functools.cached_property
+    def by_reference(self) -> frozenset[int]:
+        """The `pl.Out` / `pl.InOut` scalar parameters: the caller's variable itself, not a copy."""
+        return frozenset(
+            p.var.id for p in self.function.param_list if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
+        )
+
+    @functools.cached_property
     def timeline(self) -> Timeline:
         """Where the body (then its returned values) reads and writes what."""
         return Timeline.of(self.body, self.returns)
@@ -403,6 +410,7 @@ def find_sites(
     `policy` decides which arguments are bound to fresh locals first."""
     sites: list[CallSite] = []
     whole_uses = _WholeUses(fn)
+    aliases = may_alias_params(fn)  # per caller, not per site
     for node in nodes_of(fn.body):
         if not isinstance(node, SeqStmts):
             continue
@@ -411,7 +419,7 @@ def find_sites(
             if call is None or call.op not in templates:
                 continue
             template = templates[call.op]
-            sites.append(_make_site(fn, stmt, call, template, first_number + len(sites), whole_uses, policy))
+            sites.append(_make_site(fn, stmt, call, template, first_number + len(sites), whole_uses, policy, aliases))
     return sites
 
 
@@ -471,7 +479,9 @@ def _make_site(
     number: int,
     whole_uses: _WholeUses,
     policy: BindingPolicy = bind_argument,
+    aliases: dict[int, frozenset[int]] | None = None,
 ) -> CallSite:
+    """One site of `fn`; `aliases` is `may_alias_params(fn)` (computed here when not given)."""
     helper = template.function
     if call.kwargs:
         raise InlineError(
@@ -488,7 +498,7 @@ def _make_site(
         validate_argument(fn, call, helper, index, actual)
         bind, reason = policy(param.var, row, actual)
         bindings.append(ParamBinding(param.var, actual, row, bind, reason))
-    bindings = bind_disturbed_arguments(template, bindings, may_alias_params(fn))
+    bindings = bind_disturbed_arguments(template, bindings, may_alias_params(fn) if aliases is None else aliases)
     form = _form_of(fn, stmt, template, whole_uses)
     copied_out = tuple(
         i
@@ -521,9 +531,7 @@ def bind_disturbed_arguments(
     ]
     # pl.Out / pl.InOut scalars given the same Var are one variable (the caller's), whether or not
     # this body writes them: such a Var stays substituted, by reference.
-    by_reference = {
-        p.var.id for p in template.function.param_list if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
-    }
+    by_reference = template.by_reference
     out: list[ParamBinding] = []
     for b in bindings:
         shared = b.param.id in by_reference and isinstance(b.actual, Var)
@@ -544,7 +552,7 @@ def _disturbance(
         return None
     if not isinstance(b.actual, Var) and isinstance(type_of(b.actual), TensorType | TileType | ArrayType):
         return "computed argument: evaluated once at the call site"
-    read = {v.id for v in walk(b.actual) if isinstance(v, Var)}
+    read = {v.id for v in walk(b.actual) if isinstance(v, Var)} if rebinders else set()
     for writer in rebinders:
         assert isinstance(writer.actual, Var)
         written = aliases.get(writer.actual.id, frozenset({writer.actual.id}))
@@ -568,8 +576,11 @@ def validate_argument(fn: Function, call: Call, helper: Function, index: int, ac
     any extent).
     """
     param = helper.param_list[index].var
-    formal, got = param.type, type_of(actual)
-    if isinstance(formal, UnknownType) or isinstance(got, UnknownType):
+    formal = param.type
+    if isinstance(formal, UnknownType):
+        return  # before typing the actual: most helpers' parameters are unannotated
+    got = type_of(actual)
+    if isinstance(got, UnknownType):
         return
     problem = type_mismatch(formal, got)
     if problem is not None:
