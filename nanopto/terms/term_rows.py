@@ -162,6 +162,8 @@ def _literal(cell: Cell) -> str:
 
 _NEEDS_ESCAPE = re.compile(r"[\\\t\n\r\ud800-\udfff]|^\s|\s$")
 _ESCAPED = re.compile(r"\\(\\|u\{([0-9a-f]+)\})")
+_ESCAPED_CHAR = re.compile(r"[\\\t\n\r\ud800-\udfff]")
+"""The characters `escape` writes as escapes wherever they stand."""
 
 
 def escape(text: str) -> str:
@@ -213,22 +215,35 @@ class RowsWriteError(OSError):
 def _table_text(cells: list[tuple[Cell, ...]]) -> str:
     """One table as tab-separated text. Every row of a table has the same column kinds (one
     constructor's signature), so the first row decides: integer-only tables (most of them) need
-    no escaping and take a `%`-format fast path; the others are converted column by column, each
-    distinct String escaped once (names, spans and op names repeat down a column)."""
+    no escaping and take a `%`-format fast path, as do tables whose Strings need none; the others
+    are converted column by column, each distinct String escaped once (names, spans and op names
+    repeat down a column)."""
     if all(type(c) is int for c in cells[0]):
         line = "\t".join(["%d"] * len(cells[0])) + "\n"
         return "".join([line % row for row in cells])
+    kinds = [type(c) for c in cells[0]]
+    columns = list(zip(*cells, strict=True))
+    strings = {value for kind, column in zip(kinds, columns, strict=True) if kind is str for value in column}
+    if (
+        all(kind in (int, str, float) for kind in kinds)
+        and not _ESCAPED_CHAR.search("".join(strings))  # type: ignore[arg-type]
+        and all(value == value.strip() for value in strings)  # type: ignore[union-attr]
+    ):
+        # One `%`-format per row costs less than converting column by column; `%s` writes an int
+        # and a float as `_cell` does (a float's `str` is its `repr`).
+        line = "\t".join(["%s"] * len(kinds)) + "\n"
+        return "".join([line % row for row in cells])
     text = functools.cache(escape)
-    columns: list[list[str]] = []
-    for column in zip(*cells, strict=True):
+    converted: list[list[str]] = []
+    for column in columns:
         kind = type(column[0])
         if kind is int:
-            columns.append(list(map(str, column)))
+            converted.append(list(map(str, column)))
         elif kind is str:
-            columns.append([text(value) for value in column])  # type: ignore[arg-type]
+            converted.append([text(value) for value in column])  # type: ignore[arg-type]
         else:
-            columns.append(list(map(_cell, column)))
-    return "\n".join(map("\t".join, zip(*columns, strict=True))) + "\n"
+            converted.append(list(map(_cell, column)))
+    return "\n".join(map("\t".join, zip(*converted, strict=True))) + "\n"
 
 
 def load_commands() -> str:

@@ -39,6 +39,24 @@ def test_escape_is_invertible_and_leaves_nothing_input_would_change(text: str) -
     assert not any(c in escaped for c in "\t\n\r") and escaped == escaped.strip()
 
 
+@given(
+    st.lists(
+        st.tuples(st.integers(), st.text() | st.sampled_from(AWKWARD), st.floats(), st.sampled_from(["x", "pl.add", "1:2:f.py"])),
+        min_size=1,
+        max_size=8,
+    )
+)
+@example([(1, " lead", float("nan"), "x"), (2, "x", -0.0, "x")])
+@example([(-1, "trail ", float("inf"), "x")])
+@example([(0, "a\\b", 1e300, "x")])
+def test_a_table_is_written_cell_by_cell_whichever_path_it_takes(rows: list[tuple[int, str, float, str]]) -> None:
+    """Tables whose Strings need no escape take a one-format-per-row path; the text is the same."""
+    expected = "".join("\t".join(term_rows._cell(c) for c in row) + "\n" for row in rows)
+    assert term_rows._table_text(list(rows)) == expected
+    plain = [(i, s, f) for i, _, f, s in rows]
+    assert term_rows._table_text(plain) == "".join("\t".join(term_rows._cell(c) for c in row) + "\n" for row in plain)
+
+
 @pytest.mark.parametrize("small_table", [0, 100], ids=["read-from-files", "inserted-as-actions"])
 def test_awkward_strings_and_shared_terms_survive_a_load_and_an_extraction(monkeypatch: pytest.MonkeyPatch, small_table: int) -> None:
     monkeypatch.setattr(term_rows, "SMALL_TABLE", small_table)
