@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import itertools
 import json
 import math
 import tokenize
@@ -71,7 +72,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import source_spelling
 from nanopto.ir_terms.printed_names import definitions, is_dimension, printed_names, renamed
-from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.schema import nodes_of_class
 from nanopto.ir_terms.types import (
     ArrayType,
     CommCtxType,
@@ -508,7 +509,12 @@ _CALL_HEADS: dict[tuple[str, bool], str] = {}
 def _plain_call(call: Call) -> bool:
     """A call without keywords or attributes whose arguments are all plain Vars: it prints as
     `_pieces` would print it, its argument names comma-separated."""
-    return not call.kwargs and not call.dumps and not call.attr_items and all(type(a) is Var for a in call.args)
+    if call.kwargs or call.dumps or call.attr_items:
+        return False
+    for arg in call.args:  # noqa: SIM110 - a loop: for two or three arguments all()'s generator costs more than the test
+        if type(arg) is not Var:
+            return False
+    return True
 
 
 def _constant_arithmetic(expr: BinaryExpr) -> bool:
@@ -675,7 +681,7 @@ def _named_function(fn: Function, occurrences: list[Var]) -> Function:
 def _var_occurrences(root: Node) -> list[Var]:
     """Every Var occurrence below `root`, in walk order: the one walk that the symbolic-dimension
     scan and the use counts share (a walk is most of the time printing takes)."""
-    return [node for node in walk(root) if isinstance(node, Var)]
+    return nodes_of_class(root, (Var,))  # type: ignore[return-value]  # only Vars are kept
 
 
 def _dynamic_dims(program: Program, occurrences: Sequence[list[Var]]) -> list[str]:
@@ -794,8 +800,17 @@ class _FunctionPrinter:
     def __init__(self, root: Node, occurrences: list[Var] | None = None, *, concise: bool = False) -> None:
         self.concise = concise
         """`occurrences`: `_var_occurrences(root)`, when the caller has it already."""
-        vars_ = _var_occurrences(root) if occurrences is None else occurrences
-        self._uses: Counter[int] = Counter(v.id for v in vars_)
+        self._root = root
+        self._occurrences = occurrences
+        self._use_counts: Counter[int] | None = None
+
+    def _uses(self, var: Var) -> int:
+        """How often `var` occurs below the root. Counted on the first question: only a tuple
+        unpacking's temporary asks, and most functions have none."""
+        if self._use_counts is None:
+            vars_ = _var_occurrences(self._root) if self._occurrences is None else self._occurrences
+            self._use_counts = Counter(v.id for v in vars_)
+        return self._use_counts[var.id]
 
     def function(self, fn: Function, indent: str, *, method: bool = True) -> list[str]:
         """`method=False` for a function printed by itself: a module-level `@pl.function` has no
@@ -877,7 +892,9 @@ class _FunctionPrinter:
                 todo += _comment_lines(item, indent)  # the `as tid` of the scope after it prints it
                 i += 1
                 continue
-            if isinstance(item, _BLOCKS):
+            if type(item) is AssignStmt and not item.annotated and not item.comments:
+                todo.append(f"{indent}{item.var.name} = {print_expr(item.value)}")  # most statements: `_stmt`'s first case, without its match
+            elif isinstance(item, _BLOCKS):
                 todo.append(_Lines(item, indent, yield_vars))
             elif item.comments:  # a simple statement is its lines
                 todo += _comment_lines(item, indent) + self._stmt(item, indent, yield_vars)
@@ -894,7 +911,7 @@ class _FunctionPrinter:
         tmp = head.var
         count = 0
         targets: set[int] = set()
-        for follower in items[i + 1 :]:
+        for follower in itertools.islice(items, i + 1, None):  # no copy of the block's rest at each temporary
             if not (
                 isinstance(follower, AssignStmt)
                 and not follower.annotated
@@ -907,7 +924,7 @@ class _FunctionPrinter:
                 break
             targets.add(follower.var.id)
             count += 1
-        return count if count and self._uses[tmp.id] == count + 1 else 0
+        return count if count and self._uses(tmp) == count + 1 else 0
 
     def _stmt(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[_Todo]:
         match stmt:
