@@ -14,14 +14,14 @@ import bisect
 import difflib
 import math
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from nanopto.ir_terms import parse_distributed, split_aiv_forms
 from nanopto.ir_terms import parse_subscripts as subscripts
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, enum_of_symbol
-from nanopto.ir_terms.infer import call_result_type, type_of
+from nanopto.ir_terms.infer import call_result_type, type_reader
 from nanopto.ir_terms.names import validate_base_name
 from nanopto.ir_terms.nodes import (
     DEPENDENCY_ATTRS,
@@ -236,6 +236,7 @@ class ExprParser:
         self.prelude: list[Stmt] = []
         """Statements an expression of the statement being parsed needs before it (the buffer a
         per-element `deps=` list fills): the statement parser puts them in front of it."""
+        self._type_reader: Callable[[Expr], Type] | None = None
         self.failed_at: ast.AST | None = None
         """The innermost node being parsed when an unexpected exception (RecursionError,
         MemoryError, a parser bug) went through: where `parse_program` reports it."""
@@ -261,8 +262,10 @@ class ExprParser:
         """A dynamic dimension of the callee's parameters (`pl.dynamic("M")`) takes one size at a
         call: the arguments' static sizes in its places must agree. Not for an Inline callee: its
         copy resolves a disagreeing dimension per operation (docs/specification.md#dynamic-dimensions-and-types)."""
+        if self.function_is_inline(callee):  # asked first: the parameter types are a new tuple
+            return
         declared = self.function_param_types(callee)
-        if declared is None or self.function_is_inline(callee):
+        if declared is None:
             return
         bound: dict[int, tuple[int, int]] = {}
         for index, (param_type, value) in enumerate(zip(declared, values, strict=False)):
@@ -952,11 +955,12 @@ class ExprParser:
             if len(args) != 1 or node.keywords:
                 raise self.error(node, "abs() takes exactly one argument")
             return UnaryExpr(UnOp.Abs, self.expr(args[0]), span=span)
-        if path.startswith("self.") or path in self.standalone_functions:
-            callee = path[5:] if path.startswith("self.") else self.standalone_name(path, node.func)
-            if path.startswith("self.") and callee not in self.function_names:
+        method = path.startswith("self.")
+        if method or path in self.standalone_functions:
+            callee = path[5:] if method else self.standalone_name(path, node.func)
+            if method and callee not in self.function_names:
                 raise self.error(node.func, f"unknown function 'self.{callee}'", kind=UndefinedVariableError)
-            if not path.startswith("self.") and callee in self.function_names:
+            if not method and callee in self.function_names:
                 raise self.error(
                     node.func,
                     f"the module-level function '{callee}' conflicts with program function '{callee}'",
@@ -1458,7 +1462,9 @@ class ExprParser:
 
     def type_of(self, expr: Expr) -> Type:
         """The type of a value, as far as the registry and the signatures tell."""
-        return type_of(expr, returns=self.function_return_types)
+        if self._type_reader is None:  # one reader for the parse: it holds no state, and it is asked once a statement
+            self._type_reader = type_reader(returns=self.function_return_types)
+        return self._type_reader(expr)
 
     # -- annotations --------------------------------------------------------------------------
 

@@ -1058,7 +1058,8 @@ class _ProgramParser(ExprParser):
                 enclosing, self.prelude = self.prelude, []
                 try:
                     produced = self._stmt(stmt)
-                    produced[:0] = self.prelude  # what the statement's expressions need first
+                    if self.prelude:
+                        produced[:0] = self.prelude  # what the statement's expressions need first
                 finally:
                     self.prelude = enclosing
                 if self._exported_tags and produced:
