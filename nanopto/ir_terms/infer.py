@@ -8,7 +8,7 @@ the Var's own annotation) and a program function's return types.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import (
@@ -116,7 +116,10 @@ class _Inference:
         self.returns = returns
 
     def of(self, e: Expr) -> Type:
-        rule = _RULES.get(type(e))
+        cls = type(e)
+        if cls is Var:  # the commonest operand, without the table's indirection
+            return self.var_type(cast(Var, e))
+        rule = _RULES.get(cls)
         return UnknownType() if rule is None else rule(self, e)
 
     def _var(self, e: Var) -> Type:
@@ -151,7 +154,7 @@ class _Inference:
         if opdef is None:
             return UnknownType()
         try:
-            return opdef.infer([self.of(a) for a in e.args], e.args, {k.name: k.value for k in e.kwargs})
+            return opdef.infer([self.of(a) for a in e.args], e.args, {k.name: k.value for k in e.kwargs} if e.kwargs else {})
         except Exception:  # a type rule that cannot handle these operands means "unknown"
             return UnknownType()
 

@@ -151,17 +151,17 @@ class RebindingCheckError(RuntimeError):
 
 def definitions(fn: Function) -> Counter[int]:
     """How many statements define each Var id in `fn` (params count as none)."""
-    defs: Counter[int] = Counter()
+    ids: list[int] = []  # counted at once at the end: `Counter` counts an iterable in C
     for node in walk_stmts(fn.body):
         if isinstance(node, AssignStmt):
-            defs[node.var.id] += 1
+            ids.append(node.var.id)
         elif isinstance(node, IfStmt | ForStmt | WhileStmt):
-            defs.update(v.id for v in node.return_vars)
+            ids.extend(v.id for v in node.return_vars)
             if isinstance(node, ForStmt):
-                defs[node.loop_var.id] += 1
+                ids.append(node.loop_var.id)
         elif isinstance(node, ScopeStmt) and node.var is not None:
-            defs[node.var.id] += 1
-    return defs
+            ids.append(node.var.id)
+    return Counter(ids)
 
 
 _Key = tuple[int, tuple[int, ...], object]
@@ -204,6 +204,10 @@ def _site_label(site: SiteLike) -> str:
     return f"call site #{site.number} of '{site.helper}' in '{site.caller}'{where}"
 
 
+def _binding_label(site: SiteLike, b: BindingLike) -> str:
+    return f"{_site_label(site)}: parameter '{b.param.name}' ({b.row.value})"
+
+
 def check_function(
     before: Function,
     after: Function,
@@ -219,32 +223,33 @@ def check_function(
     """
     problems: list[Diagnostic] = []
     defs_before, defs_after = definitions(before), definitions(after)
-    may_rebind: dict[int, list[str]] = {}
-    passed_to: dict[int, list[str]] = {}
+    may_rebind: set[int] = set()
+    passed_to: dict[int, list[tuple[SiteLike, BindingLike]]] = {}
+    """Caller Var id -> the bindings it is passed to (labelled only in a report: they are many)."""
     names: dict[int, str] = {}
     for site in sites:
         for b in site.bindings:
             if not isinstance(b.actual, Var):
                 continue
             names[b.actual.id] = b.actual.name
-            label = f"{_site_label(site)}: parameter '{b.param.name}' ({b.row.value})"
-            passed_to.setdefault(b.actual.id, []).append(label)
+            passed_to.setdefault(b.actual.id, []).append((site, b))
             if b.row.rebinds_caller_var and not b.bind_local:
-                may_rebind.setdefault(b.actual.id, []).append(label)
+                may_rebind.add(b.actual.id)
 
     # 1. New definitions of caller Vars (the hoist's own temporaries are not the caller's).
     before_ids = {node.id for node in nodes_of(before.body) if isinstance(node, Var)} | {p.var.id for p in before.param_list}
     reported: set[int] = set()
-    for var_id, labels in passed_to.items():
+    for var_id, passed in passed_to.items():
         if var_id not in before_ids:
             continue
         if defs_after[var_id] > defs_before[var_id] and var_id not in may_rebind:
             reported.add(var_id)
+            labels = "; ".join(_binding_label(site, b) for site, b in passed)
             problems.append(
                 Diagnostic(
                     Severity.ERROR,
                     f"the caller's Var '{names[var_id]}' is reassigned by spliced code, but it was passed only to "
-                    f"parameters whose rebinding must land on a fresh local: {'; '.join(labels)}",
+                    f"parameters whose rebinding must land on a fresh local: {labels}",
                     after.span,
                     RULE,
                 )
@@ -346,16 +351,21 @@ def _check_rebinding_is_self_update(
     if helpers is None:
         return []
     passed: dict[int, list[SiteLike]] = {}
+    by_reference: dict[str, set[int]] = {}
+    """Helper -> its `pl.Out` / `pl.InOut` scalars (`_by_reference`), read once per helper."""
     for site in sites:
         helper = helpers.get(site.helper)
         if helper is None:
             continue
+        if site.helper not in by_reference:
+            by_reference[site.helper] = {p.var.id for p in helper.param_list if _by_reference(helper, p.var)}
+        written_back = by_reference[site.helper]
         for b in site.bindings:
             if (
                 isinstance(b.actual, Var)
                 and b.actual.id not in reported
                 and not isinstance(b.actual.type, ScalarType)
-                and not _by_reference(helper, b.param)
+                and b.param.id not in written_back
             ):
                 passed.setdefault(b.actual.id, []).append(site)
     if not passed:
@@ -366,12 +376,15 @@ def _check_rebinding_is_self_update(
             s for s in walk_stmts(fn.body) if isinstance(s, AssignStmt) and s.var.id in passed and not is_self_update(s)
         ]
 
-    own = Counter((s.var.id, s.span) for s in other_assignments(before))
+    own: dict[int, list[Span | None]] = {}
+    """Var id -> the places the caller assigns it itself (by Var first: a span hashes slowly)."""
+    for s in other_assignments(before):
+        own.setdefault(s.var.id, []).append(s.span)
     problems: list[Diagnostic] = []
     for stmt in other_assignments(after):
-        key = (stmt.var.id, stmt.span)
-        if own[key] > 0:
-            own[key] -= 1  # the caller's own assignment, kept
+        kept = own.get(stmt.var.id)
+        if kept and stmt.span in kept:
+            kept.remove(stmt.span)  # the caller's own assignment, kept
             continue
         candidates = passed[stmt.var.id]
         site = next((s for s in candidates if stmt.span is not None and _has_statement_at(helpers, s.helper, stmt.span)), candidates[0])
@@ -539,7 +552,10 @@ def check_evaluation_order(before: Program, caller: Function, sites: Sequence[Si
     helpers: dict[str, tuple[tuple[Expr, ...], _Order, set[int]] | None] = {}
     """Helper -> its returned values, its statements in order and its by-reference scalars: what
     a helper is does not depend on the site, so each helper is read once."""
+    projected: list[SiteLike] = []  # (an enum's `name` is a descriptor call: asked once per site)
     for site in sites:
+        if site.form.name == "TUPLE_PROJECT":
+            projected.append(site)
         if site.helper not in helpers:
             helpers[site.helper] = _helper_order(before, site.helper, inline)
         known = helpers[site.helper]
@@ -547,14 +563,14 @@ def check_evaluation_order(before: Program, caller: Function, sites: Sequence[Si
             continue
         returns, order, by_reference = known
         problems += _check_substituted(site, order, by_reference)
-        if site.form.name == "TUPLE_PROJECT":
+        if projected and projected[-1] is site:
             if caller_order is None:
                 body = list(caller.body.stmts) if isinstance(caller.body, SeqStmts) else [caller.body]
                 caller_order = _Order(body), _holders(caller)
             problems += _check_returned(site, returns, *caller_order)
     receivers: dict[int, list[SiteLike]] = {}
-    for site in sites:
-        if site.form.name == "TUPLE_PROJECT" and isinstance(site.stmt, AssignStmt):
+    for site in projected:
+        if isinstance(site.stmt, AssignStmt):
             receivers.setdefault(site.stmt.var.id, []).append(site)
     for shared in receivers.values():
         if len(shared) > 1 and any(s.stand_in is None for s in shared):
@@ -595,7 +611,7 @@ def _check_substituted(site: SiteLike, order: _Order, by_reference: set[int]) ->
             continue
         if b.param.id in by_reference and isinstance(b.actual, Var):
             continue
-        read = {v.id for v in _shallow(b.actual) if isinstance(v, Var)}
+        read = {v.id for v in _shallow(b.actual) if isinstance(v, Var)} if len(site.bindings) > 1 else set()
         for other in site.bindings:
             if (
                 other is not b
@@ -749,7 +765,8 @@ def check_tuple_temporaries(
     statement, their position (spans survive inlining). A site's splice is taken to start at its
     first fresh local, so a site with none is not checked here."""
     problems: list[Diagnostic] = []
-    order = [s for s in walk_stmts(after.body) if not isinstance(s, SeqStmts)]
+    order: list[Stmt] | None = None
+    """`after`'s statements in order, listed when a helper first needs it (most make no tuple early)."""
     holder: dict[int, Stmt] | None = None
     early: dict[str, tuple[AssignStmt, list[Stmt]] | None] = {}
     by_site: dict[int, dict[int, str]] | None = None
@@ -795,6 +812,8 @@ def check_tuple_temporaries(
         landing = {(type(r), r.span, r.var.name if isinstance(r, AssignStmt) else None) for r in receivers}
         # The site's splice starts at its first fresh local: a write before it is another site's
         # (sites of one helper given the same caller Var write the same Var).
+        if order is None:
+            order = [s for s in walk_stmts(after.body) if not isinstance(s, SeqStmts)]
         start = next((i for i, s in enumerate(order) if isinstance(s, AssignStmt) and s.var.name in own_locals), None)
         if start is None:
             continue

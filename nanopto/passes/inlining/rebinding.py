@@ -53,11 +53,16 @@ class RebindingRow(enum.Enum):
 
     @property
     def binds_local(self) -> bool:
-        return self in (RebindingRow.REBOUND_SHAPED, RebindingRow.REBOUND_SCALAR)
+        return self in _BINDS_LOCAL
 
     @property
     def rebinds_caller_var(self) -> bool:
-        return self in (RebindingRow.SELF_UPDATED_SHAPED, RebindingRow.ARRAY, RebindingRow.OUT_SCALAR)
+        return self in _REBINDS_CALLER_VAR
+
+
+# Module-level tuples: reading an enum member off its class is slow, and these are asked per site.
+_BINDS_LOCAL = (RebindingRow.REBOUND_SHAPED, RebindingRow.REBOUND_SCALAR)
+_REBINDS_CALLER_VAR = (RebindingRow.SELF_UPDATED_SHAPED, RebindingRow.ARRAY, RebindingRow.OUT_SCALAR)
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,9 @@ class _Typer:
         self.of = type_reader(self.of_var)
 
     def of_var(self, var: Var) -> Type:
-        if var.id in self.known:
-            return self.known[var.id]
+        known = self.known.get(var.id)
+        if known is not None:
+            return known
         if self.unresolved and var.id in self.targets and mentions(var.type, self.unresolved):
             return UnknownType()  # an ambiguous symbolic extent: derive it from the operands instead
         return var.type
@@ -51,8 +52,8 @@ class _Typer:
     def learn(self, var: Var, source: Expr) -> bool:
         """Give a target Var whose type is still unknown the type of `source`, its definition; True
         when something was learnt. Only such a Var has its source typed: that is the costly part."""
-        if var.id not in self.targets or not isinstance(self.of_var(var), UnknownType):
-            return False
+        if var.id not in self.targets or var.id in self.known or not isinstance(self.of_var(var), UnknownType):
+            return False  # (a type learnt is never unknown)
         ty = self.of(source)
         if isinstance(ty, UnknownType) or mentions(ty, self.unresolved):
             return False
