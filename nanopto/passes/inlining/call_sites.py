@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import itertools
 import linecache
 import os
 from collections.abc import Callable, Iterator
@@ -111,12 +112,18 @@ class HelperTemplate:
         return self.function.name
 
     @functools.cached_property
+    def body_nodes(self) -> tuple[Node, ...]:
+        """Every node of the body, pre-order: walked once for the questions asked of a helper
+        (its forms, its dump selections, what it defines)."""
+        return tuple(walk(SeqStmts(self.body)))
+
+    @functools.cached_property
     def defined_by_control_flow(self) -> frozenset[int]:
         """Params the body defines other than by an assignment: an if or loop result, a loop or
         scope variable."""
         params = {p.var.id for p in self.function.param_list}
         found: set[int] = set()
-        for node in walk(SeqStmts(self.body)):
+        for node in self.body_nodes:
             found.update(v for v in _defined_vars(node) if v in params)
         return frozenset(found)
 
@@ -183,7 +190,8 @@ def make_template(fn: Function) -> HelperTemplate:
     if stmts and isinstance(stmts[-1], ReturnStmt):
         returns = stmts[-1].values
         stmts = stmts[:-1]
-    for node in walk(SeqStmts(stmts)):
+    walked = list(walk(SeqStmts(stmts)))
+    for node in walked:
         if isinstance(node, ReturnStmt):
             raise InlineError(
                 f"{_where(node, fn)}: Inline function '{fn.name}' returns before its last statement; "
@@ -192,17 +200,20 @@ def make_template(fn: Function) -> HelperTemplate:
     by_reference = frozenset(
         p.var.id for p in fn.param_list if p.direction is not ParamDirection.In and isinstance(p.var.type, ScalarType)
     )
-    stmts, returns = _project_returned_tuple(stmts, returns, by_reference)
+    projected, returns = _project_returned_tuple(stmts, returns, by_reference)
+    if projected is not stmts:
+        walked = list(walk(SeqStmts(projected)))
+    stmts = projected
     params = {p.var.id for p in fn.param_list}
     local_ids: set[int] = set()
     referenced: set[int] = set()
-    roots = [SeqStmts(stmts), *returns, *(p.var for p in fn.param_list)]
-    for root in roots:
-        for node in walk(root):
-            if isinstance(node, Var) and not isinstance(node, IterArg):
-                referenced.add(node.id)
-            if isinstance(node, AssignStmt):
-                local_ids.add(node.var.id)
+    # The body's nodes were walked above (unless the projection changed the body), then the rest.
+    for node in itertools.chain(walked, *(walk(root) for root in (*returns, *(p.var for p in fn.param_list)))):
+        if isinstance(node, Var) and not isinstance(node, IterArg):
+            referenced.add(node.id)
+        if isinstance(node, AssignStmt):
+            local_ids.add(node.var.id)
+        if type(node) not in _PLAIN_CLASSES:  # most nodes define nothing: no generator for them
             local_ids.update(_defined_vars(node))
     local_ids -= params
     free = referenced - params - local_ids
@@ -525,7 +536,6 @@ def bind_disturbed_arguments(
     the caller's variables a site of the caller may make one (`may_alias_params`): a write to one
     is a write to each.
     """
-    timeline = template.timeline
     rebinders = [
         b for b in bindings if b.row is RebindingRow.OUT_SCALAR and not b.bind_local and isinstance(b.actual, Var)
     ]
@@ -538,16 +548,17 @@ def bind_disturbed_arguments(
         reason = (
             None
             if b.bind_local or b.row.rebinds_caller_var or shared
-            else _disturbance(timeline, b, rebinders, aliases or {})
+            else _disturbance(template, b, rebinders, aliases or {})
         )
         out.append(b if reason is None else ParamBinding(b.param, b.actual, b.row, True, reason))
     return out
 
 
 def _disturbance(
-    timeline: Timeline, b: ParamBinding, rebinders: list[ParamBinding], aliases: dict[int, frozenset[int]]
+    template: HelperTemplate, b: ParamBinding, rebinders: list[ParamBinding], aliases: dict[int, frozenset[int]]
 ) -> str | None:
-    """Why the substituted argument of `b` must be bound instead, or None."""
+    """Why the substituted argument of `b` must be bound instead, or None. The helper's timeline is
+    built only when a question needs it (a Var argument with no write-back to fear asks none)."""
     if is_constant(b.actual):
         return None
     if not isinstance(b.actual, Var) and isinstance(type_of(b.actual), TensorType | TileType | ArrayType):
@@ -556,10 +567,10 @@ def _disturbance(
     for writer in rebinders:
         assert isinstance(writer.actual, Var)
         written = aliases.get(writer.actual.id, frozenset({writer.actual.id}))
-        if writer is not b and written & read and timeline.rebound_before_read(writer.param.id, b.param.id):
+        if writer is not b and written & read and template.timeline.rebound_before_read(writer.param.id, b.param.id):
             return f"bound: `{writer.param.name}` writes `{writer.actual.name}`, which this argument reads"
     if reads_contents(b.actual):
-        store = timeline.stored_before_read(b.param.id)
+        store = template.timeline.stored_before_read(b.param.id)
         if store is not None:
             where = f" ({store.stmt.span})" if store.stmt is not None and store.stmt.span is not None else ""
             return f"bound: the body writes storage in place{where} before it reads this argument, whose elements it reads"

@@ -31,7 +31,7 @@ from nanopto.ir_terms.nodes import (
     Var,
     WhileStmt,
 )
-from nanopto.ir_terms.schema import Mutator, walk
+from nanopto.ir_terms.schema import Mutator
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate
 
 
@@ -144,10 +144,7 @@ def shared_formals(site: CallSite) -> dict[int, int]:
 
 
 def _has_selection(template: HelperTemplate) -> bool:
-    return any(
-        isinstance(node, ScopeStmt | Submit | Call) and bool(node.dumps)
-        for node in walk(SeqStmts(template.body))
-    )
+    return any(isinstance(node, ScopeStmt | Submit | Call) and bool(node.dumps) for node in template.body_nodes)
 
 
 def call_site_tags(sites: Sequence[CallSite]) -> dict[int, list[Var]]:

@@ -37,7 +37,7 @@ from nanopto.ir_terms.nodes import (
     WhileStmt,
 )
 from nanopto.ir_terms.ops import OPS
-from nanopto.ir_terms.schema import walk
+from nanopto.ir_terms.schema import walk_stmts
 from nanopto.ir_terms.types import ArrayType, ScalarType, Type
 
 
@@ -95,7 +95,7 @@ def definitions_of(fn: Function) -> dict[int, Definitions]:
     """Per parameter Var id, how the body defines it."""
     params = {p.var.id for p in fn.param_list}
     counts: dict[int, list[int]] = {pid: [0, 0] for pid in params}
-    for node in walk(fn.body):
+    for node in walk_stmts(fn.body):  # definitions are statements: expressions need no visit
         if isinstance(node, AssignStmt) and node.var.id in params:
             counts[node.var.id][0 if is_self_update(node) else 1] += 1
         elif isinstance(node, IfStmt | ForStmt | WhileStmt):

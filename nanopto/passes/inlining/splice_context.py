@@ -12,7 +12,7 @@ such a site, located, before anything is rewritten (docs/10-the-rest-of-the-spec
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from nanopto.ir_terms.nodes import (
     Function,
@@ -25,7 +25,7 @@ from nanopto.ir_terms.nodes import (
     places_auto_scopes,
 )
 from nanopto.ir_terms.parse_exprs import PER_TASK_KEYWORDS
-from nanopto.ir_terms.schema import iter_children, walk
+from nanopto.ir_terms.schema import iter_children
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, InlineError
 
 MANUAL = "manual_scope"
@@ -73,13 +73,13 @@ def placed(body: Stmt, context: tuple[str, ...] = ()) -> Iterator[tuple[Node, tu
         stack.extend((child, inner) for child in reversed(tuple(iter_children(node))))
 
 
-def has_restricted_forms(body: Stmt) -> bool:
-    """Whether `body` holds a form some place forbids (a scope of a restricted kind or a launch
-    with keywords): only a site of such a helper needs its context worked out."""
+def has_restricted_forms(nodes: Iterable[Node]) -> bool:
+    """Whether a helper body's `nodes` hold a form some place forbids (a scope of a restricted kind
+    or a launch with keywords): only a site of such a helper needs its context worked out."""
     return any(
         (isinstance(node, ScopeStmt) and node.constructor in ("spmd", "scope"))
         or (isinstance(node, Submit) and bool(node.kwargs))
-        for node in walk(body)  # the nodes `placed` gives, without the scopes around them
+        for node in nodes  # the nodes `placed` gives, without the scopes around them
     )
 
 
@@ -104,7 +104,7 @@ def check_sites(caller: Function, sites: Sequence[CallSite], templates: Mapping[
     restricted = []
     for site in sites:
         if site.helper not in restricts:
-            restricts[site.helper] = has_restricted_forms(SeqStmts(templates[site.helper].body))
+            restricts[site.helper] = has_restricted_forms(templates[site.helper].body_nodes)
         if restricts[site.helper]:
             restricted.append(site)
     if not restricted:
