@@ -45,9 +45,14 @@ class DataType(enum.Enum):
 
     @property
     def int_range(self) -> tuple[int, int]:
-        """The smallest and largest value of an integer type (INDEX and TASK_ID are 64-bit signed)."""
-        if not self.is_int:
+        """The smallest and largest value of an integer type (INDEX and TASK_ID are 64-bit signed).
+        Looked up: the parser bounds every integer literal by its dtype's range."""
+        found = _INT_RANGES.get(self)
+        if found is None:
             raise ValueError(f"{self.name} is not an integer type")
+        return found
+
+    def _int_range(self) -> tuple[int, int]:
         if self in (DataType.INDEX, DataType.TASK_ID):
             return -(1 << 63), (1 << 63) - 1
         bits = int(self.name.lstrip("UINT"))
@@ -91,6 +96,10 @@ _NUMPY: dict[DataType, str] = {
     DataType.INDEX: "int64",
     DataType.TASK_ID: "int64",
 }
+
+
+_INT_RANGES: dict[DataType, tuple[int, int]] = {dtype: dtype._int_range() for dtype in DataType if dtype.is_int}
+"""Each integer dtype's `int_range`."""
 
 
 class MemorySpace(enum.Enum):

@@ -270,11 +270,15 @@ def _dim(dim: Expr) -> str:
     not spell a dimension's dtype); a composite one prints typed constants, `n + pl.const(1,
     pl.INDEX)`, so a parser that folds constant dimensions (PyPTO's) rebuilds the tree."""
     if type(dim) is ConstInt:  # bare when it reads back (an integer literal is a pl.INDEX)
-        low, high = DataType.INDEX.int_range
+        low, high = _INDEX_RANGE
         return str(dim.value) if low <= dim.value <= high else _literal_const(dim)
     if type(dim) is Var:
         return dim.name
     return print_expr(dim, typed_consts=True)
+
+
+_INDEX_RANGE = DataType.INDEX.int_range
+"""The values a bare integer literal reads back as (asked once per printed dimension)."""
 
 
 register_printer(python_print)
@@ -803,6 +807,19 @@ class _FunctionPrinter:
         self._root = root
         self._occurrences = occurrences
         self._use_counts: Counter[int] | None = None
+        self._type_texts: dict[int, tuple[Type, str]] = {}
+        """`print_type` of each type annotated so far, by the type's identity: after inlining, one
+        type object annotates every copy of a helper's statement (the type is kept beside its text,
+        so its id is not reused while this printer lives)."""
+
+    def _assignment(self, stmt: AssignStmt, indent: str) -> str:
+        var = stmt.var
+        if stmt.annotated and not self.concise and not isinstance(var.type, UnknownType):
+            known = self._type_texts.get(id(var.type))
+            if known is None:
+                known = self._type_texts[id(var.type)] = (var.type, print_type(var.type))
+            return f"{indent}{var.name}: {known[1]} = {print_expr(stmt.value)}"
+        return f"{indent}{var.name} = {print_expr(stmt.value)}"
 
     def _uses(self, var: Var) -> int:
         """How often `var` occurs below the root. Counted on the first question: only a tuple
@@ -892,8 +909,8 @@ class _FunctionPrinter:
                 todo += _comment_lines(item, indent)  # the `as tid` of the scope after it prints it
                 i += 1
                 continue
-            if type(item) is AssignStmt and not item.annotated and not item.comments:
-                todo.append(f"{indent}{item.var.name} = {print_expr(item.value)}")  # most statements: `_stmt`'s first case, without its match
+            if type(item) is AssignStmt and not item.comments:
+                todo.append(self._assignment(item, indent))  # most statements: `_stmt`'s first case, without its match
             elif isinstance(item, _BLOCKS):
                 todo.append(_Lines(item, indent, yield_vars))
             elif item.comments:  # a simple statement is its lines
@@ -928,10 +945,8 @@ class _FunctionPrinter:
 
     def _stmt(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[_Todo]:
         match stmt:
-            case AssignStmt(var=var, value=value, annotated=annotated):
-                if annotated and not self.concise and not isinstance(var.type, UnknownType):
-                    return [f"{indent}{var.name}: {print_type(var.type)} = {print_expr(value)}"]
-                return [f"{indent}{var.name} = {print_expr(value)}"]
+            case AssignStmt():
+                return [self._assignment(stmt, indent)]
             case EvalStmt(expr=expr):
                 return [f"{indent}{print_expr(expr)}"]
             case ReturnStmt(values=values):

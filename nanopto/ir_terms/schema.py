@@ -369,20 +369,31 @@ def _all_nodes(node: n.Node) -> list[n.Node]:
 def nodes_of_class(node: n.Node, classes: tuple[type[n.Node], ...]) -> list[n.Node]:
     """The nodes below and including `node` that are instances of `classes`, pre-order: a walk
     that keeps only what a check reads, for one that looks for a few nodes among many (filtering
-    `nodes_of` builds the list of every node first)."""
+    `nodes_of` builds the list of every node first).
+
+    What a Var's type holds is found once per type object: after inlining, one annotation's type
+    is the type of every copy of its Var (a Var's only children are its type's expressions)."""
     out: list[n.Node] = []
     append = out.append
     stack: list[Any] = [node]  # Any: a leaf Var's type is read before its class is narrowed
     pop, push = stack.pop, stack.extend
     table = _CHILDREN_REVERSED
     var, simple = n.Var, _SIMPLE_TYPES
+    in_types: dict[int, tuple[t.Type, list[n.Node]]] = {}  # the type kept alive, so its id stays its own
     while stack:
         current = pop()
         if isinstance(current, classes):
             append(current)
         cls = type(current)
-        if cls is var and type(current.type) in simple:
-            continue  # a leaf (as in `walk`)
+        if cls is var:
+            ty = current.type
+            if type(ty) in simple:
+                continue  # a leaf (as in `walk`)
+            found = in_types.get(id(ty))
+            if found is None:
+                found = in_types[id(ty)] = (ty, [x for e in type_exprs(ty) for x in nodes_of_class(e, classes)])
+            out += found[1]
+            continue
         if cls in table:
             children = table[cls]
         else:

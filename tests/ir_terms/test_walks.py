@@ -58,3 +58,20 @@ def test_nodes_of_class_is_the_walk_filtered() -> None:
     # `r = ...`, the loop body's, and the loop's initial value, met at the IterArg's declaration
     # and at each of its two uses (an IterArg's children include its initial value)
     assert sum(1 for c in calls if isinstance(c, n.Call) and c.op == "double") == 5
+
+
+def test_nodes_of_class_is_the_walk_filtered_where_vars_share_one_type() -> None:
+    # After inlining, one type object annotates every copy of a helper's Var: what it holds is
+    # found once per type object, and the result is still the walk, filtered.
+    from nanopto.ir_terms.types import ScalarType, UnknownType
+    from nanopto.passes.hoist_nested_calls import hoist_program
+    from nanopto.passes.inlining import inline_program
+
+    program = inline_program(hoist_program(_program())).program
+    typed = [v for v in walk(program) if isinstance(v, n.Var) and not isinstance(v.type, (UnknownType, ScalarType))]
+    assert len({id(v.type) for v in typed}) < len(typed), "some Vars share one type object"
+    walked = list(walk(program))
+    for classes in [(n.Var,), (n.ConstInt,), (n.Var, n.ConstInt), (n.Call,)]:
+        expected = [node for node in walked if isinstance(node, classes)]
+        found = nodes_of_class(program, classes)
+        assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected, strict=True)), classes
