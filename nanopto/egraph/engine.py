@@ -380,6 +380,10 @@ class EGraphRun:
     each_iteration: IterationObserver | None = None
     transcript: list[str] | None = None
     """When a list, each run appends the egglog program that replays it (`replay_text`)."""
+    before_extraction: Sequence[Ruleset] = ()
+    """Rulesets run once each after saturation (and after `at_saturation` has seen the e-graph),
+    before extraction: they may delete only what extraction could never choose, which it would
+    otherwise cost on each of its passes (the inlining stage's `retire`)."""
 
     @property
     def cost_tables(self) -> frozenset[str]:
@@ -389,7 +393,8 @@ class EGraphRun:
     def rules_text(self) -> str:
         tables = self.cost_tables
         costs = [cost_table_declarations(tables)] if tables else []
-        return "\n".join([self.declarations, *costs, *(r.commands() for r in self.rulesets)])
+        rulesets = (*self.rulesets, *self.before_extraction)
+        return "\n".join([self.declarations, *costs, *(r.commands() for r in rulesets)])
 
     def replay_text(self, rows: TermRows, roots: int) -> str:
         """One run as an egglog program of its own: the declarations and rules, the terms and
@@ -403,6 +408,7 @@ class EGraphRun:
         ]
         if self.rulesets:
             parts.append(schedule(self.rulesets))
+        parts += [f"(run {r.name} 1)" for r in self.before_extraction]
         parts += [f"(extract (Root {i}))" for i in range(roots)]
         return "\n".join(parts) + "\n"
 
@@ -425,6 +431,8 @@ class EGraphRun:
             if self.at_saturation is not None:
                 self.at_saturation(egraph, report)
                 started = time.perf_counter()
+            for ruleset in self.before_extraction:
+                egraph.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(ruleset.name))))
             tables = self.cost_tables
             extracted = extract_by_cost(egraph, len(functions), tables) if tables else extract_all_roots(egraph, len(functions))
             started = _lap(report, "extract", started)

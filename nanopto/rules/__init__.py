@@ -35,6 +35,8 @@ SUBST = _stock("subst")
 PROJECT = _stock("project")
 DISCARD = _stock("discard")
 WRITEBACK = _stock("writeback")
+RETIRE = _stock("retire")
+"""Not in the schedule: run once after saturation, before extraction (`nanopto.rules.inlining`)."""
 
 INLINE_RULESETS: tuple[Ruleset, ...] = (SPLICE, SUBST, PROJECT, DISCARD, WRITEBACK)
 """In schedule order: each round splices, then saturates the others; the subst rules copy every
@@ -56,6 +58,7 @@ __all__ = [
     "DISCARD",
     "INLINE_RULESETS",
     "PROJECT",
+    "RETIRE",
     "SPLICE",
     "SUBST",
     "WRITEBACK",

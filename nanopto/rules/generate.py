@@ -20,7 +20,7 @@ RENDERED_FILE = Path(__file__).resolve().parent / "rendered.py"
 
 def rendered_source() -> str:
     """The text of `rendered.py`, from the declarations."""
-    from nanopto.rules.inlining import DISCARD, PROJECT, SPLICE, WRITEBACK
+    from nanopto.rules.inlining import DISCARD, PROJECT, RETIRE, SPLICE, WRITEBACK
     from nanopto.rules.subst import subst_ruleset
 
     parts = [
@@ -30,7 +30,7 @@ def rendered_source() -> str:
         '`tests/rules/test_rendered_rules.py` fails when this file no longer matches the declarations.\n"""\n\n'
         "RULESETS: tuple[tuple[str, str, tuple[tuple[str, str, str, str, str], ...]], ...] = (\n"
     ]
-    for ruleset in (SPLICE, subst_ruleset(), PROJECT, DISCARD, WRITEBACK):
+    for ruleset in (SPLICE, subst_ruleset(), PROJECT, DISCARD, WRITEBACK, RETIRE):
         parts.append(f"    (\n        {ruleset.name!r},\n        {ruleset.doc!r},\n        (\n")
         for rule in ruleset.rules:
             fields = ", ".join(repr(x) for x in (rule.name, rule.before, rule.after, rule.doc, rule.text))

@@ -1,4 +1,4 @@
-"""The inlining rulesets: splice, project, discard, writeback.
+"""The inlining rulesets: splice, project, discard, writeback, and retire before extraction.
 
 docs/specification.md ("Steps at one call site", "Call-site forms", "Discarding a return value")
 states every rule here. A call site is `At(site, template, pre)`: Python has already decided, per
@@ -11,7 +11,7 @@ and a union into it would let substitution run into caller statements without en
 
 from __future__ import annotations
 
-from egglog import String, eq, i64, ne, rewrite, rule, subsume, union, var
+from egglog import String, delete, eq, i64, ne, rewrite, rule, subsume, union, var
 
 from nanopto.rules.patterns import sort_class
 from nanopto.rules.ruleset import Rule, Ruleset, declare
@@ -104,6 +104,23 @@ SPLICE = Ruleset(
     "Unfold each Inline call site into the argument bindings, the substituted body and the wired result.",
     _splice_rules(),
 )
+
+RETIRE = Ruleset(
+    "retire",
+    "Run once after saturation, before extraction: delete what extraction could never choose but would cost.",
+    (
+        declare(
+            "retire-spliced-call",
+            rule(eq(var("a", T.Ex)).to(call_site), eq(var("c", T.SL)).to(T.SubSL(T.Body(template), site))).then(
+                delete(call_site)
+            ),
+            "a call site whose body was copied: its At term, held only by the site statement the splice retired",
+        ),
+    ),
+)
+"""Extraction costs every extractable row on each of its passes; a spliced site's `At` term (and,
+through it, the retired statement) is one of them at every site (flat-10000: extract 1.06 ->
+0.87 s). The marker of a splice is the copy of the template's body it made for the site."""
 
 _g, _e, _i = var("g", T.Ex), var("e", T.Ex), var("i", i64)
 _xs, _item, _flag = var("xs", T.ExL), var("x", T.Ex), var("l", String)

@@ -161,4 +161,11 @@ RULESETS: tuple[tuple[str, str, tuple[tuple[str, str, str, str, str], ...]], ...
             ('writeback-tuple-identity', 'x == {AssignStmt(v, v, ann, sp)}, Projected(v), ProjectedRead(x)', 'x := {}; retire {AssignStmt(v, v, ann, sp)}', "q = tmp[i] where tmp[i] projects to q itself (the caller's own statement): nothing", '(rule ((= _x (SOne (AssignStmt _v _v _ann _sp)))\n       (Projected _v)\n       (ProjectedRead _x))\n      ((union _x (Skip ))\n       (subsume (SOne (AssignStmt _v _v _ann _sp))))\n         :name "writeback-tuple-identity")'),
         ),
     ),
+    (
+        'retire',
+        'Run once after saturation, before extraction: delete what extraction could never choose but would cost.',
+        (
+            ('retire-spliced-call', 'a == At(s, tpl, pre), c == SubSL(Body(tpl), s)', 'delete At(s, tpl, pre)', 'a call site whose body was copied: its At term, held only by the site statement the splice retired', '(rule ((= _a (At _s _tpl _pre))\n       (= _c (SubSL (Body _tpl) _s)))\n      ((delete (At _s _tpl _pre)))\n         :name "retire-spliced-call")'),
+        ),
+    ),
 )

@@ -10,7 +10,8 @@ copy every helper body inside the e-graph; Python copies nothing.
 Extraction is a deliberate decision: a spliced site is *subsumed* (so the unexpanded call can
 never win on size), projected `tmp[i]` terms are subsumed, and every helper term is
 `:unextractable`, so a rule that forgot a case makes extraction fail instead of returning a
-half-rewritten program.
+half-rewritten program. After saturation (and after an observer has drawn the e-graph), the
+`retire` ruleset deletes the spliced sites' `At` terms, which extraction would cost for nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from nanopto.ir_terms.schema import iter_children, nodes_of, stmt_children, walk
 from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
 from nanopto.passes.inlining.dynamic_dims import dimension_bindings
-from nanopto.rules import INLINE_RULESETS, Ruleset
+from nanopto.rules import INLINE_RULESETS, RETIRE, SPLICE, Ruleset
 from nanopto.terms.encoding import DecodeError, ir_declarations, ir_load_declarations, span_value
 from nanopto.terms.inlining import (
     HELPER_CONSTRUCTORS,
@@ -252,6 +253,8 @@ class Stage:
             at_saturation=observe if self.observer is not None else None,
             each_iteration=each_iteration if self.each_iteration is not None else None,
             transcript=self.transcript,
+            # `retire` deletes only call sites the stock splice rules spliced, and so retired.
+            before_extraction=(RETIRE,) if SPLICE in self.rulesets else (),
         )
         functions = run.rewrite(self.functions, encoder.rows, decoder, report)
         return functions, decoder, report
