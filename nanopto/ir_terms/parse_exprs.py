@@ -197,6 +197,13 @@ _SUBMIT_KEYWORDS = frozenset({"deps", "dumps", "allow_early_resolve", "predicate
 _SPMD_SUBMIT_KEYWORDS = _SUBMIT_KEYWORDS | {"core_num", "sync_start"}
 
 
+_DTYPE_SPELLINGS: dict[str, DataType] = {
+    **{f"pl.{name}": dtype for name, dtype in DataType.__members__.items()},
+    **{f"pl.DataType.{name}": dtype for name, dtype in DataType.__members__.items()},
+}
+"""`pl.FP32` and `pl.DataType.FP32` -> the dtype (every annotation names one)."""
+
+
 class ExprParser:
     """Expressions, annotations and errors; subclasses supply the function's name table."""
 
@@ -526,11 +533,14 @@ class ExprParser:
             self._open.pop()
 
     def _expr(self, node: ast.expr) -> Expr:
-        # the two commonest nodes first, without the span neither keeps (`_call` takes its own)
+        # the three commonest nodes first, without the span none keeps (`_call` and `_constant`
+        # take their own)
         if isinstance(node, ast.Name):
             return self._name(node.id, node)
         if isinstance(node, ast.Call):
             return self._call(node)
+        if isinstance(node, ast.Constant):  # a shape's dimensions, mostly
+            return self._constant(node.value, node)
         span = self.span(node)
         match node:
             case ast.Constant(value=value):
@@ -1469,11 +1479,10 @@ class ExprParser:
     # -- annotations --------------------------------------------------------------------------
 
     def dtype(self, node: ast.expr) -> DataType:
-        path = dotted_name(node)
-        member = path.rsplit(".", 1)[-1] if path and path.startswith("pl.") else None
-        if member is None or member not in DataType.__members__ or path not in (f"pl.{member}", f"pl.DataType.{member}"):
+        dtype = _DTYPE_SPELLINGS.get(dotted_name(node))  # type: ignore[arg-type]
+        if dtype is None:
             raise self.error(node, "expected a dtype such as pl.FP32 or pl.INDEX", kind=ParserTypeError)
-        return DataType[member]
+        return dtype
 
     def _memory_space(self, node: ast.expr) -> MemorySpace | None:
         """The memory space `pl.Mem.<space>` (or `pl.MemorySpace.<space>`) names, else None."""
@@ -1612,8 +1621,23 @@ class ExprParser:
         return (self.type_annotation(node),)
 
     def type_annotation(self, node: ast.expr) -> Type:
-        with self.nesting(node):
+        # `with self.nesting(node)` written out, as in `expr`: most assignments of a typed program
+        # are annotated, and the generator-based context manager was a tenth of an annotation's parse
+        self._depth += 1
+        self._open.append(node)
+        try:
+            if self._depth > MAX_NESTING:
+                raise self.error(node, f"nesting too deep (the limit is {MAX_NESTING} levels)", hint=NESTING_HINT)
             return self._type_annotation(node)
+        except ParserError:
+            raise
+        except BaseException:
+            if self.failed_at is None:
+                self.failed_at = node
+            raise
+        finally:
+            self._depth -= 1
+            self._open.pop()
 
     def _type_annotation(self, node: ast.expr) -> Type:
         distributed = parse_distributed.annotation(self, node)
