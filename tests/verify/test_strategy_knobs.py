@@ -58,10 +58,11 @@ def fold_matches(program: Program) -> int:
 
 
 def test_ops_and_constants_make_a_fold_fire_in_most_programs() -> None:
-    steered = drawn(programs(ops=["mul"], constants=[1]), 20)
+    # Each program costs a pipeline run; docs/property-testing.md counts the same on other draws.
+    steered = drawn(programs(ops=["mul"], constants=[1]), 10)
     fired = sum(fold_matches(p) > 0 for p in steered)
-    assert fired >= 14, f"the fold fired in {fired} of 20 steered programs"  # 33 of 40 when 40 are drawn
-    plain = drawn(programs(), 10)
+    assert fired >= 6, f"the fold fired in {fired} of 10 steered programs"  # 14 of 20, 33 of 40 when more are drawn
+    plain = drawn(programs(), 5)
     assert sum(fold_matches(p) > 0 for p in plain) == 0  # the default draws no multiplication
     assert all("pl.mul(" not in python_print(p) for p in plain)
 
