@@ -94,19 +94,20 @@ class P:
     parse_program(small)
 
 
-@pytest.mark.parametrize(("seed", "programs"), [(2, 10), pytest.param(0, 200, marks=pytest.mark.soak)])
+@pytest.mark.parametrize(("seed", "programs"), [(13, 8), pytest.param(0, 200, marks=pytest.mark.soak)])
 def test_a_planted_x_times_x_rule_is_found_and_listed_once_with_a_minimised_reproducer(
     tmp_path: Path, seed: int, programs: int
 ) -> None:
-    """Within the first 200 programs of seed 0 (the soak tier). CI runs the first 10 programs of
-    seed 2, where two programs hit the rule (the 6th and the 9th): each counted, listed once. Seed 0
-    first hits it at its 24th program, and each program costs a tenth of a CPU-second or more."""
+    """Within the first 200 programs of seed 0 (the soak tier). CI runs the first 8 programs of
+    seed 13, where two programs hit the rule (the 4th and the 8th): each counted, listed once. Seed 0
+    first hits it at its 24th program, and each program costs a tenth of a CPU-second or more;
+    minimising a finding costs tens of runs, so CI's seed is one whose first finding is small."""
     report = _run(tmp_path, dataclasses.replace(PLANTED, seed=seed), programs, InThisProcess())
     planted = [s for s in report.signatures.values() if "square-is-x" in s.signature]
     assert len(planted) == 1, list(report.signatures)
     (found,) = planted
     assert found.signature == "mismatch after square-is-x (rules square)"
-    assert found.first_program < programs and found.count >= (2 if programs == 10 else 1)
+    assert found.first_program < programs and found.count >= (2 if programs == 8 else 1)
     reproducer = tmp_path / "findings"
     files = [f for f in reproducer.iterdir() if "square" in f.name]
     assert len(files) == 1
