@@ -345,11 +345,17 @@ def ir_declarations() -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+_NAMED = (n.BinOp, n.UnOp, DataType, MemorySpace, n.ForKind, n.InlineLanguage)
+"""The enums an attribute is encoded as by member name."""
+
+
 def attr_value(value: Any) -> str:
     """The String literal an attribute field is encoded as (decoded back by `_ENUMS`)."""
+    if type(value) is str:  # a name, the commonest attribute: itself
+        return value
     if isinstance(value, bool):
         return str(value)
-    if isinstance(value, n.BinOp | n.UnOp | DataType | MemorySpace | n.ForKind | n.InlineLanguage):
+    if isinstance(value, _NAMED):
         return value.name
     if isinstance(value, float):
         return repr(value)
@@ -613,6 +619,8 @@ class Encoder:
 
     def type(self, ty: t.Type) -> int:
         term = self.rows.term
+        if type(ty) is t.UnknownType:  # every unannotated Var's: decided before the eight patterns below
+            return term("TUnknown")
         match ty:
             case t.ScalarType(dtype):
                 return term("TScalar", dtype.name)
@@ -712,6 +720,7 @@ class Decoder:
         self._memo, self._lits = memo, lits
         self._spans: dict[str, n.Span | None] = {}
         self._callees: dict[tuple[type, str], n.OpName] = {}
+        self._shapes: dict[tuple[int, ...], tuple[Any, ...]] = {}
         term_app, term_lit, unit = eb.TermApp, eb.TermLit, eb.Unit
 
         # `_term` and `lit` run once per node and per literal child: closures over this decode's
@@ -797,16 +806,43 @@ class Decoder:
     def _assign_op(self, args: list[int]) -> n.AssignStmt:
         """`(AssignOp<k> lhs op a1 ... ak call_span annotated span)`: the `AssignStmt` of the
         `Call` that `(AssignCall ...)` with empty lists decodes to, field for field."""
-        term, lit = self._term, self.lit
+        term = self._term
         var = term(args[0])
+        # A helper statement's literals (op, spans, annotated flag) are the same terms at every
+        # site it is spliced into: read and converted once per decode, not once per copy.
+        key = (args[1], args[-3], args[-2], args[-1])
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = self._assign_shape(*key)
+        op, call_span, annotated, span, comments = shape
         call = _new(n.Call)
-        _CALL_OP(call, self.callee(n.OpName, lit(args[1])))
+        _CALL_OP(call, op)
         _CALL_ARGS(call, tuple([term(arg) for arg in args[2:-3]]))
         _CALL_KWARGS(call, _NO_KEYWORDS)
         for setter, default in _CALL_DEFAULTS:
             setter(call, default)
-        _CALL_SPAN(call, self._span(lit(args[-3])))
-        return self._assignment(var, call, args[-2], args[-1])
+        _CALL_SPAN(call, call_span)
+        node = _new(n.AssignStmt)
+        _ASSIGN_VAR(node, var)
+        _ASSIGN_VALUE(node, call)
+        _ASSIGN_ANNOTATED(node, annotated)
+        _ASSIGN_SPAN(node, span)
+        _ASSIGN_COMMENTS(node, comments)
+        return node
+
+    def _assign_shape(
+        self, op: int, call_span: int, annotated: int, span_text: int
+    ) -> tuple[n.OpName, n.Span | None, bool, n.Span | None, tuple[str, ...]]:
+        """What an `AssignOp<k>` takes from its literals: the op, the call's span, the annotated
+        flag, the statement's span and comments."""
+        text = self.lit(span_text)
+        return (
+            self.callee(n.OpName, self.lit(op)),
+            self._span(self.lit(call_span)),
+            self.lit(annotated) == "True",
+            self._span(text),
+            parse_comments(text) if COMMENT_MARK in text else (),
+        )
 
     def _span(self, text: str) -> n.Span | None:
         """The span a span literal spells, parsed once per decoder (the per-class decoders
