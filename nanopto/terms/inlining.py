@@ -207,30 +207,17 @@ class InlineDecoder(Decoder):
         return self.site_calls[site]
 
     def _rvar(self, args: list[int]) -> n.Var:
-        return self.fresh_copy(
-            self.lit(args[2]), self.lit(args[3]), self.lit(args[0]), lambda: self.term(args[1]), None
-        )
+        lit = self.lit
+        return self.fresh_copy(lit(args[2]), lit(args[3]), lit(args[0]), args[1], None)
 
     def _riterarg(self, args: list[int]) -> n.Var:
-        return self.fresh_copy(
-            self.lit(args[2]),
-            self.lit(args[3]),
-            self.lit(args[0]),
-            lambda: self.term(args[1]),
-            lambda: self.term(args[4]),
-        )
+        lit = self.lit
+        return self.fresh_copy(lit(args[2]), lit(args[3]), lit(args[0]), args[1], args[4])
 
-    def fresh_copy(
-        self,
-        var_id: int,
-        site: int,
-        name: str,
-        make_type: Callable[[], t.Type],
-        make_init: Callable[[], n.Expr] | None,
-    ) -> n.Var:
-        """The one fresh Var (an IterArg when `make_init` is given) standing for callee variable
-        `var_id` at `site`, named when first met; the type and init are built after the name, so
-        the names they contain are numbered after it."""
+    def fresh_copy(self, var_id: int, site: int, name: str, type_term: int, init_term: int | None) -> n.Var:
+        """The one fresh Var (an IterArg when `init_term` is given) standing for callee variable
+        `var_id` at `site`, named when first met; the type and init terms are decoded after the
+        name, so the names they contain are numbered after it."""
         existing = self.renamed.get((var_id, site))
         if existing is not None:
             return existing
@@ -244,8 +231,8 @@ class InlineDecoder(Decoder):
             fresh_name = prefix + str(self.counter) if prefix else inline_name(base, self.counter)
             self.counter += 1
         self.taken.add(fresh_name)
-        ty = make_type()
-        var = _new_var(fresh_name, ty) if make_init is None else n.IterArg(fresh_name, ty, init_value=make_init())
+        ty = self.term(type_term)
+        var = _new_var(fresh_name, ty) if init_term is None else n.IterArg(fresh_name, ty, init_value=self.term(init_term))
         self.renamed[(var_id, site)] = var
         self.origins[var.id] = base
         return var
