@@ -474,6 +474,8 @@ class Encoder:
         """Statements (by identity) no rule looks inside: each run of them in a statement list is
         encoded as one `(Opaque k)` and kept in Python."""
         self.opaque: list[tuple[n.Stmt, ...]] = []
+        self.spans: dict[str, n.Span | None] = {}
+        """Each span String written -> the Span it was written from (what `Decoder.spans` starts from)."""
         self._memo: dict[int, int] = {}
         self._keep: list[Any] = []
 
@@ -527,8 +529,14 @@ class Encoder:
                 args.append(self.rows.term("NoSt" if how == _E_OPT_ST else "NoEx"))
         if has_span:
             comments = node.comments if has_span == _COMMENTED else ()  # type: ignore[attr-defined]
-            args.append(span_value(node.span, comments))
+            args.append(self.span_text(node.span, comments))  # type: ignore[attr-defined]
         return args
+
+    def span_text(self, span: n.Span | None, comments: tuple[str, ...] = ()) -> str:
+        """`span_value(span, comments)`, remembered in `spans`."""
+        text = span_value(span, comments)
+        self.spans[text] = span
+        return text
 
     def _grouped(self, stmt: n.Stmt) -> int:
         """A statement of a group: `lhs = op(a1, ..., ak)` of a builtin op with nothing but its
@@ -539,14 +547,14 @@ class Encoder:
         if type(stmt) is n.AssignStmt and type(stmt.value) is n.Call:
             call = stmt.value
             lhs = self.expr(stmt.var)
-            meta = span_value(stmt.span, stmt.comments)
+            meta = self.span_text(stmt.span, stmt.comments)
             if len(call.args) <= MAX_GROUP and all(getattr(call, name) == value for name, value in _PLAIN_CALL):
                 return self.rows.term(
                     assign_op_constructor(len(call.args)),
                     lhs,
                     attr_value(call.op),
                     *[self.expr(arg) for arg in call.args],
-                    span_value(call.span),
+                    self.span_text(call.span),
                     attr_value(stmt.annotated),
                     meta,
                 )
@@ -697,6 +705,51 @@ class DecodeError(RuntimeError):
     """An extracted term that is not an IR term: a rule produced something extraction must not."""
 
 
+_NOT_LITERAL: Any = object()
+"""A `DagRead` value of a node that is no literal (a constructor)."""
+
+
+@dataclass(frozen=True)
+class DagRead:
+    """A term DAG read once, node by node: each node's constructor name and children (None and no
+    children for a literal), or its literal's value, unescaped when a String (`_NOT_LITERAL` for a
+    constructor).
+
+    An extracted DAG holds only the extracted terms, so reading every node in one loop crosses into
+    egglog as often as reading each when first met; afterwards a visit, and every read of a
+    literal shared by many terms (a span, a name, a site number), is a list index."""
+
+    dag: eb.TermDag
+    size: int
+    names: list[str | None]
+    children: list[list[int]]
+    values: list[Any]
+
+    @staticmethod
+    def of(dag: eb.TermDag) -> DagRead:
+        get, term_app, term_lit, unit = dag.get, eb.TermApp, eb.TermLit, eb.Unit
+        names: list[str | None] = []
+        children: list[list[int]] = []
+        none: list[int] = []
+        values: list[Any] = []
+        size = dag.size()
+        for i in range(size):
+            node = get(i)
+            if type(node) is term_app:
+                names.append(node.name)
+                children.append(node.args)
+                values.append(_NOT_LITERAL)
+                continue
+            names.append(None)
+            children.append(none)
+            if type(node) is term_lit and not isinstance(node.value, unit):
+                value = node.value.value
+                values.append(unescape(value) if isinstance(value, str) else value)
+            else:
+                values.append(_NOT_LITERAL)
+        return DagRead(dag, size, names, children, values)
+
+
 @dataclass
 class Decoder:
     """Turns an extracted term DAG back into IR.
@@ -707,21 +760,25 @@ class Decoder:
 
     vars: dict[int, n.Var]
     opaque: list[tuple[n.Stmt, ...]] = field(default_factory=list)
+    spans: dict[str, n.Span | None] = field(default_factory=dict)
+    """Span String -> its Span, known before decoding (the encoder's `Encoder.spans`) and added to
+    by it: a decoded statement shares the Span its String was written from instead of parsing it."""
+    _read: DagRead | None = field(default=None, init=False, repr=False, compare=False)
+    """The DAG last decoded from, read once for all the roots it holds."""
 
     SPECIAL: ClassVar[dict[str, Callable[[Any, list[int]], Any]]] = {}
     """Constructors that are not one IR class field for field: lists, markers, types, variables."""
 
     def decode(self, termdag: eb.TermDag, term: int) -> Any:
-        self._dag = termdag
-        get = self._get = termdag.get
+        read = self._read
+        # A DAG only grows (each extraction into a shared one appends its terms): same size, same DAG.
+        if read is None or read.dag is not termdag or read.size != termdag.size():
+            read = self._read = DagRead.of(termdag)
+        names, children, values = read.names, read.children, read.values
         handlers = self._handlers = _handlers(type(self))
         memo: dict[int, Any] = {}
-        lits: dict[int, Any] = {}
-        self._memo, self._lits = memo, lits
-        self._spans: dict[str, n.Span | None] = {}
         self._callees: dict[tuple[type, str], n.OpName] = {}
         self._shapes: dict[tuple[int, ...], tuple[Any, ...]] = {}
-        term_app, term_lit, unit = eb.TermApp, eb.TermLit, eb.Unit
 
         # `_term` and `lit` run once per node and per literal child: closures over this decode's
         # tables, set on the instance so that the handlers' `decoder._term(...)` finds them first.
@@ -729,23 +786,17 @@ class Decoder:
             cached = memo.get(term)
             if cached is not None:
                 return cached
-            node = get(term)
-            if type(node) is not term_app:
-                raise DecodeError(f"expected a constructor, found {node}")
-            name = node.name
+            name = names[term]
+            if name is None:
+                raise DecodeError(f"expected a constructor, found {termdag.get(term)}")
             handler = handlers.get(name) or _handler(handlers, name)
-            result = memo[term] = handler(self, node.args)
+            result = memo[term] = handler(self, children[term])
             return result
 
         def lit(term: int) -> Any:
-            value = lits.get(term)
-            if value is not None:
-                return value
-            node = get(term)
-            if type(node) is not term_lit or isinstance(node.value, unit):
-                raise DecodeError(f"expected a literal, found {node}")
-            value = node.value.value
-            value = lits[term] = unescape(value) if isinstance(value, str) else value
+            value = values[term]
+            if value is _NOT_LITERAL:
+                raise DecodeError(f"expected a literal, found {termdag.get(term)}")
             return value
 
         self._term = _term  # type: ignore[method-assign]
@@ -761,9 +812,8 @@ class Decoder:
             sys.setrecursionlimit(limit)
 
     def lit(self, term: int) -> Any:
-        """The value of a literal child (unescaped when a String), converted once: a literal is
-        shared by every term that mentions it (a span, a name, a site number), so most visits
-        are a dictionary hit. (`decode` replaces it with a closure over its own tables.)"""
+        """The value of a literal child (unescaped when a String), read with its DAG (`DagRead`).
+        (`decode` replaces it with a closure over its own tables.)"""
         raise DecodeError("a decoder reads literals only while decoding")
 
     def term(self, term: int) -> Any:
@@ -847,9 +897,9 @@ class Decoder:
     def _span(self, text: str) -> n.Span | None:
         """The span a span literal spells, parsed once per decoder (the per-class decoders
         generated below inline the same lookup)."""
-        span = self._spans.get(text)
+        span = self.spans.get(text)
         if span is None:
-            span = self._spans[text] = parse_span(text)
+            span = self.spans[text] = parse_span(text)
         return span
 
     def _assignment(self, var: n.Var, value: n.Call, annotated: int, span_text: int) -> n.AssignStmt:
@@ -1035,7 +1085,7 @@ def _node_decoder(plan: _DecodePlan) -> _Handler:
     if has_span:
         lines += [
             "    text = lit(args[-1])",
-            "    spans = decoder._spans",
+            "    spans = decoder.spans",
             "    span = spans.get(text)",
             "    if span is None:",
             "        span = spans[text] = parse_span(text)",

@@ -8,11 +8,24 @@ from importlib.resources import files
 import pytest
 
 from nanopto import ir
+from nanopto.egglog_bindings import bindings as eb
 from nanopto.egraph import roundtrip_program
+from nanopto.egraph.engine import EGraphRun, StageReport
+from nanopto.ir_terms import nodes as n
+from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.parser import parse_program
-from nanopto.ir_terms.schema import NODE_CLASSES
+from nanopto.ir_terms.schema import NODE_CLASSES, walk
+from nanopto.ir_terms.types import ScalarType
 from nanopto.rules import INLINE_RULESETS, SUBST
-from nanopto.terms.encoding import EGGLOG_VERSION, ir_constructors
+from nanopto.terms.encoding import (
+    EGGLOG_VERSION,
+    DecodeError,
+    Decoder,
+    Encoder,
+    ir_constructors,
+    ir_declarations,
+    ir_load_declarations,
+)
 
 EXAMPLES = sorted(p.name for p in files("nanopto.examples").iterdir() if p.name.endswith(".py") and p.name != "__init__.py")
 
@@ -46,3 +59,49 @@ def test_decode_of_encode_is_the_identity_on_every_example(name: str) -> None:
     source = files("nanopto.examples").joinpath(name).read_text()
     program = parse_program(source, name)
     ir.assert_structural_equal(roundtrip_program(program), program)
+
+
+def _statements(program: ir.Program) -> list[n.Stmt]:
+    return [node for node in walk(program) if isinstance(node, n.Stmt)]
+
+
+def test_a_decoded_statement_shares_a_span_it_was_encoded_from() -> None:
+    """The encoder hands the decoder each span String with its Span (`Decoder.spans`): decoding
+    reuses a Span object of the program (a body and its first statement may hold two equal ones)
+    instead of parsing the String again, and without them parses an equal one."""
+    source = files("nanopto.examples").joinpath("bump.py").read_text()
+    program = parse_program(source, "bump.py")
+    for seeded in (True, False):
+        encoder = Encoder()
+        encoder.roots(program.function_list)
+        decoder = Decoder(vars=dict(encoder.vars), spans=encoder.spans if seeded else {})
+        run = EGraphRun(ir_declarations() + "\n" + ir_load_declarations(), (), label="round-tripping")
+        functions = run.rewrite(program.function_list, encoder.rows, decoder, StageReport())
+        decoded = n.Program(program.name, tuple(functions), span=program.span)
+        ir.assert_structural_equal(decoded, program)
+        pairs = list(zip(_statements(decoded), _statements(program), strict=True))
+        assert pairs and all(new.span == old.span and old.span is not None for new, old in pairs)
+        originals = {id(old.span) for _, old in pairs}
+        assert all((id(new.span) in originals) == seeded for new, _ in pairs)
+
+
+def test_the_decoder_reads_a_dag_again_once_it_has_grown() -> None:
+    """Roots extracted into one DAG are decoded from one reading of it; a term added to the DAG
+    after a decode (as each extraction into a shared DAG adds its own) is found by the next."""
+    dag = eb.TermDag()
+    f32 = dag.app("TScalar", [dag.lit(eb.String("FP32"))])
+    decoder = Decoder(vars={})
+    assert decoder.decode(dag, f32) == ScalarType(DataType.FP32)
+    i64 = dag.app("TScalar", [dag.lit(eb.String("INT64"))])
+    assert decoder.decode(dag, i64) == ScalarType(DataType.INT64)
+    assert decoder.decode(dag, f32) == ScalarType(DataType.FP32)
+
+
+def test_a_literal_where_a_term_belongs_and_a_term_where_a_literal_belongs_are_decode_errors() -> None:
+    dag = eb.TermDag()
+    name = dag.lit(eb.String("FP32"))
+    with pytest.raises(DecodeError, match="expected a constructor"):
+        Decoder(vars={}).decode(dag, name)
+    nested = dag.app("TScalar", [dag.app("TUnknown", [])])
+    with pytest.raises(DecodeError, match="expected a literal"):
+        Decoder(vars={}).decode(dag, nested)

@@ -231,6 +231,7 @@ class Stage:
         decoder = InlineDecoder(
             vars=dict(encoder.vars),
             opaque=encoder.opaque,
+            spans=encoder.spans,
             counter=counter,
             site_calls=encoder.site_calls,
             origins=self.origins,
