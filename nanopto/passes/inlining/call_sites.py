@@ -545,9 +545,11 @@ def bind_disturbed_arguments(
     out: list[ParamBinding] = []
     for b in bindings:
         shared = b.param.id in by_reference and isinstance(b.actual, Var)
+        # A Var is a handle (it reads no elements), so only a write-back can disturb it.
+        undisturbed = shared or (not rebinders and isinstance(b.actual, Var))
         reason = (
             None
-            if b.bind_local or b.row.rebinds_caller_var or shared
+            if b.bind_local or b.row.rebinds_caller_var or undisturbed
             else _disturbance(template, b, rebinders, aliases or {})
         )
         out.append(b if reason is None else ParamBinding(b.param, b.actual, b.row, True, reason))

@@ -52,8 +52,11 @@ class _Typer:
     def learn(self, var: Var, source: Expr) -> bool:
         """Give a target Var whose type is still unknown the type of `source`, its definition; True
         when something was learnt. Only such a Var has its source typed: that is the costly part."""
-        if var.id not in self.targets or var.id in self.known or not isinstance(self.of_var(var), UnknownType):
+        if var.id not in self.targets or var.id in self.known:
             return False  # (a type learnt is never unknown)
+        declared = var.type  # `of_var`, written out: this runs once per spliced statement
+        if not isinstance(declared, UnknownType) and not (self.unresolved and mentions(declared, self.unresolved)):
+            return False
         ty = self.of(source)
         if isinstance(ty, UnknownType) or mentions(ty, self.unresolved):
             return False
@@ -170,6 +173,7 @@ def derive_types(fn: Function, targets: set[int], target_vars: Iterable[Var] | N
         and isinstance(stmt.var, Var)  # a planted binding policy may assign to another expression
         and not stmt.annotated
         and stmt.var.id in targets
+        and (stmt.var.id in typer.known or not isinstance(stmt.var.type, UnknownType))  # else unknown: not declared
         and _declared_otherwise(typer, stmt)
     }
     if not typer.known and not declared:
