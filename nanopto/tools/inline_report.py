@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any, TextIO
 
 from nanopto.ir_terms.nodes import Var
-from nanopto.ir_terms.printer import python_print
+from nanopto.ir_terms.printer import print_expr, python_print
 from nanopto.passes.hoist_nested_calls import Hoisted, HoistResult
 from nanopto.passes.inlining import InlineResult
 from nanopto.passes.inlining.call_sites import CallSite
@@ -50,7 +50,7 @@ def site_record(result: InlineResult, site: CallSite, source: str | None = None)
         bindings.append(
             {
                 "param": b.param.name,
-                "actual": python_print(b.actual),
+                "actual": print_expr(b.actual),  # python_print of an expression, without its set-up per call
                 "row": b.row.name,
                 "row_text": b.row.value,
                 "bind_local": b.bind_local,
