@@ -372,7 +372,11 @@ def nodes_of_class(node: n.Node, classes: tuple[type[n.Node], ...]) -> list[n.No
     `nodes_of` builds the list of every node first).
 
     What a Var's type holds is found once per type object: after inlining, one annotation's type
-    is the type of every copy of its Var (a Var's only children are its type's expressions)."""
+    is the type of every copy of its Var (a Var's only children are its type's expressions).
+    Inside `remembered_walks` it filters the remembered walk instead: one walk of a root serves
+    every question asked of it there."""
+    if _WALKS.get():
+        return [found for found in nodes_of(node) if isinstance(found, classes)]
     out: list[n.Node] = []
     append = out.append
     stack: list[Any] = [node]  # Any: a leaf Var's type is read before its class is narrowed

@@ -21,6 +21,7 @@ rewrites, and it is small enough to check by eye; its tests are in
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -46,7 +47,7 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
 )
 from nanopto.ir_terms.printer import python_print
-from nanopto.ir_terms.schema import map_children, nodes_of, walk_stmts, whole_value
+from nanopto.ir_terms.schema import map_children, nodes_of, nodes_of_class, walk_stmts, whole_value
 from nanopto.ir_terms.types import ScalarType, Type, UnknownType
 from nanopto.passes.context import PassContext
 from nanopto.passes.evaluation_order import (
@@ -233,6 +234,7 @@ def _hoist(fn: Function, inline: dict[str, Function]) -> tuple[Function, list[Ho
     def returns(name: str) -> int:
         return len(inline[name].return_types)
 
+    @functools.cache  # a question about the helper, asked at each of its calls
     def hoistable(name: str) -> bool:
         return name in inline and _returned_values(inline[name]) <= 1 and returns(name) <= 1
 
@@ -257,7 +259,7 @@ def _hoist(fn: Function, inline: dict[str, Function]) -> tuple[Function, list[Ho
 def _has_nested_call(body: SeqStmts, hoistable: Callable[[str], bool]) -> bool:
     """Whether some hoistable call is not the whole value of its statement: the common case is
     none, and then the traversal that rebuilds every statement can be skipped."""
-    calls = [c for c in nodes_of(body) if isinstance(c, Call) and c.function and hoistable(c.op)]
+    calls = [c for c in nodes_of_class(body, (Call,)) if isinstance(c, Call) and c.function and hoistable(c.op)]
     if not calls:
         return False
     whole = {id(call) for stmt in walk_stmts(body) if (call := whole_value(stmt)) is not None}

@@ -54,6 +54,9 @@ def test_nodes_of_class_is_the_walk_filtered() -> None:
         expected = [node for node in walked if isinstance(node, classes)]
         found = nodes_of_class(program, classes)
         assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected, strict=True)), classes
+        with remembered_walks():  # there it filters the remembered walk
+            found = nodes_of_class(program, classes)
+            assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected, strict=True)), classes
     calls = nodes_of_class(program, (n.Call,))
     # `r = ...`, the loop body's, and the loop's initial value, met at the IterArg's declaration
     # and at each of its two uses (an IterArg's children include its initial value)
