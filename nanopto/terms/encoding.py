@@ -846,7 +846,7 @@ class Decoder:
         return (self._term(args[0]),)
 
     def _group(self, args: list[int]) -> tuple[Any, ...]:
-        return tuple([self._term(arg) for arg in args])
+        return _READ[0][len(args)](self._term, args)
 
     def _assign_call(self, args: list[int]) -> n.AssignStmt:
         var = self._term(args[0])
@@ -867,7 +867,7 @@ class Decoder:
         op, call_span, annotated, span, comments = shape
         call = _new(n.Call)
         _CALL_OP(call, op)
-        _CALL_ARGS(call, tuple([term(arg) for arg in args[2:-3]]))
+        _CALL_ARGS(call, _READ[2][len(args) - 5](term, args))
         _CALL_KWARGS(call, _NO_KEYWORDS)
         for setter, default in _CALL_DEFAULTS:
             setter(call, default)
@@ -1005,6 +1005,21 @@ Decoder.SPECIAL = {
     "TUnknown": Decoder._unknown_type,
     "Var": Decoder._var,
 }
+
+
+def _reader(start: int, count: int) -> Callable[[Callable[[int], Any], list[int]], tuple[Any, ...]]:
+    """`lambda term, args: (term(args[start]), ..., term(args[start + count - 1]))`, written out:
+    a comprehension over a group's few children costs about three times their reads (its frame,
+    its list), and groups and fused assignments are most spliced terms."""
+    reader: Callable[[Callable[[int], Any], list[int]], tuple[Any, ...]] = eval(
+        f"lambda term, args: ({''.join(f'term(args[{start + i}]), ' for i in range(count))})"
+    )
+    return reader
+
+
+_READ = {start: [_reader(start, count) for count in range(MAX_GROUP + 1)] for start in (0, 2)}
+"""Start -> count -> its reader: the children of a group `(SL<k> ...)`, `(ExL<k> ...)` from 0, the
+arguments of an `(AssignOp<k> lhs op ...)` from 2."""
 
 _DecodePlan = tuple[type[n.Node], tuple[tuple[str, Callable[[Any], Any] | None], ...], bool]
 _DECODE_PLANS: dict[str, _DecodePlan | None] = {}
