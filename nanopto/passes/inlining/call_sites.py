@@ -172,6 +172,37 @@ class CallSite:
     defines by a control-flow result: the body works on a local, copied back to the argument at
     its end (`write_back_templates`)."""
 
+    def __init__(
+        self,
+        number: int,
+        caller: str,
+        helper: str,
+        call: Call,
+        stmt: Stmt,
+        form: SiteForm,
+        bindings: tuple[ParamBinding, ...],
+        reads: tuple[TupleGetItemExpr, ...] = (),
+        stand_in: Var | None = None,
+        bound_returns: tuple[tuple[int, str], ...] = (),
+        copied_out: tuple[int, ...] = (),
+    ) -> None:
+        # The fields above, set in one update of the instance's dict: the frozen dataclass's own
+        # __init__ makes one object.__setattr__ call per field (half the cost of finding a site).
+        # The fields stay read-only; a test holds this signature to the fields.
+        self.__dict__.update(
+            number=number,
+            caller=caller,
+            helper=helper,
+            call=call,
+            stmt=stmt,
+            form=form,
+            bindings=bindings,
+            reads=reads,
+            stand_in=stand_in,
+            bound_returns=bound_returns,
+            copied_out=copied_out,
+        )
+
     @property
     def span(self) -> Span | None:
         return self.call.span or self.stmt.span
