@@ -65,7 +65,7 @@ def test_emit_egglog_is_not_written_when_the_command_fails(tmp_path: Path) -> No
     egg = tmp_path / "run.egg"
     egg.write_text("kept\n")
     unwritable = tmp_path / "no such directory" / "e.dot"  # the run inlines, then fails writing the picture
-    proc = run("inline", str(EXAMPLES / "twice.py"), "--emit-egglog", str(egg), "--egraph", str(unwritable))
+    proc = run_cli("inline", str(EXAMPLES / "twice.py"), "--emit-egglog", str(egg), "--egraph", str(unwritable))
     assert_user_error(proc, "cannot write")
     assert egg.read_text() == "kept\n"
 
@@ -88,7 +88,7 @@ def test_a_program_left_with_no_function_is_a_located_user_error_and_writes_noth
 
 def test_emit_egglog_says_how_to_replay_it(tmp_path: Path) -> None:
     egg = tmp_path / "run.egg"
-    assert run("inline", str(EXAMPLES / "twice.py"), "--emit-egglog", str(egg)).returncode == 0
+    assert run_cli("inline", str(EXAMPLES / "twice.py"), "--emit-egglog", str(egg)).returncode == 0
     header = egg.read_text().splitlines()[1]
     page, _, anchor = header.split("(")[1].split(" ")[0].partition("#")
     doc = (Path(__file__).resolve().parent.parent / page).read_text()
@@ -96,7 +96,7 @@ def test_emit_egglog_says_how_to_replay_it(tmp_path: Path) -> None:
 
 
 def test_max_input_bytes_beyond_any_read_is_a_user_error() -> None:
-    proc = run("inline", str(EXAMPLES / "twice.py"), "--max-input-bytes", str(10**30))
+    proc = run_cli("inline", str(EXAMPLES / "twice.py"), "--max-input-bytes", str(10**30))
     assert_user_error(proc, "--max-input-bytes must be between 1 and")
 
 
@@ -166,9 +166,8 @@ def test_a_user_pass_that_exits_or_fails_while_it_runs_is_a_located_user_error(
 
 
 # ---------------------------------------------------------------------------------------------
-# Options and help (those without --rules run `cli.main` in this process, `conftest.run_cli`: a
-# rules file's passes stay registered in the process that loaded them, so a test that a pass is
-# unknown without --rules needs a process of its own)
+# Options and help, run by `cli.main` in this process (`conftest.run_cli`): a command's --rules
+# passes are unregistered when it ends (`rules_loaded_for_one_command`), as in a fresh process
 # ---------------------------------------------------------------------------------------------
 
 
@@ -180,9 +179,9 @@ def test_help_names_the_default_pipeline() -> None:
 
 
 def test_an_unknown_option_names_the_options_and_the_closest() -> None:
-    proc = run("inline", str(EXAMPLES / "twice.py"), "--pipeline", "inline-functions{max_iteration=5}")
+    proc = run_cli("inline", str(EXAMPLES / "twice.py"), "--pipeline", "inline-functions{max_iteration=5}")
     assert_user_error(proc, "has no option 'max_iteration' (did you mean 'max_iterations'?)", "its options: max_iterations,")
-    proc = run("inline", str(EXAMPLES / "twice.py"), "--rules", str(FOLD_RULES), "--pipeline", "fold-mul-one{max_iteration=5}")
+    proc = run_cli("inline", str(EXAMPLES / "twice.py"), "--rules", str(FOLD_RULES), "--pipeline", "fold-mul-one{max_iteration=5}")
     assert_user_error(proc, "'fold-mul-one'", "(did you mean 'max_iterations'?)")
 
 
@@ -193,14 +192,14 @@ def test_a_bad_option_value_says_the_option_as_written_in_the_options_list() -> 
 
 
 def test_a_pass_of_a_shipped_rules_file_without_rules_hints_the_file() -> None:
-    proc = run("inline", str(EXAMPLES / "twice.py"), "--pipeline", "fold-mul-one")
+    proc = run_cli("inline", str(EXAMPLES / "twice.py"), "--pipeline", "fold-mul-one")
     assert_user_error(proc, "no pass named 'fold-mul-one'", "hint: the shipped rules file", "fold_mul_one.py defines it: add --rules")
-    proc = run("inline", str(EXAMPLES / "twice.py"), "--pipeline", "my-own-pass")
+    proc = run_cli("inline", str(EXAMPLES / "twice.py"), "--pipeline", "my-own-pass")
     assert_user_error(proc, "hint: if 'my-own-pass' is a pass of your own rules file, add --rules")
 
 
 def test_passes_describes_a_user_pass_in_words_not_a_signature() -> None:
-    listing = run("passes", "--rules", str(FOLD_RULES)).stdout
+    listing = run_cli("passes", "--rules", str(FOLD_RULES)).stdout
     line = next(line for line in listing.splitlines() if line.startswith("fold-mul-one:"))
     assert "FoldMulOne(" not in line and "'bool'" not in line
     assert "rewrite rules (2 rules) from ruleset fold-mul-one: Multiplying by the integer constant 1" in line
