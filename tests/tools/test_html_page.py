@@ -1,8 +1,9 @@
 """The `--html` page in a real headless browser, the `--egraph` files, and the notebook views.
 
-The browser test drives Debian's `chromium` on the command line (`--dump-dom` for the DOM after
-the page's script ran, `--screenshot` for the picture); `.ci/run` installs it. Without it, the
-browser tests are skipped and say why; the page's text is still checked.
+The browser tests open the page in the headless Chromium the other browser tests share (the
+`page` fixture in conftest.py, through Playwright): the DOM after the page's script ran, and a
+screenshot. Without Chromium or Playwright they are skipped and say why; the page's text is still
+checked.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import subprocess
 import zlib
 from collections import Counter
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import numpy as np
 import numpy.typing as npt
 import pytest
-from conftest import chromium_path, run_cli
+from conftest import run_cli
 
 import nanopto.passes  # noqa: F401  (registers the passes; breaks the engine import cycle)
 from nanopto.ir_terms.parser import parse_program
@@ -31,9 +33,7 @@ from nanopto.tools.highlight import highlight_lines
 from nanopto.tools.html_page import site_colours
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "nanopto" / "examples"
-CHROMIUM = chromium_path()  # NANOPTO_CHROMIUM, else the system's chromium (tests/conftest.py)
 DOT = shutil.which("dot")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it; or set NANOPTO_CHROMIUM)")
 needs_dot = pytest.mark.skipif(DOT is None, reason="Graphviz 'dot' is not installed (.ci/run installs it)")
 
 
@@ -41,27 +41,6 @@ def run_nanopto(*args: str, cwd: Path, env: dict[str, str] | None = None) -> sub
     """The command in this process (tests/conftest.py `run_cli`), with `env` set while it runs."""
     with mock.patch.dict(os.environ, env or {}):
         return run_cli(*args, cwd=cwd)
-
-
-def chromium(page: Path, profile: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
-    assert CHROMIUM is not None
-    return subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={profile}",
-            *flags,
-            page.as_uri(),
-        ],
-        capture_output=True,
-        timeout=120,
-    )
 
 
 def png_pixels(data: bytes) -> npt.NDArray[np.uint8]:
@@ -202,25 +181,22 @@ def test_egraph_option_errors_exit_2(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@needs_chromium
-def test_the_browser_renders_both_panes_with_coloured_linked_lines(nested_page: Path, tmp_path: Path) -> None:
-    proc = chromium(nested_page, tmp_path / "profile", "--dump-dom")
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
-    dom = proc.stdout.decode()
+def test_the_browser_renders_both_panes_with_coloured_linked_lines(nested_page: Path, page: Any) -> None:
+    page.goto(nested_page.as_uri())
+    dom = page.content()
     assert 'data-linked="5"' in dom  # the page's script ran and wired all five inlined lines
     assert re.search(r'<div class="pane" id="before">.*<div class="pane" id="after">', dom, re.S)
     bg, fg = site_colours(2)
     coloured = re.findall(rf'class="line \w+ s2"[^>]*style="background:{bg};border-left-color:{fg}"', dom)
     assert len(coloured) == 5
     assert dom.count('class="tok-kw"') > 10  # highlighted source
+    assert not page.errors
 
 
-@needs_chromium
-def test_a_screenshot_shows_the_site_colour(nested_page: Path, tmp_path: Path) -> None:
-    shot = tmp_path / "page.png"
-    proc = chromium(nested_page, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1400,900")
-    assert proc.returncode == 0 and shot.exists(), proc.stderr.decode(errors="replace")[-2000:]
-    image = png_pixels(shot.read_bytes())
+def test_a_screenshot_shows_the_site_colour(nested_page: Path, page: Any, tmp_path: Path) -> None:
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(nested_page.as_uri())
+    image = png_pixels(page.screenshot(path=str(tmp_path / "page.png")))
     assert image.shape[:2] == (900, 1400)
     counts = colour_counts(image)
     assert len(counts) > 50, "the screenshot is (nearly) blank"
