@@ -208,6 +208,10 @@ def test_the_api_over_http(server: PlaygroundServer) -> None:
     assert status == 200 and "PASSES" in json.loads(body)["source"]
 
 
+ENDLESS = "from nanopto import passes\nimport time\n\nwhile True:  # never ends; sleeps, so the time limit does not cost the suite a core\n    time.sleep(0.05)\n"
+"""A rules file that never ends."""
+
+
 def test_a_rules_file_that_never_ends_is_stopped_and_the_server_keeps_serving() -> None:
     """An endless loop in a rules file runs in the worker process, which is killed at the time
     limit; the page gets an error saying so, and the next run works in a fresh worker."""
@@ -216,7 +220,7 @@ def test_a_rules_file_that_never_ends_is_stopped_and_the_server_keeps_serving() 
     threading.Thread(target=running.serve_forever, daemon=True).start()
     token = {"X-Nanopto-Token": running.token, "Content-Type": "application/json"}
     try:
-        looping = {"program": TWICE, "rules": "from nanopto import passes\n\nwhile True:\n    pass\n"}
+        looping = {"program": TWICE, "rules": ENDLESS}
         status, body = request(running, "POST", "/api/run", looping, token)
         error = json.loads(body)["error"]
         assert status == 200 and error["where"] == "run", error
@@ -293,7 +297,7 @@ def test_the_page_reports_a_run_that_was_stopped_and_runs_again(page: Any) -> No
         page.goto(running.url)
         page.wait_for_selector("body[data-ready]", timeout=30_000)
         set_editor(page, "program", TWICE)
-        set_editor(page, "rules", "while True:\n    pass\n")
+        set_editor(page, "rules", ENDLESS)
         page.click("#run")
         page.wait_for_selector("body[data-state=error]", timeout=60_000)
         shown = page.inner_text("#run-error")
