@@ -1307,12 +1307,11 @@ class _ProgramParser(ExprParser):
             assert isinstance(node.value, ast.Call)
             return self._splice_into(template, node.value, target, None, node)
         if isinstance(target, ast.Name):
-            self._assigned[id(node.value)] = target.id
             if isinstance(node.value, ast.Constant) and node.value.value is None:
                 # `tid = None`, "no producer yet": the task id of no task (docs/coming-from-pypto.md)
                 value: Expr = Call("system.task_invalid", (), span=self.span(node.value))
             else:
-                value = self.expr(node.value)
+                value = self._assigned_value(node.value, target.id)
             var = self._bind(target, self.type_of(value))
             return [AssignStmt(var, value, annotated=False, span=self.span(node))]
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -1320,6 +1319,16 @@ class _ProgramParser(ExprParser):
         if isinstance(target, ast.Subscript):
             return [self._subscript_write(target, node)]
         raise self.error(target, "unsupported assignment target", kind=UnsupportedFeatureError)
+
+    def _assigned_value(self, value: ast.expr, name: str) -> Expr:
+        """`value`, the whole right side of `name = value`, parsed knowing its name
+        (`assigned_name`). The entry lives while `value` is parsed only: a large method is parsed
+        a piece at a time and each piece's syntax tree freed, so a later node could reuse an id."""
+        self._assigned[id(value)] = name
+        try:
+            return self.expr(value)
+        finally:
+            del self._assigned[id(value)]
 
     def _ann_assign(self, node: ast.AnnAssign) -> list[Stmt]:
         if isinstance(node.target, (ast.Tuple, ast.List)):
@@ -1340,8 +1349,7 @@ class _ProgramParser(ExprParser):
         if template is not None:
             assert isinstance(node.value, ast.Call)
             return self._splice_into(template, node.value, node.target, ty, node)
-        self._assigned[id(node.value)] = node.target.id
-        value = self.expr(node.value)
+        value = self._assigned_value(node.value, node.target.id)
         self._check_loaded_tile(node.annotation, ty, value)
         var = self._bind(node.target, ty)
         return [AssignStmt(var, value, annotated=True, span=self.span(node))]
