@@ -542,14 +542,18 @@ def _make_site(
         bindings.append(ParamBinding(param.var, actual, row, bind, reason))
     bindings = bind_disturbed_arguments(template, bindings, may_alias_params(fn) if aliases is None else aliases)
     form = _form_of(fn, stmt, template, whole_uses)
-    copied_out = tuple(
-        i
-        for i, b in enumerate(bindings)
-        if b.row is RebindingRow.OUT_SCALAR
-        and not b.bind_local
-        and isinstance(b.actual, Var)
-        and b.actual.id in whole_uses.loop_scoped
-        and b.param.id in template.defined_by_control_flow
+    copied_out = (
+        tuple(
+            i
+            for i, b in enumerate(bindings)
+            if b.row is RebindingRow.OUT_SCALAR
+            and not b.bind_local
+            and isinstance(b.actual, Var)
+            and b.actual.id in whole_uses.loop_scoped
+            and b.param.id in template.defined_by_control_flow
+        )
+        if RebindingRow.OUT_SCALAR in template.rows  # (the bindings' rows are the template's)
+        else ()
     )
     return CallSite(number, fn.name, helper.name, call, stmt, form, tuple(bindings), copied_out=copied_out)
 
