@@ -151,6 +151,8 @@ def call_site_tags(sites: Sequence[CallSite]) -> dict[int, list[Var]]:
     """Site number -> the helper's formals whose actuals the site's call lists in its dumps."""
     result: dict[int, list[Var]] = {}
     for site in sites:
+        if not site.call.dumps:
+            continue  # the common call: it selects nothing
         dumped = {v.id for v in site.call.dumps}
         params = [b.param for b in site.bindings if isinstance(b.actual, Var) and b.actual.id in dumped]
         if params:
