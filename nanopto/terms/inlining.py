@@ -103,7 +103,6 @@ HELPER_FACTS: tuple[Fact, ...] = (
         "`(ProjectedRead x)`: x is a caller's statement `q = tmp[i]` reading a component of a projected receiver",
         fields=("x",),
     ),
-    Fact("WantScalar", ("Ex",), "`(WantScalar e)`: a rule asks whether e is a scalar (`IsScalar`)", fields=("e",)),
     Fact(
         "ScalarOperator",
         ("String", "String"),

@@ -519,9 +519,6 @@ Projected = egg.relation("Projected", Ex, egg_fn="Projected")
 ProjectedRead = egg.relation("ProjectedRead", SL, egg_fn="ProjectedRead")
 """`(ProjectedRead x)`: x is a caller's statement `q = tmp[i]` reading a component of a projected receiver"""
 
-WantScalar = egg.relation("WantScalar", Ex, egg_fn="WantScalar")
-"""`(WantScalar e)`: a rule asks whether e is a scalar (`IsScalar`)"""
-
 ScalarOperator = egg.relation("ScalarOperator", egg.String, egg.String, egg_fn="ScalarOperator")  # type: ignore[call-overload]
 """`(ScalarOperator op binop)`: `pl.<op>` of two scalars is the scalar operator `binop`"""
 
