@@ -113,8 +113,8 @@ _SCALAR_ANALYSIS = (
 def _scalar_operator_rules(fused: bool, grouped: bool) -> tuple[Rule]:
     """`pl.<op>(a, b)` as an expression or fused with its assignment, its two arguments grouped
     (how the stock encoder writes them: `ExL2` in a call, `AssignOp2`'s own two arguments fused) or
-    a cons list (`FUSED_ASSIGN_CALL` fused): one rule asks whether the copied operands are scalars,
-    the other reads the call as the operator if so."""
+    a cons list (`FUSED_ASSIGN_CALL` fused): the rule that reads the copied call as the operator
+    when `IsScalar` holds of both copied operands."""
     args, nil, csp = var("args", T.ExL), T.ExNil(), var("csp", String)
     lhs = var("lhs", T.Ex)
     scalar = T.BinaryExpr(binop, T.SubEx(a, site), T.SubEx(b, site))
