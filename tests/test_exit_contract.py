@@ -210,9 +210,31 @@ def test_passes_describes_a_user_pass_in_words_not_a_signature() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _under_seed(seed: int, *args: str) -> subprocess.CompletedProcess[str]:
+_COMMANDS = """
+import contextlib, io, json, sys
+from nanopto.cli import main
+printed = []
+for args in json.loads(sys.argv[1]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(args)
+    if code:
+        sys.exit(f"nanopto {' '.join(args)} exited with {code}")
+    printed.append(out.getvalue())
+print(json.dumps(printed))
+"""
+
+
+def _under_seed(seed: int, *commands: list[str]) -> list[str]:
+    """What each command printed, all run by `cli.main` in one new process with this hash seed
+    (one process per seed: the seed is fixed when Python starts, and each start costs a second)."""
     env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-    return subprocess.run([sys.executable, "-m", "nanopto", *args], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _COMMANDS, json.dumps(commands)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    printed: list[str] = json.loads(proc.stdout)
+    return printed
 
 
 def _egraph_json(page: str) -> str:
@@ -232,15 +254,16 @@ def test_every_view_is_the_same_under_three_hash_seeds(tmp_path: Path) -> None:
     views: dict[str, set[str]] = {}
     for seed in (0, 1, 2):
         dot, page = tmp_path / f"e{seed}.dot", tmp_path / f"p{seed}.html"
-        inline = _under_seed(seed, "inline", str(EXAMPLES / "nested.py"), "--json", "--egraph", str(dot), "--html", str(page))
-        assert inline.returncode == 0, inline.stderr
-        step = _under_seed(seed, "step", str(EXAMPLES / "nested.py"), "--rule-by-rule")
-        assert step.returncode == 0, step.stderr
+        inline, step = _under_seed(
+            seed,
+            ["inline", str(EXAMPLES / "nested.py"), "--json", "--egraph", str(dot), "--html", str(page)],
+            ["step", str(EXAMPLES / "nested.py"), "--rule-by-rule"],
+        )
         for view, text in (
-            ("inline --json", _timeless(inline.stdout)),
+            ("inline --json", _timeless(inline)),
             ("--egraph FILE.dot", dot.read_text()),
             ("the e-graph JSON of --html", _egraph_json(page.read_text())),
-            ("step --rule-by-rule", step.stdout),
+            ("step --rule-by-rule", step),
         ):
             views.setdefault(view, set()).add(text)
     assert {view: len(texts) for view, texts in views.items()} == dict.fromkeys(views, 1)
