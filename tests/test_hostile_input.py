@@ -86,7 +86,7 @@ def test_a_chain_inside_nested_blocks_counts_the_enclosing_levels() -> None:
     assert "a chain of 100 operands" in err.message and err.line == HELPER_LINE + 60
 
 
-DEEP = 25_000
+DEEP = 21_000
 
 
 def _deep_chain(depth: int, last: Expr) -> Expr:
@@ -98,7 +98,7 @@ def _deep_chain(depth: int, last: Expr) -> Expr:
 
 
 def test_structural_equality_of_a_very_deep_tree_is_fast_and_small() -> None:
-    """Built directly (the parser refuses it), a 25,000-deep tree is compared in bounded memory:
+    """Built directly (the parser refuses it), a 21,000-deep tree is compared in bounded memory:
     paths are spelled out only for the mismatch (spelled for every node, they take 2.8 GB here).
     Deeper than the 20,000 frames nanopto ever lets Python recurse (`terms.encoding`), so a
     recursive comparison fails here too."""
