@@ -63,6 +63,10 @@ make each of those hundreds of processes compile nanopto again (0.7 of its 1.4 C
 
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ.setdefault("PYTHONPYCACHEPREFIX", str(BYTECODE_CACHE))
+# The same for this process: the modules it imports from here on, and the test modules pytest
+# rewrites (their asserts), about 4 CPU-seconds per xdist worker that a later run then skips.
+sys.dont_write_bytecode = False
+sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
 
 
 @pytest.fixture(autouse=True)
