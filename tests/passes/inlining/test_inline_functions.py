@@ -7,6 +7,7 @@ ignored), and the naming rules separately by printing.
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 import textwrap
@@ -650,9 +651,11 @@ def test_pass_is_deterministic_across_processes() -> None:
         print(python_print(passes.inline_functions()(parse_program(src))))
         """
     )
+    # Each run keeps this process's environment (PYTHONPATH: the nanopto under test; the tests'
+    # bytecode cache, instead of compiling nanopto into the source tree) and sets the hash seed.
     outputs = {
         subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, check=True, env={"PYTHONHASHSEED": seed}
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}
         ).stdout
         for seed in ("0", "1", "12345")
     }
