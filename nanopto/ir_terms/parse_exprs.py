@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 from nanopto.ir_terms import parse_distributed, split_aiv_forms
 from nanopto.ir_terms import parse_subscripts as subscripts
@@ -83,6 +84,8 @@ MAX_CONSTANT_ELEMENTS = 1 << 18
 """List and tuple elements the parser copies out of module constants into one program's IR."""
 
 NESTING_HINT = "split the expression or body into smaller parts"
+
+_Parsed = TypeVar("_Parsed")
 
 _BINOPS: dict[type[ast.operator], BinOp] = {
     ast.Add: BinOp.Add,
@@ -481,6 +484,25 @@ class ExprParser:
             if node is not None:
                 self._open.pop()
 
+    def _nested(self, node: ast.expr, parse: Callable[[ast.expr], _Parsed]) -> _Parsed:
+        """`with self.nesting(node): return parse(node)` written out: it runs for every expression
+        and annotation node, and the generator-based context manager took a quarter of the parse."""
+        self._depth += 1
+        self._open.append(node)
+        try:
+            if self._depth > MAX_NESTING:
+                raise self.error(node, f"nesting too deep (the limit is {MAX_NESTING} levels)", hint=NESTING_HINT)
+            return parse(node)
+        except ParserError:
+            raise
+        except BaseException:
+            if self.failed_at is None:
+                self.failed_at = node
+            raise
+        finally:
+            self._depth -= 1
+            self._open.pop()
+
     @contextmanager
     def chain_nesting(self, node: ast.BoolOp | ast.Compare, operands: int) -> Iterator[None]:
         """Count a chain of `operands` operands as the levels its left-nested IR takes."""
@@ -514,23 +536,7 @@ class ExprParser:
     # -- expressions --------------------------------------------------------------------------
 
     def expr(self, node: ast.expr) -> Expr:
-        # `with self.nesting(node)` written out: this runs for every expression node, and a
-        # generator-based context manager took a quarter of the parse
-        self._depth += 1
-        self._open.append(node)
-        try:
-            if self._depth > MAX_NESTING:
-                raise self.error(node, f"nesting too deep (the limit is {MAX_NESTING} levels)", hint=NESTING_HINT)
-            return self._expr(node)
-        except ParserError:
-            raise
-        except BaseException:
-            if self.failed_at is None:
-                self.failed_at = node
-            raise
-        finally:
-            self._depth -= 1
-            self._open.pop()
+        return self._nested(node, self._expr)
 
     def _expr(self, node: ast.expr) -> Expr:
         # the three commonest nodes first, without the span none keeps (`_call` and `_constant`
@@ -1621,23 +1627,7 @@ class ExprParser:
         return (self.type_annotation(node),)
 
     def type_annotation(self, node: ast.expr) -> Type:
-        # `with self.nesting(node)` written out, as in `expr`: most assignments of a typed program
-        # are annotated, and the generator-based context manager was a tenth of an annotation's parse
-        self._depth += 1
-        self._open.append(node)
-        try:
-            if self._depth > MAX_NESTING:
-                raise self.error(node, f"nesting too deep (the limit is {MAX_NESTING} levels)", hint=NESTING_HINT)
-            return self._type_annotation(node)
-        except ParserError:
-            raise
-        except BaseException:
-            if self.failed_at is None:
-                self.failed_at = node
-            raise
-        finally:
-            self._depth -= 1
-            self._open.pop()
+        return self._nested(node, self._type_annotation)
 
     def _type_annotation(self, node: ast.expr) -> Type:
         distributed = parse_distributed.annotation(self, node)
