@@ -872,27 +872,23 @@ class Decoder:
         for setter, default in _CALL_DEFAULTS:
             setter(call, default)
         _CALL_SPAN(call, call_span)
-        node = _new(n.AssignStmt)
-        _ASSIGN_VAR(node, var)
-        _ASSIGN_VALUE(node, call)
-        _ASSIGN_ANNOTATED(node, annotated)
-        _ASSIGN_SPAN(node, span)
-        _ASSIGN_COMMENTS(node, comments)
-        return node
+        return _assign_node(var, call, annotated, span, comments)
 
     def _assign_shape(
         self, op: int, call_span: int, annotated: int, span_text: int
     ) -> tuple[n.OpName, n.Span | None, bool, n.Span | None, tuple[str, ...]]:
-        """What an `AssignOp<k>` takes from its literals: the op, the call's span, the annotated
-        flag, the statement's span and comments."""
-        text = self.lit(span_text)
+        """What an `AssignOp<k>` takes from its literals: the op, the call's span, then the
+        statement's own (`_statement_literals`)."""
         return (
             self.callee(n.OpName, self.lit(op)),
             self._span(self.lit(call_span)),
-            self.lit(annotated) == "True",
-            self._span(text),
-            parse_comments(text) if COMMENT_MARK in text else (),
+            *self._statement_literals(annotated, span_text),
         )
+
+    def _statement_literals(self, annotated: int, span_text: int) -> tuple[bool, n.Span | None, tuple[str, ...]]:
+        """A fused assignment's annotated flag, span and comments, from its two literals."""
+        text = self.lit(span_text)
+        return self.lit(annotated) == "True", self._span(text), parse_comments(text) if COMMENT_MARK in text else ()
 
     def _span(self, text: str) -> n.Span | None:
         """The span a span literal spells, parsed once per decoder (the per-class decoders
@@ -904,14 +900,7 @@ class Decoder:
 
     def _assignment(self, var: n.Var, value: n.Call, annotated: int, span_text: int) -> n.AssignStmt:
         """The `AssignStmt` of a fused assignment, from its annotated flag and span literals."""
-        text = self.lit(span_text)
-        node = _new(n.AssignStmt)
-        _ASSIGN_VAR(node, var)
-        _ASSIGN_VALUE(node, value)
-        _ASSIGN_ANNOTATED(node, self.lit(annotated) == "True")
-        _ASSIGN_SPAN(node, self._span(text))
-        _ASSIGN_COMMENTS(node, parse_comments(text) if COMMENT_MARK in text else ())
-        return node
+        return _assign_node(var, value, *self._statement_literals(annotated, span_text))
 
     def _cat3(self, args: list[int]) -> tuple[Any, ...]:
         return (*self._term(args[0]), *self._term(args[1]), *self._term(args[2]))
@@ -1005,6 +994,20 @@ Decoder.SPECIAL = {
     "TUnknown": Decoder._unknown_type,
     "Var": Decoder._var,
 }
+
+
+def _assign_node(
+    var: n.Var, value: n.Call, annotated: bool, span: n.Span | None, comments: tuple[str, ...]
+) -> n.AssignStmt:
+    """An `AssignStmt` built slot by slot, as the generated per-class decoders build theirs: the
+    one builder of both fused assignments, `AssignCall` and `AssignOp<k>`."""
+    node = _new(n.AssignStmt)
+    _ASSIGN_VAR(node, var)
+    _ASSIGN_VALUE(node, value)
+    _ASSIGN_ANNOTATED(node, annotated)
+    _ASSIGN_SPAN(node, span)
+    _ASSIGN_COMMENTS(node, comments)
+    return node
 
 
 def _reader(start: int, count: int) -> Callable[[Callable[[int], Any], list[int]], tuple[Any, ...]]:
