@@ -21,7 +21,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.printer import python_print
@@ -107,11 +107,12 @@ VIEW_CSS = """
 """
 VIEW_CSS += "".join(
     f".np .chip.c{i} {{ background: {bg}; border-color: {fg}; }} .np .chip.c{i} b {{ color: {fg}; }}\n"
+    f".np td.site.c{i} {{ background: {bg}; border-left: 4px solid {fg}; }} .np td.site.c{i} b {{ color: {fg}; }}\n"
     for i, (bg, fg) in enumerate(PALETTE)
 )
-"""Styles of the views shared by the page and notebook cells, all under `.np`; a site chip's
-colours are its class (`_chip`), eight rules rather than two style attributes a chip, which the
-browser parses one by one (a legend of 10,000 chips)."""
+"""Styles of the views shared by the page and notebook cells, all under `.np`; a site's colours
+(its chip, its cell in the sites table) are its class `c<number % 8>`, eight rules rather than
+two style attributes a site, which the browser parses one by one (a legend of 10,000 chips)."""
 
 PAGE_CSS = """
 body { margin: 0; background: #fbfcfd; }
@@ -351,17 +352,17 @@ def _hoisted_table(page: InlinePage) -> str:
     )
 
 
-def _sites_table(page: InlinePage, records: Sequence[dict[str, Any]] | None = None) -> str:
-    """`records`: `site_record` of each site of `page.result`, when the caller has them already."""
+def _sites_table(page: InlinePage) -> str:
+    """Each call site with its form and each parameter's rebinding-table row (the playground's page
+    builds the same table from the site records: `sitesTable` in playground/playground.js)."""
     result = page.result
     if result is None or not result.sites:
         return '<p class="muted">No Inline call sites: the program is unchanged.</p>'
     # The sites table of a large program repeats a few names and reasons tens of thousands of times.
     escaped = functools.cache(escape)
     rows = []
-    for index, site in enumerate(result.sites):
-        record = records[index] if records is not None else site_record(result, site, page.source)
-        bg, fg = site_colours(site.number)
+    for site in result.sites:
+        record = site_record(result, site, page.source)
         line = record["line"]
         target = page.line_of(line) if line is not None else None
         where = f'<a href="#{page.prefix}b-L{target}">line {line}</a>' if target is not None else f"line {line}"
@@ -388,7 +389,7 @@ def _sites_table(page: InlinePage, records: Sequence[dict[str, Any]] | None = No
             else '<span class="muted">no parameters</span>'
         )
         rows.append(
-            f'<tr><td style="background:{bg};border-left:4px solid {fg}"><b style="color:{fg}">{site.number}</b></td>'
+            f'<tr><td class="site c{site.number % len(PALETTE)}"><b>{site.number}</b></td>'
             f"<td>{escaped(site.caller)}, {where}</td><td><code>{escaped(record['statement'])}</code></td>"
             f"<td><code>{escaped(site.helper)}</code></td><td>{escaped(record['form_text'])}</td><td>{table}</td></tr>"
         )
@@ -692,19 +693,18 @@ def inline_sections(
     *,
     after_text: str | None = None,
     max_detail_lines: int | None = None,
-    site_records: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, str]:
-    """The page's parts as fragments, for the playground: site chips (`_chip_blocks`), before/after panes, sites
-    table, the InlineFunctions rule trace, the summary line, and the CSS they need. An `after`
-    printed to more than `max_detail_lines` lines gets plain panes (`_plain_panes`). `site_records`:
-    `site_record` of each of `result`'s sites, when the caller has them already."""
+    """The page's parts as fragments, for the playground: site chips (`_chip_blocks`), before/after
+    panes, the InlineFunctions rule trace, the summary line, and the CSS they need. An `after`
+    printed to more than `max_detail_lines` lines gets plain panes (`_plain_panes`). The sites
+    table is not among them: the playground's page builds it from the answer's site records
+    (docs/playground.md#what-the-page-shows), which it has anyway, rather than receive both."""
     page = InlinePage(path, source, before, after, after_label, result, source, None, None)
     after_text = python_print(after) if after_text is None else after_text
     detailed = detailed_panes(after_text, max_detail_lines)
     return {
         "chips": _chip_blocks(page),
         "panes": _panes(page, after_text) if detailed else _plain_panes(page, after_text, max_detail_lines or 0),
-        "sites": _sites_table(page, site_records),
         "inline_rules": _rules_tables(result),
         "summary": _summary(result),
         "css": VIEW_CSS + TOKEN_CSS + PLAIN_CSS,

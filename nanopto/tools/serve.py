@@ -79,9 +79,9 @@ from nanopto.tools.examples import (
     rules_example_source,
     summary,
 )
-from nanopto.tools.html_page import detailed_panes, inline_sections
+from nanopto.tools.html_page import PALETTE, detailed_panes, inline_sections
 from nanopto.tools.inline_report import pass_rule_counts, rule_counts, site_record
-from nanopto.tools.pipeline_run import PassRun, record_run, traced
+from nanopto.tools.pipeline_run import PassRun, PipelineRun, record_run, traced
 from nanopto.tools.rules_file import RulesFileError, load_rules_file
 from nanopto.tools.serve_worker import RunWorker, WorkerAnswer, WorkerError
 
@@ -274,9 +274,8 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
     with cpu.part("print"):
         after_text = python_print(after)
     with cpu.part("sites"):
-        # each site's record once, for the answer and the sites table (the shown run is one of
-        # these runs with its provenance replaced: the same sites, the same records); keyed by
-        # the sites tuple, which only a run without sites could share with another
+        # each site's record once, keyed by the run's sites tuple (which only a run without sites
+        # could share with another); the page builds its sites table from them
         records = {id(r.sites): [site_record(r, s, source) for s in r.sites] for r in run.inline_results}
     with cpu.part("sections"):
         # plain panes show no line origins: the shown run's provenance is not re-keyed for them
@@ -284,7 +283,6 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
         sections = inline_sections(
             PROGRAM_FILE, source, before, after, f"after {pipeline}", shown,
             after_text=after_text, max_detail_lines=limits.max_detail_lines,
-            site_records=records.get(id(shown.sites)) if shown is not None else None,
         )
         passes = []
         for pass_, done in zip(manager.passes, run.passes, strict=True):
@@ -306,6 +304,8 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
         "after": after_text,
         "seconds": run.seconds,
         "sites": [record for r in run.inline_results for record in records[id(r.sites)]],
+        "shown_sites": _shown_range(run, shown),
+        "site_colours": len(PALETTE),
         "passes": passes,
         "warnings": run.warnings(),
         "html": sections,
@@ -313,6 +313,17 @@ def run_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None)
         "legend": {op: list(note) for op, note in constructor_notes().items()},
         "timings": cpu.parts,
     }
+
+
+def _shown_range(run: PipelineRun, shown: InlineResult | None) -> list[int]:
+    """`[start, stop]`: the slice of the answer's `sites` that the sites table shows, the sites of
+    the run the panes explain (`shown`); the page builds the table from those records."""
+    start = 0
+    for result in run.inline_results:
+        if shown is not None and result.sites is shown.sites:
+            return [start, start + len(result.sites)]
+        start += len(result.sites)
+    return [start, start]
 
 
 def steps_request(payload: dict[str, Any], limits: PlaygroundLimits | None = None) -> dict[str, Any]:

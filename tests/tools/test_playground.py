@@ -19,6 +19,7 @@ from test_egraph_viewer import _drawn_pixels
 import nanopto.passes  # noqa: F401  (registers the passes)
 from nanopto.cli import build_parser
 from nanopto.tools.examples import example_source, rules_example_source
+from nanopto.tools.html_page import PALETTE
 from nanopto.tools.serve import (
     PlaygroundLimits,
     PlaygroundServer,
@@ -47,7 +48,9 @@ def test_a_run_returns_every_view() -> None:
     inline = next(p for p in got["passes"] if p["name"] == "inline-functions")
     assert inline["changed"] and {"rule": "splice-assign", "matches": 1} in inline["rules"]
     assert 'data-from="b-L15"' in got["html"]["panes"]  # the spliced line links to the helper's line 15
-    assert "rebinding" not in got["html"]["sites"] or "<table>" in got["html"]["sites"]
+    # the page builds the sites table from these records: the slice the panes explain, coloured
+    # as the chips are
+    assert got["shown_sites"] == [0, 1] and got["site_colours"] == len(PALETTE) and "sites" not in got["html"]
     [stage] = got["egraphs"]
     assert json.loads(stage["folded"])["nodes"] and stage["title"].startswith("stage 1: main")
 
@@ -318,3 +321,14 @@ def test_the_page_reports_a_run_that_was_stopped_and_runs_again(page: Any) -> No
     finally:
         running.shutdown()
         running.server_close()
+
+
+def test_the_sites_table_shows_the_run_the_panes_explain() -> None:
+    """A pipeline that runs InlineFunctions twice: the first run splices, the second finds no
+    Inline function left; the table's slice of the site records is the first run's."""
+    got = run_request({"program": TWICE, "pipeline": "inline-functions,inline-functions"})
+    assert got["ok"] and got["pipeline"] == ["inline-functions", "inline-functions"]
+    assert [s["helper"] for s in got["sites"]] == ["twice"] and got["shown_sites"] == [0, 1]
+    nothing = run_request({"program": "import nanopto.language as pl\n\n\n@pl.program\nclass P:\n"
+                           "    @pl.function\n    def main(self, x):\n        return x\n"})
+    assert nothing["ok"] and nothing["sites"] == [] and nothing["shown_sites"] == [0, 0]

@@ -250,3 +250,28 @@ def test_the_editor_ships_in_the_package_and_is_served(server: PlaygroundServer)
     assert found is not None and found[1].startswith("text/javascript")
     page = (resources.files("nanopto.tools") / "playground" / "playground.js").read_text(encoding="utf-8")
     assert "/static/editor.js" in page and "http" not in page.replace("http-equiv", "")
+
+
+def test_the_sites_table_the_page_builds_says_what_the_static_page_says(page: Any, server: PlaygroundServer) -> None:
+    """The page builds its sites table from the answer's site records; `nanopto inline --html`
+    builds it in Python (`_sites_table`). Both say the same, cell for cell, coloured alike."""
+    from nanopto.ir_terms.parser import parse_program
+    from nanopto.passes.inlining import inline_program
+    from nanopto.tools.html_page import InlinePage, _sites_table
+
+    open_page(page, server.url)
+    run_example(page, "twice")
+    page.click("button[data-tab=sites]")
+    shown = page.locator("#sites td.site")
+    assert shown.count() == 1
+    bg, fg = site_colours(0)
+    assert shown.evaluate("(c) => getComputedStyle(c).backgroundColor") == _css_rgb(bg)
+    assert shown.evaluate("(c) => getComputedStyle(c).borderLeftColor") == _css_rgb(fg)
+    before = parse_program(TWICE, "program.py")
+    result = inline_program(before)
+    static = _sites_table(InlinePage("program.py", TWICE, before, result.program, "after", result, TWICE, None, None))
+    cells = "(root) => [...root.querySelectorAll('td, th')].map((c) => c.textContent.trim())"
+    made_here = page.evaluate(f"(h) => {{ const d = document.createElement('div'); d.innerHTML = h; return ({cells})(d); }}", static)
+    assert "bound to fresh local t_inline0 = a" in made_here
+    assert page.locator("#sites").evaluate(cells) == made_here
+    assert not page.errors

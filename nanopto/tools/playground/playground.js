@@ -116,11 +116,32 @@ for (const button of document.querySelectorAll('#tabs button')) {
 
 // The sites table goes into the page when its tab is opened: for a large program it is
 // megabytes of HTML (a table of 10,000 sites took the browser seconds) the run need not wait for.
-let sitesHtml = null;
+// It is built here from the answer's site records, the ones `nanopto inline --json` writes (the
+// static page's table, html_page.py's `_sites_table`, is the same table made in Python).
+let sitesPending = null;
 function fillSites() {
-  if (sitesHtml === null) return;
-  $('sites').innerHTML = sitesHtml;
-  sitesHtml = null;
+  if (sitesPending === null) return;
+  $('sites').innerHTML = sitesTable(sitesPending.records, sitesPending.colours);
+  sitesPending = null;
+}
+function sitesTable(records, colours) {
+  if (!records.length) return '<p class="muted">No Inline call sites: the program is unchanged.</p>';
+  const rows = records.map((site) => {
+    const where = site.line == null ? 'line ?' : `<a href="#b-L${site.line}">line ${site.line}</a>`;
+    const bindings = site.bindings.map((b) => {
+      const how = b.bind_local
+        ? `bound to fresh local <code>${esc(b.local || '?')}</code> = <code>${esc(b.actual)}</code>`
+        : `replaced by <code>${esc(b.actual)}</code>`;
+      return `<tr><td><code>${esc(b.param)}</code></td><td>${esc(b.row_text)}</td><td>${how}</td><td class="muted">${esc(b.reason)}</td></tr>`;
+    }).concat(site.bound_returns.map((r) =>
+      `<tr><td>returned value ${r.index}</td><td></td><td>bound to a fresh local at the call</td><td class="muted">${esc(r.reason)}</td></tr>`));
+    const table = bindings.length
+      ? `<table><tr><th>parameter</th><th>rebinding-table row</th><th>binding</th><th>why</th></tr>${bindings.join('')}</table>`
+      : '<span class="muted">no parameters</span>';
+    return `<tr><td class="site c${site.number % colours}"><b>${site.number}</b></td><td>${esc(site.caller)}, ${where}</td>` +
+      `<td><code>${esc(site.statement)}</code></td><td><code>${esc(site.helper)}</code></td><td>${esc(site.form_text)}</td><td>${table}</td></tr>`;
+  });
+  return '<table><tr><th>site</th><th>caller</th><th>statement</th><th>helper</th><th>form</th><th>parameters</th></tr>' + rows.join('') + '</table>';
 }
 
 // ---- examples -------------------------------------------------------------------------------
@@ -177,7 +198,7 @@ function render(got) {
     .map((p) => `<div class="warn">pass <b>${esc(p.name)}</b>: ${p.never_fired.map((r) => `<code>${esc(r)}</code>`).join(', ')} never fired</div>`).join('');
   $('result').innerHTML = `<p class="muted">${esc(got.html.summary)}</p>${warnings}${got.html.chips}${got.html.panes}`;
   linkLines($('result'));
-  sitesHtml = got.html.sites;
+  sitesPending = {records: got.sites.slice(...got.shown_sites), colours: got.site_colours};
   $('sites').replaceChildren();
   if (document.querySelector('#sites.on')) fillSites();
   $('rules-tab').innerHTML = warnings + got.passes.map(passTable).join('') +
