@@ -23,6 +23,8 @@ prints `var.name`; a tree whose names are all distinct is printed as it is.
 from __future__ import annotations
 
 import dataclasses
+import operator
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from nanopto.ir_terms.dtypes import DataType
@@ -81,17 +83,15 @@ def printed_names(
     `_var_occurrences`); `closed` says the root is a function, whose every free use is marked
     and whose free scalar index Vars are the program's symbolic dimensions."""
     distinct: dict[int, Var] = {v.id: v for v in occurrences}
-    first_by_name: dict[str, int] = {}
-    shared: set[str] = set()
-    for var in distinct.values():
-        if first_by_name.setdefault(var.name, var.id) != var.id:
-            shared.add(var.name)
+    names = list(map(_name, distinct.values()))
+    shared = _repeated(names)
     defs = definitions(body) if closed or shared else []
-    if closed:
-        bound = {v.id for v in params}
-        bound.update(v.id for v in defs)
-        dims = {i for i, v in distinct.items() if i not in bound and is_dimension(v)}
-        free = [v for i, v in distinct.items() if i not in bound and i not in dims]
+    if closed:  # set operations: a large function has tens of thousands of Vars
+        bound = set(map(_id, params))
+        bound.update(map(_id, defs))
+        unbound = distinct.keys() - bound
+        dims = {i for i in unbound if is_dimension(distinct[i])}
+        free = [distinct[i] for i in unbound - dims]
     else:
         dims, free = set(), []
     if not shared and not free:
@@ -100,10 +100,21 @@ def printed_names(
     if shared:
         order: dict[int, Var] = {v.id: v for v in (*params, *defs)}
         order.update(distinct)
-        renames = _suffixed(order.values(), shared, dims, {distinct[i].name for i in dims}, set(first_by_name))
+        renames = _suffixed(order.values(), shared, dims, {distinct[i].name for i in dims}, set(names))
     for var in free:
         renames[var.id] = renames.get(var.id, var.name) + FREE_VAR_MARKER
     return renames
+
+
+_id = operator.attrgetter("id")
+_name = operator.attrgetter("name")
+
+
+def _repeated(names: list[str]) -> set[str]:
+    """The names that occur more than once in `names`."""
+    if len(set(names)) == len(names):
+        return set()  # the common case, answered without counting
+    return {name for name, count in Counter(names).items() if count > 1}
 
 
 def _suffixed(
