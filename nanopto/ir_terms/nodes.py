@@ -171,56 +171,37 @@ def fresh_var_id() -> int:
     return next(_var_ids)
 
 
-_SlotPlan = tuple[tuple[str, Callable[[object, object], None], Callable[[], object] | None], ...]
-_SLOT_PLANS: dict[type, _SlotPlan] = {}
-
-
-def _returning(value: object) -> Callable[[], object]:
-    return lambda: value
-
-
-def _slot_plan(cls: type) -> _SlotPlan:
-    """Each dataclass field of `cls`: its name, its slot's setter (the member descriptor's
-    `__set__`, which a frozen class's `__setattr__` does not guard) and how to make its default
-    (None for a field without one). Made once per class."""
-    plan = []
-    for spec in fields(cls):
-        default: Callable[[], object] | None = None
-        if spec.default is not MISSING:
-            default = _returning(spec.default)
-        elif spec.default_factory is not MISSING:
-            default = spec.default_factory
-        plan.append((spec.name, getattr(cls, spec.name).__set__, default))
-    _SLOT_PLANS[cls] = result = tuple(plan)
-    return result
-
-
-def build(cls: type[N], values: dict[str, object]) -> N:
-    """`cls(**values)` for a caller whose values are already checked (a field it leaves out,
-    such as a statement's `comments`, takes its default).
+def slot_constructor(cls: type[N], names: tuple[str, ...]) -> Callable[..., N]:
+    """`lambda v0, v1, ...: cls(names[0]=v0, names[1]=v1, ...)` for a caller whose values are
+    already checked (a field it leaves out, such as a statement's `comments`, takes its default).
 
     The decoder makes a node of every spliced statement and expression; a frozen dataclass's
     `__init__` goes through `object.__setattr__` and the class's defaults for each field, where this
-    sets each slot directly from a per-class plan. The one `__post_init__` that changes a value
-    (Call's, which makes `op` a `GlobalVar` or an `OpName`) is repeated here.
-    """
-    node = object.__new__(cls)
-    for name, set_slot, default in _SLOT_PLANS.get(cls) or _slot_plan(cls):
-        if name in values:
-            set_slot(node, values[name])
-        elif default is not None:
-            set_slot(node, default())
+    sets each slot directly (a frozen class's `__setattr__` does not guard its slots' descriptors),
+    written out per class and fields as straight-line code. The values are stored as given: no
+    `__post_init__` runs (a `Call`'s op must already be its `OpName` or `GlobalVar`, its kwargs
+    `Keywords`)."""
+    specs = fields(cls)  # type: ignore[arg-type]
+    unknown = set(names) - {spec.name for spec in specs}
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
+    env: dict[str, object] = {"new": object.__new__, "cls": cls}
+    lines = [f"def make({', '.join(f'v{i}' for i in range(len(names)))}):", "    node = new(cls)"]
+    for k, spec in enumerate(specs):
+        env[f"set_{k}"] = getattr(cls, spec.name).__set__
+        if spec.name in names:
+            value = f"v{names.index(spec.name)}"
+        elif spec.default is not MISSING:
+            env[f"default_{k}"], value = spec.default, f"default_{k}"
+        elif spec.default_factory is not MISSING:
+            env[f"factory_{k}"], value = spec.default_factory, f"factory_{k}()"
         else:
-            raise TypeError(f"build({cls.__name__}, ...) needs a value for the field '{name}'")
-    if cls is SeqStmts and type(values.get("stmts")) is not StmtList:
-        object.__setattr__(node, "stmts", StmtList(values.get("stmts", ())))  # type: ignore[call-overload]
-    if cls is Call:
-        callee = GlobalVar if values.get("function") else OpName
-        if type(values["op"]) is not callee:
-            object.__setattr__(node, "op", callee(values["op"]))  # type: ignore[arg-type]
-        if type(node.kwargs) is tuple:  # type: ignore[attr-defined]
-            object.__setattr__(node, "kwargs", Keywords(node.kwargs))  # type: ignore[attr-defined]
-    return node
+            raise TypeError(f"slot_constructor({cls.__name__}, ...) needs the field '{spec.name}'")
+        lines.append(f"    set_{k}(node, {value})")
+    lines.append("    return node")
+    exec("\n".join(lines), env)  # code generated from the class's own fields, as dataclasses does
+    make: Callable[..., N] = env["make"]  # type: ignore[assignment]
+    return make
 
 
 @dataclass(frozen=True, eq=False, slots=True)

@@ -727,27 +727,24 @@ class DagRead:
 
     @staticmethod
     def of(dag: eb.TermDag) -> DagRead:
-        get, term_app, term_lit, unit = dag.get, eb.TermApp, eb.TermLit, eb.Unit
-        names: list[str | None] = []
-        children: list[list[int]] = []
-        none: list[int] = []
-        values: list[Any] = []
+        term_app = eb.TermApp
         size = dag.size()
-        for i in range(size):
-            node = get(i)
-            if type(node) is term_app:
-                names.append(node.name)
-                children.append(node.args)
-                values.append(_NOT_LITERAL)
-                continue
-            names.append(None)
-            children.append(none)
-            if type(node) is term_lit and not isinstance(node.value, unit):
-                value = node.value.value
-                values.append(unescape(value) if isinstance(value, str) else value)
-            else:
-                values.append(_NOT_LITERAL)
+        # One comprehension per column over the nodes fetched once: each `.name`/`.args` read
+        # crosses into egglog, and a loop of appends costs a fifth more than the comprehensions.
+        nodes = list(map(dag.get, range(size)))
+        none: list[int] = []
+        names = [node.name if type(node) is term_app else None for node in nodes]
+        children = [node.args if type(node) is term_app else none for node in nodes]
+        values = [_NOT_LITERAL if type(node) is term_app else _literal_value(node) for node in nodes]
         return DagRead(dag, size, names, children, values)
+
+
+def _literal_value(node: eb.TermLit | eb.TermVar | eb.TermApp) -> Any:
+    """A literal node's value, unescaped when a String (`_NOT_LITERAL` for a unit or a variable)."""
+    if type(node) is not eb.TermLit or isinstance(node.value, eb.Unit):
+        return _NOT_LITERAL
+    value = node.value.value
+    return unescape(value) if isinstance(value, str) else value
 
 
 @dataclass
@@ -865,13 +862,7 @@ class Decoder:
         if shape is None:
             shape = self._shapes[key] = self._assign_shape(*key)
         op, call_span, annotated, span, comments = shape
-        call = _new(n.Call)
-        _CALL_OP(call, op)
-        _CALL_ARGS(call, _READ[2][len(args) - 5](term, args))
-        _CALL_KWARGS(call, _NO_KEYWORDS)
-        for setter, default in _CALL_DEFAULTS:
-            setter(call, default)
-        _CALL_SPAN(call, call_span)
+        call = _plain_call(op, _READ[2][len(args) - 5](term, args), _NO_KEYWORDS, call_span)
         return _assign_node(var, call, annotated, span, comments)
 
     def _assign_shape(
@@ -996,20 +987,6 @@ Decoder.SPECIAL = {
 }
 
 
-def _assign_node(
-    var: n.Var, value: n.Call, annotated: bool, span: n.Span | None, comments: tuple[str, ...]
-) -> n.AssignStmt:
-    """An `AssignStmt` built slot by slot, as the generated per-class decoders build theirs: the
-    one builder of both fused assignments, `AssignCall` and `AssignOp<k>`."""
-    node = _new(n.AssignStmt)
-    _ASSIGN_VAR(node, var)
-    _ASSIGN_VALUE(node, value)
-    _ASSIGN_ANNOTATED(node, annotated)
-    _ASSIGN_SPAN(node, span)
-    _ASSIGN_COMMENTS(node, comments)
-    return node
-
-
 def _reader(start: int, count: int) -> Callable[[Callable[[int], Any], list[int]], tuple[Any, ...]]:
     """`lambda term, args: (term(args[start]), ..., term(args[start + count - 1]))`, written out:
     a comprehension over a group's few children costs about three times their reads (its frame,
@@ -1048,58 +1025,42 @@ def _handler(table: dict[str, _Handler], name: str) -> _Handler:
     return handler
 
 
-def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
-    """The `__set__` of a slotted class's field `name` (its member descriptor)."""
-    setter: Callable[[object, object], None] = getattr(cls, name).__set__
-    return setter
-
-
-_new = object.__new__
-_ASSIGN_VAR = _slot_setter(n.AssignStmt, "var")
-_ASSIGN_VALUE = _slot_setter(n.AssignStmt, "value")
-_ASSIGN_ANNOTATED = _slot_setter(n.AssignStmt, "annotated")
-_ASSIGN_SPAN = _slot_setter(n.AssignStmt, "span")
-_ASSIGN_COMMENTS = _slot_setter(n.AssignStmt, "comments")
-"""The slot setters of `AssignStmt` (its fused forms `AssignOp<k>` and `AssignCall` are the
-commonest spliced terms): a frozen class's `__setattr__` does not guard them, as `nodes.build`
-relies on too."""
+_assign_node = n.slot_constructor(n.AssignStmt, ("var", "value", "annotated", "span", "comments"))
+"""`AssignStmt(var, value, annotated=..., span=..., comments=...)` built slot by slot: the one
+builder of both fused assignments, `AssignCall` and `AssignOp<k>`, the commonest spliced terms."""
 _NO_KEYWORDS = n.Keywords(())
-_CALL_OP = _slot_setter(n.Call, "op")
-_CALL_ARGS = _slot_setter(n.Call, "args")
-_CALL_KWARGS = _slot_setter(n.Call, "kwargs")
-_CALL_SPAN = _slot_setter(n.Call, "span")
-_CALL_DEFAULTS = tuple((_slot_setter(n.Call, name), value) for name, value in _PLAIN_CALL if name != "kwargs")
+_plain_call = n.slot_constructor(n.Call, ("op", "args", "kwargs", "span"))
 """The `Call` of an `AssignOp<k>`: its op, arguments and span, `kwargs` the empty `Keywords` (as
 `Call.__post_init__` makes it), every other field its default (`_PLAIN_CALL`)."""
 
 
 def _node_decoder(plan: _DecodePlan) -> _Handler:
-    """Decodes an IR node field for field from its constructor's arguments, by the class's `plan`:
-    what `nodes.build(cls, {field: value, ...})` makes, written out per class as straight-line
-    code (one slot store per field, no dictionary), since it runs once per decoded node."""
+    """Decodes an IR node field for field from its constructor's arguments, by the class's `plan`,
+    written out per class as straight-line code (no dictionary, no loop), since it runs once per
+    decoded node; the node is made by the class's `nodes.slot_constructor`."""
     cls, fields, has_span = plan
+    slot_names = {spec.name for spec in dataclasses.fields(cast(Any, cls))}
+    given = tuple(name for name, _ in fields)
+    if has_span:
+        given += ("span", "comments") if "comments" in slot_names else ("span",)
     env: dict[str, Any] = {
-        "new": _new,
-        "cls": cls,
+        "make": n.slot_constructor(cls, given),
         "parse_span": parse_span,
         "parse_comments": parse_comments,
         "MARK": COMMENT_MARK,
         "GlobalVar": n.GlobalVar,
         "OpName": n.OpName,
         "NO_KEYWORDS": _NO_KEYWORDS,
+        "Keywords": n.Keywords,
     }
-    lines = ["def decode(decoder, args):", "    term, lit = decoder._term, decoder.lit", "    node = new(cls)"]
-    done: set[str] = set()
-    for i, (field_name, convert) in enumerate(fields):
-        env[f"set_{i}"] = _slot_setter(cls, field_name)
+    lines = ["def decode(decoder, args):", "    term, lit = decoder._term, decoder.lit"]
+    for i, (_, convert) in enumerate(fields):
         if convert is None:
             lines.append(f"    v{i} = term(args[{i}])")
         else:
             env[f"convert_{i}"] = convert
             lines.append(f"    v{i} = convert_{i}(lit(args[{i}]))")
-        done.add(field_name)
-    specs = dataclasses.fields(cast(Any, cls))
-    slot_names = {f.name for f in specs}
+    values = [f"v{i}" for i in range(len(fields))]
     if has_span:
         lines += [
             "    text = lit(args[-1])",
@@ -1108,8 +1069,11 @@ def _node_decoder(plan: _DecodePlan) -> _Handler:
             "    if span is None:",
             "        span = spans[text] = parse_span(text)",
         ]
+        values.append("span")
+        if "comments" in slot_names:
+            values.append("parse_comments(text) if MARK in text else ()")
     if cls is n.Call:
-        # `Call.__post_init__`'s normalisation, as `nodes.build` repeats it.
+        # `Call.__post_init__`'s normalisation, which `slot_constructor` leaves to its caller.
         index = {name: i for i, (name, _) in enumerate(fields)}
         op, function, kwargs = (f"v{index[name]}" for name in ("op", "function", "kwargs"))
         lines += [
@@ -1117,31 +1081,7 @@ def _node_decoder(plan: _DecodePlan) -> _Handler:
             f"    if type({kwargs}) is tuple:",
             f"        {kwargs} = NO_KEYWORDS if not {kwargs} else Keywords({kwargs})",
         ]
-        env["Keywords"] = n.Keywords
-    lines += [f"    set_{i}(node, v{i})" for i in range(len(fields))]
-    if "span" in slot_names:
-        env["set_span"] = _slot_setter(cls, "span")
-        lines.append(f"    set_span(node, {'span' if has_span else 'None'})")
-        done.add("span")
-    if "comments" in slot_names:
-        env["set_comments"] = _slot_setter(cls, "comments")
-        lines.append(
-            "    set_comments(node, parse_comments(text) if MARK in text else ())" if has_span else "    set_comments(node, ())"
-        )
-        done.add("comments")
-    for spec in specs:
-        if spec.name in done:
-            continue
-        env[f"set_{spec.name}"] = _slot_setter(cls, spec.name)
-        if spec.default is not dataclasses.MISSING:
-            env[f"default_{spec.name}"] = spec.default
-            lines.append(f"    set_{spec.name}(node, default_{spec.name})")
-        elif spec.default_factory is not dataclasses.MISSING:
-            env[f"default_{spec.name}"] = spec.default_factory
-            lines.append(f"    set_{spec.name}(node, default_{spec.name}())")
-        else:
-            lines.append(f"    raise TypeError(\"build({cls.__name__}, ...) needs a value for the field '{spec.name}'\")")
-    lines.append("    return node")
+    lines.append(f"    return make({', '.join(values)})")
     exec("\n".join(lines), env)  # code generated from the class's own fields, as dataclasses does
     decode: _Handler = env["decode"]
     return decode

@@ -13,13 +13,11 @@ each distinct copy into one fresh `Var`, named by `names.inline_name` in the ord
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from nanopto.ir_terms import nodes as n
-from nanopto.ir_terms import types as t
 from nanopto.ir_terms.names import inline_name, join_name_suffix, parse_auto_name
 from nanopto.ir_terms.ops import OPS, SCALAR_OPERATORS
 from nanopto.terms.encoding import (
@@ -217,53 +215,33 @@ class InlineDecoder(Decoder):
         """The one fresh Var (an IterArg when `init_term` is given) standing for callee variable
         `var_id` at `site`, named when first met; the type and init terms are decoded after the
         name, so the names they contain are numbered after it."""
-        existing = self.renamed.get((var_id, site))
+        key = (var_id, site)
+        existing = self.renamed.get(key)
         if existing is not None:
             return existing
         base = self.origins.get(var_id, name)
         prefix = self._prefixes.get(base)
         if prefix is None:
             prefix = self._prefixes[base] = "" if parse_auto_name(base) is not None else join_name_suffix(base, "inline")
-        fresh_name = prefix + str(self.counter) if prefix else inline_name(base, self.counter)
-        self.counter += 1
-        while fresh_name in self.taken:
-            fresh_name = prefix + str(self.counter) if prefix else inline_name(base, self.counter)
-            self.counter += 1
-        self.taken.add(fresh_name)
-        ty = self.term(type_term)
-        var = _new_var(fresh_name, ty) if init_term is None else n.IterArg(fresh_name, ty, init_value=self.term(init_term))
-        self.renamed[(var_id, site)] = var
+        counter, taken = self.counter, self.taken
+        fresh_name = prefix + str(counter) if prefix else inline_name(base, counter)
+        counter += 1
+        while fresh_name in taken:
+            fresh_name = prefix + str(counter) if prefix else inline_name(base, counter)
+            counter += 1
+        self.counter = counter
+        taken.add(fresh_name)
+        ty = self._term(type_term)
+        var = _new_var(fresh_name, ty) if init_term is None else n.IterArg(fresh_name, ty, init_value=self._term(init_term))
+        self.renamed[key] = var
         self.origins[var.id] = base
         return var
 
 
-def _var_slot(name: str) -> Callable[[object, object], None]:
-    """The `__set__` of `Var`'s slot `name` (its member descriptor)."""
-    setter: Callable[[object, object], None] = getattr(n.Var, name).__set__
-    return setter
-
-
-_VAR_NAME, _VAR_TYPE = _var_slot("name"), _var_slot("type")
-_VAR_DEFAULTS: tuple[tuple[Callable[[object, object], None], Callable[[], object]], ...] = tuple(
-    (
-        _var_slot(spec.name),
-        spec.default_factory if spec.default is dataclasses.MISSING else (lambda value=spec.default: value),  # type: ignore[misc]
-    )
-    for spec in dataclasses.fields(n.Var)
-    if spec.name not in ("name", "type")
-)
-
-
-def _new_var(name: str, ty: t.Type) -> n.Var:
-    """`n.Var(name, ty)`, its other fields (a fresh id, no span) at their defaults, built slot by
-    slot: a frozen dataclass's `__init__` costs twice as much, and the decoder makes one Var per
-    copied local per call site."""
-    var: n.Var = object.__new__(n.Var)
-    _VAR_NAME(var, name)
-    _VAR_TYPE(var, ty)
-    for setter, default in _VAR_DEFAULTS:
-        setter(var, default())
-    return var
+_new_var = n.slot_constructor(n.Var, ("name", "type"))
+"""`n.Var(name, ty)`, its other fields (a fresh id, no span) at their defaults, built slot by
+slot: a frozen dataclass's `__init__` costs twice as much, and the decoder makes one Var per
+copied local per call site."""
 
 
 _INLINE_SPECIAL: dict[str, Callable[[Any, list[int]], Any]] = {
