@@ -39,7 +39,7 @@ from nanopto.passes.inlining.call_sites import (
 from nanopto.passes.inlining.dump_tags import site_templates
 from nanopto.passes.inlining.expansion_size import DEFAULT_MAX_OUTPUT_STATEMENTS, check_expansion_size
 from nanopto.passes.inlining.splice_context import check_sites
-from nanopto.passes.inlining.spliced_types import derive_types
+from nanopto.passes.inlining.spliced_types import derive_types, renamed_copies
 from nanopto.passes.inlining.stage import Snapshot, Stage, StageObserver
 from nanopto.passes.inlining.tuple_results import decide_tuple_results, result_templates
 from nanopto.passes.pass_base import Pass, check_limit_options
@@ -119,6 +119,8 @@ class Staging:
     counter: int = 0
     origins: dict[int, str] = field(default_factory=dict)
     fresh: dict[tuple[int, int], Var] = field(default_factory=dict)
+    spliced: dict[int, HelperTemplate] = field(default_factory=dict)
+    """Site number -> the template the stock rules spliced there (`spliced_types.renamed_copies`)."""
     times: dict[str, float] = field(default_factory=dict)
 
     def clock(self, phase: str, since: float) -> float:
@@ -177,6 +179,8 @@ def run_stages(
         ).run(state.counter)
         state.counter = decoder.counter
         state.sites += sites
+        if tuple(rulesets) == INLINE_RULESETS:  # other rules may rewrite a copy beyond renaming it
+            state.spliced.update((site.number, templates[chosen.get(site.number, site.helper)]) for site in sites)
         state.fresh.update(decoder.renamed)
         run.functions, run.report = rewritten, report
         return run
@@ -241,7 +245,9 @@ def finish(
     for (_, site_number), var in state.fresh.items():
         target_vars.setdefault(caller_of[site_number], []).append(var)
     targets = {var.id for held in target_vars.values() for var in held}
-    rewritten = tuple(derive_types(fn, targets, target_vars.get(fn.name, [])) for fn in expanded_callers)
+    callers = {fn.name for fn in expanded_callers}
+    renamed = renamed_copies([site for site in state.sites if site.caller in callers], state.spliced, state.fresh)
+    rewritten = tuple(derive_types(fn, targets, target_vars.get(fn.name, []), renamed) for fn in expanded_callers)
     result = Program(program.name, rewritten, span=program.span)
     started = state.clock("types", started)
     if check:

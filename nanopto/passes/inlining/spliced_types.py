@@ -6,12 +6,18 @@ to receivers and downstream uses." A helper written without annotations is splic
 locals whose formal type is unknown; once the actuals are in place, the caller's types tell what
 they are. Only the given target Vars (fresh locals and receivers) are retyped, and a Var keeps its
 id, so every use sees the refined type.
+
+Most sites splice a copy that is its template renamed: the stock rules copy each statement with
+fresh Vars, and the Vars each formal stands for have the formal's type. A copy's value then has its
+template statement's type, renamed (`infer` reads a Var only through its type, and the op rules
+read arguments only as constants, symbols and lists). Where the template's own statements teach
+nothing, neither do the copy's: `_Copy` answers for them without typing each copy again.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from nanopto.ir_terms.infer import type_reader
@@ -30,15 +36,46 @@ from nanopto.ir_terms.nodes import (
     YieldStmt,
 )
 from nanopto.ir_terms.schema import Mutator, type_exprs, walk, walk_stmts
-from nanopto.ir_terms.types import ArrayType, TensorType, TileType, TupleType, Type, UnknownType
-from nanopto.passes.inlining.call_sites import InlineError
+from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
+from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, InlineError
+
+
+class _Copy:
+    """One site whose copy is its template renamed (`renamed_copies`), as the Vars standing for
+    its formals are typed now: while their types are the formals' and no local of the copy has
+    been learnt, each copied statement teaches what its template statement teaches: nothing."""
+
+    __slots__ = ("checked_at", "learnt", "renamed", "stand_ins")
+
+    def __init__(self, stand_ins: tuple[tuple[Var, Type], ...]) -> None:
+        self.stand_ins = stand_ins
+        """(the Var a formal stands for at the site, the formal's type), for each formal."""
+        self.checked_at = -1
+        """How many types the typer knew when `renamed` was last decided (it learns, never forgets)."""
+        self.renamed = False
+        self.learnt = False
+        """A local of the copy was learnt: its uses no longer read the template's types."""
+
+    def teaches_nothing(self, typer: _Typer) -> bool:
+        """Whether typing a copied statement now would learn nothing (decided again after each
+        type the typer learns)."""
+        if self.learnt:
+            return False
+        if self.checked_at != len(typer.known):
+            self.checked_at = len(typer.known)
+            self.renamed = all(typer.of_var(var) == ty for var, ty in self.stand_ins)
+        return self.renamed
 
 
 class _Typer:
-    def __init__(self, targets: set[int], unresolved: set[int]) -> None:
+    def __init__(self, targets: set[int], unresolved: set[int], copies: Mapping[int, _Copy] | None = None) -> None:
         self.targets = targets
         self.unresolved = unresolved
+        self.copies = copies or {}
+        """Fresh local id -> its site's copy, for the sites `renamed_copies` found."""
         self.known: dict[int, Type] = {}
+        self.typed: set[int] = set()
+        """The targets met with a declared type (`derive_types` asks whether they keep it)."""
         self.of = type_reader(self.of_var)
 
     def of_var(self, var: Var) -> Type:
@@ -55,12 +92,19 @@ class _Typer:
         if var.id not in self.targets or var.id in self.known:
             return False  # (a type learnt is never unknown)
         declared = var.type  # `of_var`, written out: this runs once per spliced statement
-        if not isinstance(declared, UnknownType) and not (self.unresolved and mentions(declared, self.unresolved)):
-            return False
+        if not isinstance(declared, UnknownType):
+            self.typed.add(var.id)
+            if not (self.unresolved and mentions(declared, self.unresolved)):
+                return False
+        copy = self.copies.get(var.id)
+        if copy is not None and copy.teaches_nothing(self):
+            return False  # its template statement's type is unknown or not learnt (`renamed_copies`)
         ty = self.of(source)
-        if isinstance(ty, UnknownType) or mentions(ty, self.unresolved):
+        if isinstance(ty, UnknownType) or (self.unresolved and mentions(ty, self.unresolved)):
             return False
         self.known[var.id] = ty
+        if copy is not None:
+            copy.learnt = True
         return True
 
     def visit(self, stmt: Any) -> bool:
@@ -150,7 +194,72 @@ def callee_only_symbols(fn: Function, targets: set[int], target_vars: Iterable[V
     return symbols - visible - defined
 
 
-def derive_types(fn: Function, targets: set[int], target_vars: Iterable[Var] | None = None) -> Function:
+def renamed_copies(
+    sites: Sequence[CallSite], spliced: Mapping[int, HelperTemplate], fresh: Mapping[tuple[int, int], Var]
+) -> dict[int, _Copy]:
+    """Fresh local id -> its site's `_Copy`, for the sites whose copy is their template renamed and
+    whose template teaches its own locals nothing (`_teaches_nothing`).
+
+    `spliced` is the template spliced at each site (site number -> template), given only where the
+    stock rules ran: other rules may rewrite a copy beyond renaming it. Such a site has every formal
+    standing for a Var (the actual, or the fresh local bound to it); its template's Vars have types
+    that name no Var, so no dimension is bound and a copied local has its original's type. A template
+    spliced once is left out: typing it would cost what typing its one copy costs.
+    """
+    by_template: dict[int, list[CallSite]] = {}  # id(template) -> its sites; `spliced` holds the templates
+    for site in sites:
+        template = spliced.get(site.number)
+        if template is not None:
+            by_template.setdefault(id(template), []).append(site)
+    copies: dict[int, _Copy] = {}
+    for group in by_template.values():
+        template = spliced[group[0].number]
+        if len(group) < 2 or not _teaches_nothing(template):
+            continue
+        for site in group:
+            if len(site.bindings) != len(template.function.param_list):
+                continue
+            stand_ins = []
+            for b in site.bindings:
+                stand_in = fresh.get((b.param.id, site.number)) if b.bind_local else b.actual
+                if not isinstance(stand_in, Var):
+                    break
+                stand_ins.append((stand_in, b.param.type))
+            else:
+                copy = _Copy(tuple(stand_ins))
+                for var_id in template.local_ids:
+                    local = fresh.get((var_id, site.number))
+                    if local is not None:
+                        copies[local.id] = copy
+    return copies
+
+
+def _teaches_nothing(template: HelperTemplate) -> bool:
+    """Whether typing the template's body from its formals' types learns none of its locals, and
+    its copies are typed as it is: its Vars' types name no Var, and no op call mixes an unknown
+    operand with a scalar (a copied `pl.add` of two scalars reads as `a + b`, typed by the
+    known operand where the call is unknown)."""
+    params = {p.var.id for p in template.function.param_list}
+    if any(_names_a_var(p.var.type) for p in template.function.param_list):
+        return False
+    typer = _Typer(set(template.local_ids), set())
+    for node in template.body_nodes:
+        if isinstance(node, Var) and node.id not in params and _names_a_var(node.type):
+            return False
+        if isinstance(node, Call) and len(node.args) > 1:
+            operands = [typer.of(arg) for arg in node.args]
+            if any(isinstance(ty, UnknownType) for ty in operands) and any(isinstance(ty, ScalarType) for ty in operands):
+                return False
+    return not any([typer.visit(stmt) for stmt in walk_stmts(SeqStmts(template.body))])
+
+
+def _names_a_var(ty: Type) -> bool:
+    return isinstance(ty, _WITH_EXPRESSIONS) and any(isinstance(v, Var) for e in type_exprs(ty) for v in walk(e))
+
+
+def derive_types(
+    fn: Function, targets: set[int], target_vars: Iterable[Var] | None = None, copies: Mapping[int, _Copy] | None = None
+) -> Function:
     """`fn` with each target Var of unknown type typed from its definition (to a fixpoint).
 
     A spliced local whose type names a callee-only symbol (`[N, 4]` where the arguments gave `N`
@@ -160,20 +269,21 @@ def derive_types(fn: Function, targets: set[int], target_vars: Iterable[Var] | N
     if not targets:
         return fn
     unresolved = callee_only_symbols(fn, targets, target_vars)
-    typer = _Typer(targets, unresolved)
+    typer = _Typer(targets, unresolved, None if unresolved else copies)  # a copy's symbols are the template's
     statements = list(walk_stmts(fn.body))
     while any([typer.visit(stmt) for stmt in statements]):
         pass
     if unresolved:
         _reject_unresolved(fn, typer, unresolved)
+    # The targets typed now: learnt, or met with a declared type (else unknown: not declared).
+    typed = typer.known.keys() | typer.typed
     declared = {
         stmt.var.id
-        for stmt in statements
+        for stmt in (statements if typed else ())  # none, the untyped helpers' case, without the scan
         if isinstance(stmt, AssignStmt)
         and isinstance(stmt.var, Var)  # a planted binding policy may assign to another expression
         and not stmt.annotated
-        and stmt.var.id in targets
-        and (stmt.var.id in typer.known or not isinstance(stmt.var.type, UnknownType))  # else unknown: not declared
+        and stmt.var.id in typed
         and _declared_otherwise(typer, stmt)
     }
     if not typer.known and not declared:

@@ -98,3 +98,61 @@ def test_a_receiver_typed_by_the_helpers_declared_return_keeps_it_when_printed()
     ir.assert_structural_equal(after, expected, enable_auto_mapping=True)
     ir.assert_structural_equal(parse_program(ir.python_print(after)), after, enable_auto_mapping=True)
     assert "b: pl.Tensor[[8], pl.FP32] = y_inline0" in ir.python_print(after)
+
+
+RENAMED_SOURCE = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def h(self, x, k):
+        a = pl.add(x, x)
+        b = pl.mul(a, k)
+        for i, (acc,) in pl.range(4, init_values=(b,)):
+            nxt = pl.add(acc, x)
+            acc_out = pl.yield_(nxt)
+        return acc_out
+
+    @pl.function(type=pl.FunctionType.Inline)
+    def g(self, x, k: pl.Scalar[pl.INT32]):
+        c = pl.mul(x, k)
+        return c
+
+    @pl.function
+    def main(self, u, t: pl.Tensor[[4], pl.FP32], n: pl.Scalar[pl.INT32]):
+        p = self.h(u, u)
+        q = self.h(t, t)
+        r = self.h(p, n)
+        s = self.g(u, n)
+        v = self.g(p, n)
+        w = self.h(q, s)
+        return w
+"""
+
+
+def test_a_copy_that_is_its_template_renamed_is_typed_as_typing_each_copy_types_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Sites whose formals stand for Vars of the formals' types are not typed copy by copy
+    (`spliced_types.renamed_copies`); the result is the same as typing every copy: here the
+    untyped `h(u, u)` is such a site, `h(t, t)` and `h(q, s)` learn tensors, `h(p, n)` passes
+    a scalar, and `g` mixes an unknown operand with a scalar (a copy may read `x * k`)."""
+    from nanopto.passes.inlining import driver, spliced_types
+
+    found: list[spliced_types._Copy] = []
+
+    def recorded(*args):  # type: ignore[no-untyped-def]
+        copies = spliced_types.renamed_copies(*args)
+        found.extend({id(copy): copy for copy in copies.values()}.values())  # one per site, in site order
+        return copies
+
+    monkeypatch.setattr(driver, "renamed_copies", recorded)
+    program = parse_program(textwrap.dedent(RENAMED_SOURCE))
+    shortcut = passes.inline_functions()(program)
+    monkeypatch.setattr(driver, "renamed_copies", lambda *args: {})
+    every_copy = passes.inline_functions()(program)
+    assert _types(shortcut) == _types(every_copy)
+    assert ir.python_print(shortcut) == ir.python_print(every_copy)
+    ir.assert_structural_equal(shortcut, every_copy)
+    # Typed as their templates: h(u, u) only; the others' formals stand for Vars of other types.
+    assert [copy.renamed for copy in found] == [True, False, False, False]
+    assert _types(shortcut)["p"] == "..." and _types(shortcut)["w"] == TENSOR
