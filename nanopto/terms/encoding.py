@@ -433,6 +433,40 @@ def _encode_plan(cls: type[n.Node]) -> tuple[tuple[tuple[str, int], ...], int]:
     return plan
 
 
+_CELL_CODE = {
+    _E_NODE: "expr({})",
+    _E_ATTR: "attr_value({})",
+    _E_I64: "i64({}, node)",
+    _E_F64: "float({})",
+    _E_BOOL: "1 if {} else 0",  # egglog's `input` reads no bool column: see term_rows
+    _E_STMTS: "self.stmts({})",
+    _E_EXPRS: "self.exprs({})",
+    _E_ARGS: "self._args({})",
+    _E_TYPE: "self.type({})",
+    _E_TYPES: "self.types({})",
+    _E_OPT_EX: 'self._optional({}, "NoEx")',
+    _E_OPT_ST: 'self._optional({}, "NoSt")',
+}
+"""How `Encoder._cells` writes a field of each kind (`{}` the field's value)."""
+_CELLS: dict[type, Callable[[Any, Any], list[Cell]]] = {}
+
+
+def _cells_function(cls: type[n.Node]) -> Callable[[Any, Any], list[Cell]]:
+    """`Encoder._cells` for the nodes of `cls`, from its `_encode_plan`, written out as one list
+    display (fields in order, then the span), since it runs once per encoded node: a loop over the
+    plan tested each field's kind with a chain of comparisons."""
+    fields, follows = _encode_plan(cls)
+    cells = [_CELL_CODE[how].format(f"node.{name}") for name, how in fields]
+    if follows:
+        cells.append("self.span_text(node.span, node.comments)" if follows == _COMMENTED else "self.span_text(node.span)")
+    env: dict[str, Any] = {"attr_value": attr_value, "i64": _i64}
+    source = f"def cells(self, node):\n    expr = self.expr\n    return [{', '.join(cells)}]"
+    exec(source, env)  # code generated from the class's own fields, as dataclasses does
+    function: Callable[[Any, Any], list[Cell]] = env["cells"]
+    _CELLS[cls] = function
+    return function
+
+
 _PLAIN_CALL: tuple[tuple[str, object], ...] = tuple(
     (spec.name, spec.default) for spec in dataclasses.fields(n.Call) if spec.name not in ("op", "args", "span")
 )
@@ -492,45 +526,24 @@ class Encoder:
     def _expr(self, node: n.Node) -> int:
         if isinstance(node, n.Var):
             self.vars.setdefault(node.id, node)
-        return self.rows.term(type(node).__name__, *self._cells(node))
+        cls = type(node)
+        return self.rows.term(cls.__name__, *(_CELLS.get(cls) or _cells_function(cls))(self, node))
 
     def _cells(self, node: n.Node) -> list[Cell]:
-        """The row cells of `node`'s own term: its fields' handles and literals, then its span."""
-        fields, has_span = _encode_plan(type(node))
-        args: list[Cell] = []
-        for name, how in fields:
-            value = getattr(node, name)
-            if how == _E_NODE:
-                args.append(self.expr(value))
-            elif how == _E_ATTR:
-                args.append(attr_value(value))
-            elif how == _E_I64:
-                args.append(_i64(value, node))
-            elif how == _E_F64:
-                args.append(float(value))
-            elif how == _E_BOOL:
-                args.append(1 if value else 0)  # egglog's `input` reads no bool column: see term_rows
-            elif how == _E_STMTS:
-                args.append(self.stmts(value))
-            elif how == _E_EXPRS:
-                args.append(self.exprs(value))
-            elif how == _E_ARGS:
-                if self.singles is not None and 2 <= len(value) <= MAX_GROUP:
-                    args.append(self.rows.term(args_constructor(len(value)), *[self.expr(v) for v in value]))
-                else:
-                    args.append(self.exprs(value))
-            elif how == _E_TYPE:
-                args.append(self.type(value))
-            elif how == _E_TYPES:
-                args.append(self.types(value))
-            elif value is not None:  # an optional node
-                args.append(self.expr(value))
-            else:
-                args.append(self.rows.term("NoSt" if how == _E_OPT_ST else "NoEx"))
-        if has_span:
-            comments = node.comments if has_span == _COMMENTED else ()  # type: ignore[attr-defined]
-            args.append(self.span_text(node.span, comments))  # type: ignore[attr-defined]
-        return args
+        """The row cells of `node`'s own term: its fields' handles and literals, then its span
+        (what `_expr` reads, inline)."""
+        cls = type(node)
+        return (_CELLS.get(cls) or _cells_function(cls))(self, node)
+
+    def _args(self, values: Sequence[n.Node]) -> int:
+        """A call's arguments: one `(ExL<k> a1 ... ak)` when the encoder groups, else a list."""
+        if self.singles is not None and 2 <= len(values) <= MAX_GROUP:
+            return self.rows.term(args_constructor(len(values)), *[self.expr(v) for v in values])
+        return self.exprs(values)
+
+    def _optional(self, value: n.Node | None, absent: str) -> int:
+        """An optional node's handle, or the `(NoEx)` / `(NoSt)` term standing for its absence."""
+        return self.rows.term(absent) if value is None else self.expr(value)
 
     def span_text(self, span: n.Span | None, comments: tuple[str, ...] = ()) -> str:
         """`span_value(span, comments)`, remembered in `spans`."""

@@ -26,6 +26,8 @@ def _same(a: Expr, b: Expr) -> bool:
 
 def dimension_bindings(template: HelperTemplate, site: CallSite) -> dict[int, Expr]:
     """Symbol id -> the caller's extent, for each symbol every argument agrees on."""
+    if not template.free_ids:  # no symbol to bind (most helpers): the arguments' types go unread
+        return {}
     pairs = ((binding.param.type, type_of(binding.actual)) for binding in site.bindings)
     candidates = dimension_extents(pairs, template.free_ids)
     return {
