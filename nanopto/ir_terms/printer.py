@@ -467,6 +467,8 @@ def print_expr(expr: Expr, *, typed_consts: bool = False) -> str:
 
     Left to right on an explicit stack, not by recursion, each character written once: a
     hand-built expression 100,000 levels deep prints, in time linear in its text."""
+    if type(expr) is Var:  # a copy's value, `y1 = d_inline3`: a tenth of a large program's statements
+        return expr.name
     if type(expr) is Call and not typed_consts and expr.op != "subscript" and _plain_call(expr):
         # Most statements of a large program call an op or a function on variables alone.
         head = _CALL_HEADS.get((expr.op, expr.function))
