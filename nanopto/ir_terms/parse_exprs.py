@@ -160,6 +160,8 @@ def _int_literal(node: ast.expr) -> int | None:
 
 def dotted_name(node: ast.expr) -> str | None:
     """`pl.tile.load` for the attribute chain `pl.tile.load`; None for anything else."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):  # `self.f`, `pl.add`: most calls
+        return f"{node.value.id}.{node.attr}"
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -990,11 +992,14 @@ class ExprParser:
                         hint=_DISPATCH_KEYWORDS[kw.arg],
                         kind=ParserTypeError,
                     )
-            values = tuple(self.expr(a) for a in self.positional(node))
-            explicit, nodes, items = self.call_attrs(node, f"{path}(...)", selection=True)
+            values = tuple([self.expr(a) for a in self.positional(node)])
+            # most calls have no keyword, so nothing for the three readers of keywords to read
+            explicit, nodes, items = self.call_attrs(node, f"{path}(...)", selection=True) if node.keywords else ((), [], ())
             dumps = self.dispatch_dumps(values, explicit, nodes, 'attrs["dump_vars"]', "call")
-            parse_distributed.check_device_keyword(self, callee, node)
-            kwargs = self.keywords(node, skip=("attrs",))
+            kwargs: tuple[Keyword, ...] = ()
+            if node.keywords:
+                parse_distributed.check_device_keyword(self, callee, node)
+                kwargs = self.keywords(node, skip=("attrs",))
             arity = self.function_arity(callee)
             if arity is not None and not kwargs and len(values) != arity:  # keywords: a dispatch's own
                 raise self.error(

@@ -341,6 +341,8 @@ class _ProgramParser(ExprParser):
     def dump_tagged(self) -> dict[int, Var]:
         """The tagged values still bound here: a loop's iteration variables and a block's own
         bindings are not once their block has ended (docs/specification.md, "Dump tags")."""
+        if not self._fn.tagged:  # most functions tag nothing, and every call asks
+            return {}
         names = self._fn.names
         return {i: v for i, v in self._fn.tagged.items() if names.get(v.name) is v}
 
@@ -448,11 +450,14 @@ class _ProgramParser(ExprParser):
         indent = next((_leading(line) for line in lines[head_end:] if _significant(line)), "")
         if not indent or indent.strip(" "):
             return None
-        end = next((i for i in range(head_end, len(lines)) if _significant(lines[i]) and not _leading(lines[i])), len(lines))
+        # each line's indentation asked first, by `startswith` alone: most lines are a body's,
+        # indented deeper (`_leading(line) == indent` stripped each line of a large source)
+        end = next((i for i in range(head_end, len(lines)) if not lines[i].startswith(_BLANK) and _significant(lines[i])), len(lines))
+        width = len(indent)
         starts = [
             i
             for i in range(head_end, end)
-            if _significant(lines[i]) and _leading(lines[i]) == indent
+            if lines[i].startswith(indent) and not lines[i].startswith(_BLANK, width) and _significant(lines[i])
             and not (i > head_end and _previous_member_line(lines, i, head_end, indent).startswith(indent + "@"))
         ]
         try:
@@ -2511,7 +2516,12 @@ class _ChunksDisagree(Exception):
 
 
 def _leading(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
+    return line[: len(line) - len(line.lstrip(_BLANK_CHARACTERS))]
+
+
+_BLANK_CHARACTERS = " \t"
+_BLANK = (" ", "\t")
+"""What `_leading` strips: a line that starts with neither is not indented."""
 
 
 def _significant(line: str) -> bool:
