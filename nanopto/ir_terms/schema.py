@@ -192,30 +192,41 @@ _SIMPLE_TYPES = (t.UnknownType, t.ScalarType)
 _ChildrenOf = Callable[[Any], list[Any]]
 _CHILDREN: dict[type, _ChildrenOf] = {}
 _CHILDREN_REVERSED: dict[type, _ChildrenOf | None] = {}
+_BRANCHES_REVERSED: dict[type, _ChildrenOf | None] = {}
+"""`_compile_children(cls, reverse=True, branches=True)` by class."""
 
 
-def _compile_children(cls: type, reverse: bool) -> _ChildrenOf | None:
+def _compile_children(cls: type, reverse: bool, branches: bool = False) -> _ChildrenOf | None:
     """`children_of` for the nodes of `cls` as straight-line code, compiled once per class (as
     `dataclasses` compiles an `__init__`): `[node.lhs, node.rhs]` for a BinaryExpr. With `reverse`,
     the children last to first, what a walk pushes on its stack, and None for a class without
     children. A walk is most of the time that printing and the checks around inlining take, and
-    the loop over a class's field table that this replaces took three times as long."""
+    the loop over a class's field table that this replaces took three times as long. With
+    `branches`, the children less the leaf Vars (of a type without expressions): a walk that looks
+    for other nodes never needs them, and most nodes are such Vars."""
     fields = _child_fields(cls)
     if reverse:
         if not fields:
             return None
         fields = tuple(reversed(fields))
     order = "reversed" if reverse else ""
-    if all(kind is FieldKind.NODE for _, kind in fields):
+    kept = "type(c) is not var or type(c.type) not in simple_types"  # not a leaf Var
+    if all(kind is FieldKind.NODE for _, kind in fields) and not branches:
         body = [f"    return [{', '.join(f'node.{name}' for name, _ in fields)}]"]
     else:
         body = ["    out = []"]
         for name, kind in fields:
             match kind:
+                case FieldKind.NODE if branches:
+                    body += [f"    c = node.{name}", f"    if {kept}:", "        out.append(c)"]
                 case FieldKind.NODE:
                     body.append(f"    out.append(node.{name})")
+                case FieldKind.OPT_NODE if branches:
+                    body += [f"    c = node.{name}", f"    if c is not None and ({kept}):", "        out.append(c)"]
                 case FieldKind.OPT_NODE:
                     body += [f"    value = node.{name}", "    if value is not None:", "        out.append(value)"]
+                case FieldKind.NODES if branches:
+                    body += [f"    for c in {order}(node.{name}):", f"        if {kept}:", "            out.append(c)"]
                 case FieldKind.NODES:
                     body.append(f"    out += {order}(node.{name})")
                 case FieldKind.TYPE:
@@ -227,7 +238,7 @@ def _compile_children(cls: type, reverse: bool) -> _ChildrenOf | None:
                 case _:
                     body += [f"    for ty in {order}(node.{name}):", f"        out += {order}(list(type_exprs(ty)))"]
         body.append("    return out")
-    namespace: dict[str, Any] = {"simple_types": _SIMPLE_TYPES, "type_exprs": type_exprs}
+    namespace: dict[str, Any] = {"simple_types": _SIMPLE_TYPES, "type_exprs": type_exprs, "var": n.Var}
     exec("\n".join(["def children(node):", *body]), namespace)  # the text is ours, made from the field table
     children: _ChildrenOf = namespace["children"]
     return children
@@ -381,8 +392,10 @@ def nodes_of_class(node: n.Node, classes: tuple[type[n.Node], ...]) -> list[n.No
     append = out.append
     stack: list[Any] = [node]  # Any: a leaf Var's type is read before its class is narrowed
     pop, push = stack.pop, stack.extend
-    table = _CHILDREN_REVERSED
     var, simple = n.Var, _SIMPLE_TYPES
+    # Looking for no Var, the walk never pushes a leaf Var: most nodes are such Vars.
+    branches = not any(issubclass(var, c) for c in classes)
+    table = _BRANCHES_REVERSED if branches else _CHILDREN_REVERSED
     in_types: dict[int, tuple[t.Type, list[n.Node]]] = {}  # the type kept alive, so its id stays its own
     while stack:
         current = pop()
@@ -401,7 +414,7 @@ def nodes_of_class(node: n.Node, classes: tuple[type[n.Node], ...]) -> list[n.No
         if cls in table:
             children = table[cls]
         else:
-            children = table[cls] = _compile_children(cls, reverse=True)
+            children = table[cls] = _compile_children(cls, reverse=True, branches=branches)
         if children is not None:
             push(children(current))
     return out
