@@ -176,7 +176,7 @@ def callee_only_symbols(fn: Function, targets: set[int], target_vars: Iterable[V
     symbols = {
         v.id
         for var in target_vars
-        if isinstance(var.type, _WITH_EXPRESSIONS)  # the others hold no expression (most are unknown)
+        if type(var.type) is not UnknownType and isinstance(var.type, _WITH_EXPRESSIONS)  # most are unknown: no expression
         for e in type_exprs(var.type)
         for v in walk(e)
         if isinstance(v, Var)
@@ -211,7 +211,7 @@ def renamed_copies(
         template = spliced.get(site.number)
         if template is not None:
             by_template.setdefault(id(template), []).append(site)
-    copies: dict[int, _Copy] = {}
+    at_site: dict[int, tuple[_Copy, frozenset[int]]] = {}  # site number -> its copy, its template's locals
     for group in by_template.values():
         template = spliced[group[0].number]
         if len(group) < 2 or not _teaches_nothing(template):
@@ -226,11 +226,12 @@ def renamed_copies(
                     break
                 stand_ins.append((stand_in, b.param.type))
             else:
-                copy = _Copy(tuple(stand_ins))
-                for var_id in template.local_ids:
-                    local = fresh.get((var_id, site.number))
-                    if local is not None:
-                        copies[local.id] = copy
+                at_site[site.number] = (_Copy(tuple(stand_ins)), template.local_ids)
+    copies: dict[int, _Copy] = {}
+    for (var_id, number), local in fresh.items():  # read in turn: a lookup by pair hashes the pair
+        found = at_site.get(number)
+        if found is not None and var_id in found[1]:
+            copies[local.id] = found[0]
     return copies
 
 
