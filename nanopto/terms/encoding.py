@@ -472,6 +472,11 @@ _PLAIN_CALL: tuple[tuple[str, object], ...] = tuple(
 )
 """What a call written as `AssignOp<k>` holds besides its op, arguments and span: every other
 field at its default (a builtin, no keywords, dumps or attributes), which is how it decodes."""
+_is_plain_call: Callable[[n.Call], bool] = eval(  # written out: all() over a generator costs more than the reads
+    "lambda call: " + " and ".join(f"call.{name} == plain[{i}][1]" for i, (name, _) in enumerate(_PLAIN_CALL)),
+    {"plain": _PLAIN_CALL},
+)
+"""Whether a call holds nothing but its op, arguments and span (`_PLAIN_CALL`)."""
 
 
 class ConstantRangeError(ValueError):
@@ -561,7 +566,7 @@ class Encoder:
             call = stmt.value
             lhs = self.expr(stmt.var)
             meta = self.span_text(stmt.span, stmt.comments)
-            if len(call.args) <= MAX_GROUP and all(getattr(call, name) == value for name, value in _PLAIN_CALL):
+            if len(call.args) <= MAX_GROUP and _is_plain_call(call):
                 return self.rows.term(
                     assign_op_constructor(len(call.args)),
                     lhs,

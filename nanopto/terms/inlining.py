@@ -167,7 +167,8 @@ class InlineEncoder(Encoder):
         a tuple receiver that several sites assign, told apart per site (`CallSite.stand_in`)."""
 
     def _expr(self, node: n.Node) -> int:
-        node = self.stand_ins.get(id(node), node)
+        if self.stand_ins:  # rarely any: asked once per encoded node
+            node = self.stand_ins.get(id(node), node)
         site = self.site_of.get(id(node))
         if site is None:
             return super()._expr(node)
