@@ -53,9 +53,12 @@ def test_the_stepper_and_the_pass_agree_on_every_example(name: str) -> None:
     assert_same(ir.parse_program(files("nanopto.examples").joinpath(name).read_text(), name))
 
 
-@pytest.mark.parametrize("count", [25, pytest.param(200, marks=pytest.mark.soak)])
+@pytest.mark.parametrize("count", [18, pytest.param(200, marks=pytest.mark.soak)])
 def test_the_stepper_and_the_pass_agree_on_drawn_programs(count: int) -> None:
-    """CI draws the first 25 programs (derandomized, the same every run); the soak tier draws 200."""
+    """CI draws the first 18 programs (derandomized, the same every run); the soak tier draws 200.
+    The 18 reach every line of nanopto that the first 25 reach beyond the shipped examples, but
+    one (is_self_update's `t = t`, which tests/verify reaches); each program costs about half a
+    CPU-second, mostly the stepper's one stage per site."""
     seen = {"program": 0, "refused": 0}
 
     @settings(
