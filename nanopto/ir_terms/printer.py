@@ -199,6 +199,8 @@ def python_print(
 
 
 def _check_prefix(prefix: str) -> None:
+    if prefix == "pl":  # the default, asked at every call
+        return
     if not prefix.isidentifier() or iskeyword(prefix) or prefix == DISTRIBUTED_PREFIX[:-1]:
         raise ValueError(f"the printer's prefix names the module `nanopto.language`: a Python name other than 'pld', got {prefix!r}")
 
@@ -733,7 +735,8 @@ def _dynamic_dims(program: Program, occurrences: Sequence[list[Var]]) -> list[st
     for fn, vars_ in zip(program.function_list, occurrences, strict=True):
         defined: set[int] | None = None
         for node in vars_:
-            if is_dimension(node) and node.name not in names:
+            # the class asked before the call: a dimension is a scalar, and most Vars are not
+            if isinstance(node.type, ScalarType) and is_dimension(node) and node.name not in names:
                 if defined is None:
                     defined = _defined_vars(fn)
                 if node.id not in defined:
@@ -888,6 +891,8 @@ class _FunctionPrinter:
         return self._emit([_Body(body, indent, yield_vars)])
 
     def stmt_lines(self, stmt: Stmt, indent: str, yield_vars: tuple[Var, ...] | None) -> list[str]:
+        if not isinstance(stmt, _BLOCKS):  # a simple statement is its lines: no stack to run (a site's record prints one)
+            return self._stmt_todo(stmt, indent, yield_vars)  # type: ignore[return-value]  # only text
         return self._emit([_Lines(stmt, indent, yield_vars)])
 
     def _emit(self, todo: list[_Todo]) -> list[str]:
