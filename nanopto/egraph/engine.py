@@ -19,15 +19,16 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from nanopto.egglog_bindings import bindings as eb
+from nanopto.egraph.selection import RulesText, split_rules_text
 from nanopto.ir_terms import nodes as n
 from nanopto.rules.ruleset import COST_TABLE, Ruleset
 from nanopto.terms.encoding import Decoder, cost_table_declarations
-from nanopto.terms.term_rows import SPAN, TermRows, load_commands, load_rows, run_text
+from nanopto.terms.term_rows import SPAN, TermRows, load_commands, load_rows, load_table, run_text
 
 
 class SaturationError(RuntimeError):
@@ -312,12 +313,17 @@ def decode_roots(functions: Sequence[n.Function], extracted: Sequence[Extracted]
 class PreparedEGraphs:
     """E-graphs with declarations and rules compiled, one per distinct rules text.
 
-    Compiling the ~70 inlining rules costs 0.1-0.2 s; a run happens between `push` and `pop`, so
+    Compiling the ~230 inlining rules costs 0.1-0.2 s; a run happens between `push` and `pop`, so
     the next run (the next stage, or the next pass run in a hypothesis loop) starts from the
     compiled rules with an empty e-graph. This is the one piece of process-wide state the engine
     keeps, on purpose: it is a cache of pure compilation results, bounded to `capacity` entries.
     The cache is per thread: an egglog e-graph may only be used by the thread that made it (the
     playground server runs passes on a worker thread while tests run them on the main one).
+
+    The first run of a rules text compiles only the rules that can fire on the tables it loads
+    (`nanopto.egraph.selection`: a third of the inlining rules for a typical program); a later
+    run that needs one more compiles them all, once. Either way every declaration is compiled and
+    the rules keep their order, and a rule left out could never have matched.
 
     An e-graph is compiled again after `max_uses` runs: egglog keeps about 35 KB per `push`/`pop`
     run that a fresh e-graph does not (the pass soak's RSS grew by 200 MB over 5,000 runs), so
@@ -330,8 +336,9 @@ class PreparedEGraphs:
         self._local = threading.local()
 
     @property
-    def _egraphs(self) -> dict[str, eb.EGraph]:
-        egraphs: dict[str, eb.EGraph] | None = getattr(self._local, "egraphs", None)
+    def _egraphs(self) -> dict[str, tuple[eb.EGraph, frozenset[int]]]:
+        """Rules text -> its e-graph and the rule forms compiled into it."""
+        egraphs: dict[str, tuple[eb.EGraph, frozenset[int]]] | None = getattr(self._local, "egraphs", None)
         if egraphs is None:
             egraphs = self._local.egraphs = {}
         return egraphs
@@ -343,25 +350,38 @@ class PreparedEGraphs:
             uses = self._local.uses = {}
         return uses
 
-    def get(self, rules: str) -> eb.EGraph:
+    def get(self, rules: str, populated: Iterable[str] | None = None) -> eb.EGraph:
+        """The e-graph of `rules`, with at least the rules that can fire once the tables
+        `populated` hold rows (every rule when None)."""
+        program = split_rules_text(rules)
+        needed = program.every_rule if populated is None else program.firing(populated)
         uses = self._uses
         uses[rules] = uses.get(rules, 0) + 1
-        if uses[rules] > self.max_uses:
-            self._egraphs.pop(rules, None)
+        entry = self._egraphs.get(rules)
+        if entry is None:
+            entry = self._compile(rules, program, needed)
+        elif not needed <= entry[1]:
             uses[rules] = 1
-        egraph = self._egraphs.get(rules)
-        if egraph is None:
-            egraph = eb.EGraph()
-            try:
-                run_text(egraph, rules)
-            except eb.EggSmolError as exc:
-                raise SaturationError(f"egglog rejected the rules: {' '.join(str(exc).split())}") from None
-            if len(self._egraphs) >= self.capacity:
-                evicted = next(iter(self._egraphs))
-                del self._egraphs[evicted]
-                uses.pop(evicted, None)
-            self._egraphs[rules] = egraph
-        return egraph
+            entry = self._compile(rules, program, program.every_rule)
+        elif uses[rules] > self.max_uses:
+            uses[rules] = 1
+            entry = self._compile(rules, program, entry[1])
+        return entry[0]
+
+    def _compile(self, rules: str, program: RulesText, chosen: frozenset[int]) -> tuple[eb.EGraph, frozenset[int]]:
+        egraph = eb.EGraph()
+        try:
+            run_text(egraph, program.text(chosen))
+        except eb.EggSmolError as exc:
+            raise SaturationError(f"egglog rejected the rules: {' '.join(str(exc).split())}") from None
+        egraphs = self._egraphs
+        egraphs.pop(rules, None)
+        if len(egraphs) >= self.capacity:
+            evicted = next(iter(egraphs))
+            del egraphs[evicted]
+            self._uses.pop(evicted, None)
+        entry = egraphs[rules] = (egraph, chosen)
+        return entry
 
 
 PREPARED = PreparedEGraphs()
@@ -384,6 +404,10 @@ class EGraphRun:
     """Rulesets run once each after saturation (and after `at_saturation` has seen the e-graph),
     before extraction: they may delete only what extraction could never choose, which it would
     otherwise cost on each of its passes (the inlining stage's `retire`)."""
+    may_load: frozenset[str] = frozenset()
+    """Tables a later run of the same rules may load besides these rows (the inlining stage's
+    statement groups, which grow with the bodies spliced): the first run compiles their rules too,
+    so that the next run needs no second compilation (`PreparedEGraphs.get`)."""
 
     @property
     def cost_tables(self) -> frozenset[str]:
@@ -420,7 +444,7 @@ class EGraphRun:
         started = time.perf_counter()
         if self.transcript is not None:
             self.transcript.append(self.replay_text(rows, len(functions)))
-        egraph = PREPARED.get(self.rules_text())
+        egraph = PREPARED.get(self.rules_text(), {load_table(table) for table in (*rows.tables, *self.may_load)})
         egraph.run_program(eb.Push(1))
         try:
             load_rows(egraph, rows)

@@ -31,7 +31,14 @@ from nanopto.ir_terms.types import UnknownType
 from nanopto.passes.inlining.call_sites import CallSite, HelperTemplate, SiteForm, binding_type
 from nanopto.passes.inlining.dynamic_dims import dimension_bindings
 from nanopto.rules import INLINE_RULESETS, RETIRE, SPLICE, Ruleset
-from nanopto.terms.encoding import DecodeError, ir_declarations, ir_load_declarations, span_value
+from nanopto.terms.encoding import (
+    MAX_GROUP,
+    DecodeError,
+    group_constructor,
+    ir_declarations,
+    ir_load_declarations,
+    span_value,
+)
 from nanopto.terms.inlining import (
     HELPER_CONSTRUCTORS,
     HELPER_FACT_TABLES,
@@ -61,6 +68,11 @@ def inline_declarations() -> str:
             ir_load_declarations((*INLINE_TERMS, *HELPER_CONSTRUCTORS), HELPER_FACT_TABLES),
         ]
     )
+
+
+STATEMENT_GROUPS = frozenset(group_constructor(k) for k in range(2, MAX_GROUP + 1))
+"""The group terms a later stage's rows may hold though this stage's do not: a body spliced here
+is a caller's statements there, grouped by more (`EGraphRun.may_load`)."""
 
 
 def _free_var(template: HelperTemplate, var_id: int) -> n.Var:
@@ -256,6 +268,7 @@ class Stage:
             transcript=self.transcript,
             # `retire` deletes only call sites the stock splice rules spliced, and so retired.
             before_extraction=(RETIRE,) if SPLICE in self.rulesets else (),
+            may_load=STATEMENT_GROUPS,
         )
         functions = run.rewrite(self.functions, encoder.rows, decoder, report)
         return functions, decoder, report
