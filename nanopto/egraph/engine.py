@@ -28,7 +28,7 @@ from nanopto.egraph.selection import RulesText, split_rules_text
 from nanopto.ir_terms import nodes as n
 from nanopto.rules.ruleset import COST_TABLE, Ruleset
 from nanopto.terms.encoding import Decoder, cost_table_declarations
-from nanopto.terms.term_rows import SPAN, TermRows, load_commands, load_rows, load_table, run_text
+from nanopto.terms.term_rows import SPAN, TermRows, load_commands, load_rows, load_table, run_forms
 
 
 class SaturationError(RuntimeError):
@@ -147,8 +147,10 @@ def saturate(
         return
     started = time.perf_counter()
     first = rulesets[0]
-    owner = {egglog: name for ruleset in rulesets for egglog, name in ruleset.egglog_names().items()}
-    """egglog's rule name -> the rule's (the two halves of a birewrite count as one rule)."""
+    names = {rule.name for ruleset in rulesets for rule in ruleset.rules}
+    owner: dict[str, str] = {}
+    """egglog's rule name -> the rule's (the two halves of a birewrite count as one rule): read from
+    the rules only for a name that is not a rule's own, since it parses every raw rule's text."""
     still_matching: dict[str, bool] = {}
     """Whether each ruleset's latest iteration changed the e-graph: what a limit error names."""
     last_rules: dict[str, list[str]] = {}
@@ -164,7 +166,9 @@ def saturate(
                 matches: dict[str, int] = {}
                 for rule, count in sorted(run.num_matches_per_rule.items()):  # egglog's order varies by run
                     if count:
-                        name = owner.get(rule, rule)
+                        if rule not in names and not owner:
+                            owner = {egglog: name for r in rulesets for egglog, name in r.egglog_names().items()}
+                        name = rule if rule in names else owner.get(rule, rule)
                         matches[name] = matches.get(name, 0) + count
                 for rule, count in matches.items():
                     report.matches[rule] = report.matches.get(rule, 0) + count
@@ -371,7 +375,7 @@ class PreparedEGraphs:
     def _compile(self, rules: str, program: RulesText, chosen: frozenset[int]) -> tuple[eb.EGraph, frozenset[int]]:
         egraph = eb.EGraph()
         try:
-            run_text(egraph, program.text(chosen))
+            run_forms(egraph, program.kept(chosen))
         except eb.EggSmolError as exc:
             raise SaturationError(f"egglog rejected the rules: {' '.join(str(exc).split())}") from None
         egraphs = self._egraphs

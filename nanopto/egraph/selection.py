@@ -22,6 +22,7 @@ from nanopto.terms.term_rows import top_level_forms
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _COMMENT = re.compile(r";[^\n]*")
+_PAREN = re.compile(r"[()]")
 _HEAD = re.compile(r"\(\s*([^\s()]+)")
 _DECLARATIONS = frozenset({"sort", "constructor", "relation", "function", "datatype", "datatype*", "ruleset"})
 """Forms that only declare: every other form may write rows into the tables it names."""
@@ -70,10 +71,13 @@ class RulesText:
     def every_rule(self) -> frozenset[int]:
         return frozenset(rule.index for rule in self.rules)
 
+    def kept(self, rules: frozenset[int]) -> list[str]:
+        """The program's forms with only the rule forms `rules`, every other form in its place."""
+        left_out = {rule.index for rule in self.rules} - rules
+        return [form for i, form in enumerate(self.forms) if i not in left_out]
+
     def text(self, rules: frozenset[int]) -> str:
-        """The program with only the rule forms `rules`, every other form in its place."""
-        chosen = {rule.index for rule in self.rules} - rules
-        return "\n".join(form for i, form in enumerate(self.forms) if i not in chosen)
+        return "\n".join(self.kept(rules))
 
 
 def _bare(form: str) -> str:
@@ -82,17 +86,19 @@ def _bare(form: str) -> str:
 
 
 def _groups(form: str) -> list[str]:
-    """The parenthesised groups directly inside `form` (itself one group), in order."""
+    """The first two parenthesised groups directly inside `form` (itself one group, without strings)."""
     groups: list[str] = []
     depth, start = 0, 0
-    for i, char in enumerate(form):
-        if char == "(":
+    for paren in _PAREN.finditer(form):
+        if paren.group() == "(":
             depth += 1
             if depth == 2:
-                start = i
-        elif char == ")":
+                start = paren.start()
+        else:
             if depth == 2:
-                groups.append(form[start : i + 1])
+                groups.append(form[start : paren.end()])
+                if len(groups) == 2:
+                    break
             depth -= 1
     return groups
 

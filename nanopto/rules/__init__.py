@@ -24,9 +24,10 @@ _RENDERED = "nanopto/rules/rendered.py"
 
 
 def _stock(name: str) -> Ruleset:
-    for ruleset, doc, rules in RULESETS:
+    for ruleset, doc, rules, commands in RULESETS:
         if ruleset == name:
-            return Ruleset(ruleset, doc, tuple(Rule(n, before, after, text, doc=why, where=_RENDERED) for n, before, after, why, text in rules))
+            stock = tuple(Rule(n, before, after, text, doc=why, where=_RENDERED) for n, before, after, why, text in rules)
+            return Ruleset(ruleset, doc, stock, rendered=commands)
     return Ruleset(name, "not rendered yet: run `python3 -m nanopto.rules.generate`", ())
 
 

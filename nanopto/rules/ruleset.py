@@ -104,6 +104,8 @@ class Rule:
         `set_cost(term, n)` gives `term` the cost `n` for extraction (docs/your-own-rules.md#costs)."""
         rendered = self.rendered
         if rendered is None:
+            if COST_TABLE not in self.text:  # no table to find: skip parsing (the stock rules, at every start)
+                return frozenset()
             try:
                 rendered = parse_raw(self.name, self.text)
             except RuleDeclarationError:
@@ -379,9 +381,13 @@ class Ruleset:
     name: str
     doc: str
     rules: tuple[Rule, ...]
+    rendered: str = field(default="", compare=False, repr=False)
+    """`commands()` as rendered when the ruleset was generated (the stock rulesets, from
+    `nanopto.rules.rendered`): rendering reads every raw rule with egglog's parser, about 30 ms of
+    every process's first run."""
 
     def commands(self) -> str:
-        return _commands(self)
+        return self.rendered or _commands(self)
 
     @property
     def cost_tables(self) -> frozenset[str]:

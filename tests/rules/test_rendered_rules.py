@@ -28,3 +28,15 @@ def test_running_the_stock_rules_never_imports_egglogs_python_front_end() -> Non
     code = "import sys\nfrom nanopto.rules import INLINE_RULESETS\n[r.commands() for r in INLINE_RULESETS]\nprint('egglog' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_stock_rulesets_checked_in_commands_are_its_rules_rendered() -> None:
+    """`Ruleset.commands` returns the rendering checked in with the stock rules instead of rendering
+    them again; it must be what rendering them gives (and a ruleset changed from one renders anew)."""
+    from nanopto.rules import RETIRE
+    from nanopto.rules.ruleset import _commands
+
+    for ruleset in (*INLINE_RULESETS, RETIRE):
+        assert ruleset.rendered and ruleset.commands() == _commands(ruleset)
+    fewer = INLINE_RULESETS[1].without("subst-formal")
+    assert not fewer.rendered and "subst-formal" not in fewer.commands()

@@ -123,6 +123,9 @@ def test_extracting_all_roots_falls_back_to_one_at_a_time_without_statement_list
 def test_top_level_forms_respect_strings_and_comments() -> None:
     text = '(a "(" b) ; (not a form)\n(c ")" (d))\n(e "\\"(")'
     assert top_level_forms(text) == ['(a "(" b)', '(c ")" (d))', '(e "\\"(")']
+    assert top_level_forms('(a) "(b) unclosed') == ["(a)"]
+    with pytest.raises(ValueError, match="unbalanced"):
+        top_level_forms('(a "x" (b)')
 
 
 def test_an_unwritable_temporary_directory_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
