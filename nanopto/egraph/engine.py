@@ -358,7 +358,7 @@ class PreparedEGraphs:
         """The e-graph of `rules`, with at least the rules that can fire once the tables
         `populated` hold rows (every rule when None)."""
         program = split_rules_text(rules)
-        needed = program.every_rule if populated is None else program.firing(populated)
+        needed = program.every_form if populated is None else program.firing(populated)
         uses = self._uses
         uses[rules] = uses.get(rules, 0) + 1
         entry = self._egraphs.get(rules)
@@ -366,7 +366,7 @@ class PreparedEGraphs:
             entry = self._compile(rules, program, needed)
         elif not needed <= entry[1]:
             uses[rules] = 1
-            entry = self._compile(rules, program, program.every_rule)
+            entry = self._compile(rules, program, program.every_form)
         elif uses[rules] > self.max_uses:
             uses[rules] = 1
             entry = self._compile(rules, program, entry[1])

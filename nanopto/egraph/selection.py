@@ -1,14 +1,16 @@
 """Which rules of a program can fire on the rows a run loads: the ones worth compiling.
 
 Compiling a rule costs egglog about half a millisecond, and every `push` copies every compiled
-rule; the inlining program declares about 230 (a load rule per constructor, a structural subst
-rule per constructor and sort), while a run's rows use a few dozen constructors. A rule can match
-only when every table its query names holds a row, and a table gets rows only from the run's
-loaded tables, from the program's own top-level actions, or from the actions of a rule that
-fires. So the rules that can fire are a closure (`RulesText.firing`): start from the populated
-tables, add each rule whose query tables are all populated, with the tables its actions write,
-until nothing changes. A rule outside it never matches, so compiling it or not changes nothing
-but time; declarations are always compiled, so every table exists and keeps its order.
+rule and table; the inlining program declares about 230 rules (a load rule per constructor, a
+structural subst rule per constructor and sort) and a load table per constructor, while a run's
+rows use a few dozen constructors. A rule can match only when every table its query names holds a
+row, and a table gets rows only from the run's loaded tables, from the program's own top-level
+actions, or from the actions of a rule that fires. So the rules that can fire are a closure
+(`RulesText.firing`): start from the populated tables, add each rule whose query tables are all
+populated, with the tables its actions write, until nothing changes. A rule outside it never
+matches, so compiling it or not changes nothing but time; nor does declaring a relation that no
+chosen rule reads or writes and nothing loads (an empty load table). Sorts, constructors and
+functions are always declared, so the terms and their order are the same.
 """
 
 from __future__ import annotations
@@ -45,11 +47,14 @@ class RulesText:
 
     forms: tuple[str, ...]
     rules: tuple[RuleForm, ...]
+    relations: tuple[tuple[int, str], ...]
+    """The `(relation ...)` forms: index and table."""
     seeded: frozenset[str]
     """Tables the program's own top-level actions write (`(ScalarOperator "add" "Add")`)."""
 
     def firing(self, populated: Iterable[str]) -> frozenset[int]:
-        """The indices of the rule forms that can fire when the tables `populated` get rows."""
+        """The indices of the rule forms that can fire when the tables `populated` get rows, and of
+        the relations those rules, the rows and the program's actions use."""
         tables = set(populated) | self.seeded
         pending = list(self.rules)
         chosen: set[int] = set()
@@ -65,19 +70,22 @@ class RulesText:
                 else:
                     waiting.append(rule)
             pending = waiting
+        # A chosen rule reads only tables in `tables`, so these are every relation anything uses.
+        chosen.update(i for i, table in self.relations if table in tables)
         return frozenset(chosen)
 
     @property
-    def every_rule(self) -> frozenset[int]:
-        return frozenset(rule.index for rule in self.rules)
+    def every_form(self) -> frozenset[int]:
+        """Every rule and relation: the whole program."""
+        return frozenset(rule.index for rule in self.rules) | {i for i, _ in self.relations}
 
-    def kept(self, rules: frozenset[int]) -> list[str]:
-        """The program's forms with only the rule forms `rules`, every other form in its place."""
-        left_out = {rule.index for rule in self.rules} - rules
+    def kept(self, chosen: frozenset[int]) -> list[str]:
+        """The program's forms with only the rules and relations `chosen`, every other form in its place."""
+        left_out = self.every_form - chosen
         return [form for i, form in enumerate(self.forms) if i not in left_out]
 
-    def text(self, rules: frozenset[int]) -> str:
-        return "\n".join(self.kept(rules))
+    def text(self, chosen: frozenset[int]) -> str:
+        return "\n".join(self.kept(chosen))
 
 
 def _bare(form: str) -> str:
@@ -114,13 +122,15 @@ def split_rules_text(text: str) -> RulesText:
         return frozenset(name for name in _HEAD.findall(group) if name in declared)
 
     rules: list[RuleForm] = []
+    relations: list[tuple[int, str]] = []
     seeded: set[str] = set()
     for i, form in enumerate(bare):
         head = _HEAD.match(form)
         keyword = head.group(1) if head else ""
-        groups = _groups(form)
-        if keyword == "rule" and len(groups) >= 2:
+        if keyword == "rule" and len(groups := _groups(form)) >= 2:
             rules.append(RuleForm(i, tables(groups[0]), tables(groups[1])))
+        elif keyword == "relation" and (declared_here := _DECLARED.match(form)):
+            relations.append((i, declared_here.group(1)))
         elif keyword not in _DECLARATIONS:
             seeded |= tables(form)  # an action, a rewrite, an input: it may write any table it names
-    return RulesText(forms, tuple(rules), frozenset(seeded))
+    return RulesText(forms, tuple(rules), tuple(relations), frozenset(seeded))
