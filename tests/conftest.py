@@ -25,7 +25,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+
+# ---------------------------------------------------------------------------------------------
+# Bytecode for the processes the tests start
+# ---------------------------------------------------------------------------------------------
+
+BYTECODE_CACHE = Path(tempfile.gettempdir()) / f"nanopto-tests-pycache-{os.getuid() if hasattr(os, 'getuid') else 0}"
+"""Where every process a test starts (the command line, playground workers, soak workers, fresh
+imports) caches bytecode. A shell or CI image that sets `PYTHONDONTWRITEBYTECODE` would otherwise
+make each of those hundreds of processes compile nanopto again (0.7 of its 1.4 CPU-seconds for
+`nanopto inline`); the cache lives outside the source tree, so the setting's intent holds."""
+
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ.setdefault("PYTHONPYCACHEPREFIX", str(BYTECODE_CACHE))
+# The same for this process: the modules it imports from here on, and the test modules pytest
+# rewrites (their asserts), about 4 CPU-seconds per xdist worker that a later run then skips.
+# Hypothesis too, imported only below: pytest rewrites the asserts of every module of a package
+# that ships a pytest plugin, about 2 CPU-seconds per pytest process for hypothesis' 100 modules.
+sys.dont_write_bytecode = False
+sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 EXAMPLES_PER_PROPERTY = 40
 """The examples a property test draws under `ci` and `dev` (hypothesis's own default is 100)."""
@@ -49,24 +69,6 @@ settings.register_profile(
     "soak", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
-
-
-# ---------------------------------------------------------------------------------------------
-# Bytecode for the processes the tests start
-# ---------------------------------------------------------------------------------------------
-
-BYTECODE_CACHE = Path(tempfile.gettempdir()) / f"nanopto-tests-pycache-{os.getuid() if hasattr(os, 'getuid') else 0}"
-"""Where every process a test starts (the command line, playground workers, soak workers, fresh
-imports) caches bytecode. A shell or CI image that sets `PYTHONDONTWRITEBYTECODE` would otherwise
-make each of those hundreds of processes compile nanopto again (0.7 of its 1.4 CPU-seconds for
-`nanopto inline`); the cache lives outside the source tree, so the setting's intent holds."""
-
-os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-os.environ.setdefault("PYTHONPYCACHEPREFIX", str(BYTECODE_CACHE))
-# The same for this process: the modules it imports from here on, and the test modules pytest
-# rewrites (their asserts), about 4 CPU-seconds per xdist worker that a later run then skips.
-sys.dont_write_bytecode = False
-sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
 
 
 @pytest.fixture(autouse=True)
