@@ -20,10 +20,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nanopto.terms.term_rows import top_level_forms
-
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_COMMENT = re.compile(r";[^\n]*")
 _PAREN = re.compile(r"[()]")
 _HEAD = re.compile(r"\(\s*([^\s()]+)")
 _DECLARATIONS = frozenset({"sort", "constructor", "relation", "function", "datatype", "datatype*", "ruleset"})
@@ -88,34 +84,51 @@ class RulesText:
         return "\n".join(self.kept(chosen))
 
 
-def _bare(form: str) -> str:
-    """`form` without its string literals and comments: what remains names tables and variables."""
-    return _COMMENT.sub("", _STRING.sub('""', form))
+def _blanked(match: re.Match[str]) -> str:
+    """A string literal or comment as spaces (a string keeps its quotes), so offsets stay put."""
+    text = match.group()
+    return '"' + " " * (len(text) - 2) + '"' if text.startswith('"') and len(text) > 1 else " " * len(text)
 
 
-def _groups(form: str) -> list[str]:
-    """The first two parenthesised groups directly inside `form` (itself one group, without strings)."""
-    groups: list[str] = []
-    depth, start = 0, 0
-    for paren in _PAREN.finditer(form):
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"?|;[^\n]*', re.DOTALL)
+"""A string literal (to its closing quote, or the end of an unclosed one) or a comment."""
+
+
+def _forms(text: str) -> tuple[list[str], list[str], list[list[str]]]:
+    """The top-level forms of `text` (as `top_level_forms` splits it), each also without its
+    strings and comments, and the first two groups directly inside each of those: one scan of the
+    program's parentheses, instead of one for the forms and one per form for its groups."""
+    bare_text = _QUOTED.sub(_blanked, text)
+    forms: list[str] = []
+    bare: list[str] = []
+    groups: list[list[str]] = []
+    found: list[str] = []
+    depth, start, inner = 0, 0, 0
+    for paren in _PAREN.finditer(bare_text):
         if paren.group() == "(":
             depth += 1
-            if depth == 2:
-                start = paren.start()
+            if depth == 1:
+                start, found = paren.start(), []
+            elif depth == 2:
+                inner = paren.start()
         else:
-            if depth == 2:
-                groups.append(form[start : paren.end()])
-                if len(groups) == 2:
-                    break
+            if depth == 2 and len(found) < 2:
+                found.append(bare_text[inner : paren.end()])
+            elif depth == 1:
+                forms.append(text[start : paren.end()])
+                bare.append(bare_text[start : paren.end()])
+                groups.append(found)
             depth -= 1
-    return groups
+    if depth != 0:
+        raise ValueError("unbalanced parentheses in egglog program text")
+    return forms, bare, groups
 
 
 @functools.lru_cache(maxsize=16)
 def split_rules_text(text: str) -> RulesText:
     """`text` read once per distinct program (the engine compiles the same few again and again)."""
-    forms = tuple(top_level_forms(text))
-    bare = [_bare(form) for form in forms]
+    listed, bare, inner = _forms(text)
+    forms = tuple(listed)
     declared = {m.group(1) for form in bare for m in _DECLARED.finditer(form)}
 
     def tables(group: str) -> frozenset[str]:
@@ -127,7 +140,7 @@ def split_rules_text(text: str) -> RulesText:
     for i, form in enumerate(bare):
         head = _HEAD.match(form)
         keyword = head.group(1) if head else ""
-        if keyword == "rule" and len(groups := _groups(form)) >= 2:
+        if keyword == "rule" and len(groups := inner[i]) >= 2:
             rules.append(RuleForm(i, tables(groups[0]), tables(groups[1])))
         elif keyword == "relation" and (declared_here := _DECLARED.match(form)):
             relations.append((i, declared_here.group(1)))

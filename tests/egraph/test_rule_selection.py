@@ -11,6 +11,7 @@ from nanopto.egraph.selection import split_rules_text
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes.inlining import inline_program
+from nanopto.terms.term_rows import top_level_forms
 from nanopto.tools.examples import example_names, example_source
 
 PROGRAM = """
@@ -27,7 +28,7 @@ PROGRAM = """
 (rule ((R x)) ((A x)) :ruleset r :name "r-to-a")
 (rule ((Seen "(R 1) ; not a call")) ((C)) :ruleset r :name "in-a-string")
 (rule ((= e (Lit x))) ((C)) :ruleset r :name "undeclared")
-(Seen "x")
+(Seen "x") ; a comment (Seen "y")
 """
 
 
@@ -38,6 +39,7 @@ def _names(indices: frozenset[int]) -> set[str]:
 
 def test_the_rules_that_can_fire_are_a_closure_over_the_loaded_tables() -> None:
     program = split_rules_text(PROGRAM)
+    assert list(program.forms) == top_level_forms(PROGRAM)
     # A loaded: a-to-b fires, its B rows let b-to-c fire; nothing writes R, so r-to-a cannot.
     # Seen has a row from the program's own action; a datatype's variant is not read as a table,
     # so a rule that reads one is always kept.
