@@ -7,9 +7,6 @@ ignored), and the naming rules separately by printing.
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
 import textwrap
 from typing import Any
 
@@ -639,27 +636,6 @@ def test_discard_rules_keep_the_store() -> None:
     )
     result = inline_program(program)
     assert result.report.matches["discard-keep-Call"] == 1
-
-
-def test_pass_is_deterministic_across_processes() -> None:
-    script = textwrap.dedent(
-        f"""
-        from nanopto import passes
-        from nanopto.ir_terms.parser import parse_program
-        from nanopto.ir_terms.printer import python_print
-        src = {("import nanopto.language as pl" + chr(10) + textwrap.dedent(SINGLE_BEFORE))!r}
-        print(python_print(passes.inline_functions()(parse_program(src))))
-        """
-    )
-    # Each run keeps this process's environment (PYTHONPATH: the nanopto under test; the tests'
-    # bytecode cache, instead of compiling nanopto into the source tree) and sets the hash seed.
-    outputs = {
-        subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}
-        ).stdout
-        for seed in ("0", "1", "12345")
-    }
-    assert len(outputs) == 1
 
 
 def test_input_program_is_not_mutated() -> None:
