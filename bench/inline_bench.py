@@ -6,6 +6,8 @@
 Cases:
 - flat N:     `main` with N chained sites `yK = self.helper(y{K-1})`, a helper of 5 statements;
 - nested D:   f1 calls f2 twice, ..., f{D} is a leaf; `main` calls f1 once;
+- typed N:    the flat shape with `main`'s parameter a `pl.Tensor`: the helper is untyped, so every
+              spliced local learns its tensor type from the caller's (the pass's `types` phase);
 - e2e N:      source text -> parse -> inline -> print for the flat shape with N sites;
 
 Every case runs in its own interpreter (`--run-case`), so peak RSS (`ru_maxrss`) and caches belong to
@@ -40,6 +42,7 @@ FULL_CASES: list[tuple[str, int]] = [
     ("flat", 1000),
     ("flat", 10000),
     ("nested", 10),
+    ("typed", 10000),
     ("e2e", 10000),
 ]
 QUICK_CASES: list[tuple[str, int]] = [("flat", 10), ("flat", 100), ("nested", 4)]
@@ -75,6 +78,11 @@ def flat_source(n: int) -> str:
     lines += [f"        y{k} = self.helper(y{k - 1})\n" for k in range(1, n + 1)]
     lines.append(f"        return y{n}\n")
     return "".join(lines)
+
+
+def typed_source(n: int) -> str:
+    """`flat_source(n)` with `main`'s parameter typed: the untyped helper's copies learn its type."""
+    return flat_source(n).replace("def main(self, y0):", "def main(self, y0: pl.Tensor[[64, 128], pl.FP32]):")
 
 
 def nested_source(depth: int) -> str:
@@ -119,7 +127,7 @@ def run_case(kind: str, size: int, max_memory_gb: float) -> dict[str, Any]:
     from nanopto.passes.hoist_nested_calls import hoist_program
     from nanopto.passes.inlining import InlineFunctions, inline_program
 
-    source = nested_source(size) if kind == "nested" else flat_source(size)
+    source = nested_source(size) if kind == "nested" else typed_source(size) if kind == "typed" else flat_source(size)
     times: dict[str, float] = {}
     cpu_started = cpu()
     started = time.perf_counter()
