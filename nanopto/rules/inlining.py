@@ -119,8 +119,8 @@ RETIRE = Ruleset(
     ),
 )
 """Extraction costs every extractable row on each of its passes; a spliced site's `At` term (and,
-through it, the retired statement) is one of them at every site (flat-10000: extract 1.06 ->
-0.87 s). The marker of a splice is the copy of the template's body it made for the site."""
+through it, the retired statement) is one of them at every site (deleting them took a sixth of
+extraction's time at flat-10000: 1,199 -> 981 ms in one interleaved run). The marker of a splice is the copy of the template's body it made for the site."""
 
 _g, _e, _i = var("g", T.Ex), var("e", T.Ex), var("i", i64)
 _xs, _item, _flag = var("xs", T.ExL), var("x", T.Ex), var("l", String)
