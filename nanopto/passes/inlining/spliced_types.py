@@ -138,6 +138,8 @@ class _Retype(Mutator):
         self.types = types
         self.annotate = annotate
         """The target Vars whose assignment prints its annotation (`_declared_otherwise`)."""
+        self.rebuilt: dict[int, tuple[Var, Var]] = {}
+        """Var id -> (a Var object met, its rebuilt self)."""
 
     def leave(self, node: Any) -> Any:
         if self.annotate and isinstance(node, AssignStmt) and node.var.id in self.annotate:
@@ -151,9 +153,15 @@ class _Retype(Mutator):
         return self._retyped(var)
 
     def _retyped(self, var: Var) -> Var:
+        done = self.rebuilt.get(var.id)
+        if done is not None and done[0] is var:
+            return done[1]  # a Var object is shared by its definition and uses, and immutable: rebuilt once
         rebuilt: Var = self.generic_visit(var)
         ty = self.types.get(var.id)
-        return rebuilt if ty is None else dataclasses.replace(rebuilt, type=ty, id=var.id)
+        if ty is not None:
+            rebuilt = dataclasses.replace(rebuilt, type=ty, id=var.id)
+        self.rebuilt[var.id] = (var, rebuilt)
+        return rebuilt
 
 
 def mentions(ty: Type, symbols: set[int]) -> bool:
