@@ -284,32 +284,46 @@ def _mapper(cls: type) -> _Mapper:
 def _compile_mapper(cls: type) -> _Mapper:
     """`map_children` for the nodes of `cls` as straight-line code, compiled once per class (as
     `_compile_children` is): each child field in declaration order, `fn` applied to each child, the
-    node rebuilt with `dataclasses.replace` only when one changed. A rewriting traversal (a
-    `Mutator`) calls it for every node it visits, and the loop over the field table it replaces
-    cost as much as the rebuilding."""
-    body = ["def mapper(node, fn):", "    changes = None"]
-    for name, kind in _child_fields(cls):
-        body.append(f"    value = node.{name}")
+    node rebuilt only when one changed. A rewriting traversal (a `Mutator`) calls it for every node
+    it visits, and the loop over the field table it replaces cost as much as the rebuilding.
+
+    The node is rebuilt by calling its class with every field as a keyword, the call
+    `dataclasses.replace` makes, written out: replace reads the field table on every call, and
+    a retyping traversal rebuilds a hundred thousand nodes. A class with a field that is no plain
+    `__init__` argument keeps `replace`."""
+    body = ["def mapper(node, fn):"]
+    unchanged = []
+    for k, (name, kind) in enumerate(_child_fields(cls)):
+        body.append(f"    v{k} = node.{name}")
         match kind:
             case FieldKind.NODE:
-                body.append("    new = fn(value)")
+                body.append(f"    n{k} = fn(v{k})")
             case FieldKind.OPT_NODE:
-                body.append("    new = None if value is None else fn(value)")
+                body.append(f"    n{k} = None if v{k} is None else fn(v{k})")
             case FieldKind.NODES:
-                body += ["    mapped = tuple(fn(v) for v in value)", "    new = value if same(mapped, value) else mapped"]
+                body += [f"    mapped = tuple(fn(v) for v in v{k})", f"    n{k} = v{k} if same(mapped, v{k}) else mapped"]
             case FieldKind.TYPE:
-                body.append("    new = value if type(value) in simple_types else map_type(value, fn)")
+                body.append(f"    n{k} = v{k} if type(v{k}) in simple_types else map_type(v{k}, fn)")
             case _:
                 body += [
-                    "    mapped = tuple(map_type(v, fn) for v in value)",
-                    "    new = value if same(mapped, value) else mapped",
+                    f"    mapped = tuple(map_type(v, fn) for v in v{k})",
+                    f"    n{k} = v{k} if same(mapped, v{k}) else mapped",
                 ]
-        body += ["    if new is not value:", "        if changes is None:", "            changes = {}", f"        changes[{name!r}] = new"]
-    body += ["    if changes is None:", "        return node"]
-    if issubclass(cls, n.Var):
-        body.append("    changes['id'] = node.id")
-    body.append("    return replace(node, **changes)")
+        unchanged.append(f"n{k} is v{k}")
+    body.append(f"    if {' and '.join(unchanged) or 'True'}:")
+    body.append("        return node")
+    child_index = {name: k for k, (name, _) in enumerate(_child_fields(cls))}
+    declared = dataclasses.fields(cls)
+    if len(declared) == len(cls.__dataclass_fields__) and all(f.init for f in declared):  # type: ignore[attr-defined]
+        arguments = ", ".join(
+            f"{f.name}=n{child_index[f.name]}" if f.name in child_index else f"{f.name}=node.{f.name}" for f in declared
+        )
+        body.append(f"    return cls({arguments})")
+    else:
+        changes = ", ".join(f"{name}=n{k}" for name, k in child_index.items())
+        body.append(f"    return replace(node, {changes})")
     namespace: dict[str, Any] = {
+        "cls": cls,
         "same": _same,
         "map_type": map_type,
         "simple_types": _SIMPLE_TYPES,
