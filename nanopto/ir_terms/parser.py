@@ -24,7 +24,6 @@ import inspect
 import io
 import itertools
 import keyword
-import tokenize
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -77,6 +76,7 @@ from nanopto.ir_terms.nodes import (
     places_auto_scopes,
 )
 from nanopto.ir_terms.ops import OPS
+from nanopto.ir_terms.parse_comments import extract_line_comments
 from nanopto.ir_terms.parse_error import (
     InternalParserError,
     InvalidOperationError,
@@ -170,23 +170,6 @@ class _FunctionState:
     producers: dict[int, tuple[Var, int, int]] = field(default_factory=dict)
     """The launch that wrote each tensor value (Var id -> the launch's task id Var, that task id's
     binding count, the tensor's binding count), which a later `predicate=` must depend on."""
-
-
-def extract_line_comments(source: str) -> dict[int, list[tuple[int, str]]]:
-    """Every `#` comment of `source` by line: (column, text after the `#` and one space), in
-    source order (PyPTO's name). Best effort: a source `tokenize` cannot finish keeps the comments
-    read so far."""
-    comments: dict[int, list[tuple[int, str]]] = {}
-    if "#" not in source:
-        return comments  # tokenizing costs a third of parsing a 10k-line source
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.COMMENT:
-                text = tok.string[1:]
-                comments.setdefault(tok.start[0], []).append((tok.start[1], (text[1:] if text[:1] == " " else text).rstrip()))
-    except (tokenize.TokenError, SyntaxError):
-        pass  # `ast.parse` accepted the source; a comment table is best effort
-    return comments
 
 
 _MODULE_HINT = "a pl source holds `import nanopto.language as pl`, constants and one @pl.program class"
