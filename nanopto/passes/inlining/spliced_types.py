@@ -77,8 +77,14 @@ class _Typer:
         self.typed: set[int] = set()
         """The targets met with a declared type (`derive_types` asks whether they keep it)."""
         self.of = type_reader(self.of_var)
+        self.reading: list[Var] | None = None
+        """While `learn` types a source: the Vars whose types it read."""
+        self.learnt_from: dict[int, tuple[int, Expr, list[Var]]] = {}
+        """Target id -> (len(known) once it was learnt, its source, the Vars typing the source read)."""
 
     def of_var(self, var: Var) -> Type:
+        if self.reading is not None:
+            self.reading.append(var)
         known = self.known.get(var.id)
         if known is not None:
             return known
@@ -99,13 +105,30 @@ class _Typer:
         copy = self.copies.get(var.id)
         if copy is not None and copy.teaches_nothing(self):
             return False  # its template statement's type is unknown or not learnt (`renamed_copies`)
-        ty = self.of(source)
+        reads: list[Var] = []
+        self.reading = reads
+        try:
+            ty = self.of(source)
+        finally:
+            self.reading = None
         if isinstance(ty, UnknownType) or (self.unresolved and mentions(ty, self.unresolved)):
             return False
         self.known[var.id] = ty
+        self.learnt_from[var.id] = (len(self.known), source, reads)
         if copy is not None:
             copy.learnt = True
         return True
+
+    def still_its_sources(self, var: Var, source: Expr) -> bool:
+        """Whether `var` was learnt from `source` and typing `source` now would give the same type:
+        no Var it read has been learnt since. A source's type is a function of the types `of_var`
+        gives the Vars it reads (its other parts do not change), and a type, once learnt, stays."""
+        found = self.learnt_from.get(var.id)
+        if found is None or found[1] is not source:
+            return False
+        at, _, reads = found
+        learnt = self.learnt_from
+        return all(v.id not in learnt or learnt[v.id][0] < at for v in reads)
 
     def visit(self, stmt: Any) -> bool:
         if type(stmt) is AssignStmt:  # the commonest statement, before the patterns below
@@ -293,6 +316,7 @@ def derive_types(
         and isinstance(stmt.var, Var)  # a planted binding policy may assign to another expression
         and not stmt.annotated
         and stmt.var.id in typed
+        and not typer.still_its_sources(stmt.var, stmt.value)  # learnt from it: its own type (saves typing it again)
         and _declared_otherwise(typer, stmt)
     }
     if not typer.known and not declared:
