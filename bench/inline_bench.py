@@ -219,7 +219,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "times in ms; hoist = the hoist-nested-calls pass; inline = the inline-functions pass ="
         " classify + tmpl (templates) + encode + load + saturate + extract + decode + types + rebind"
-        " (+ the first run's rule compilation, ~0.1 s)",
+        " (+ preparing the e-graph, once per process: flat-10's load, about 0.06 s)",
         "verify = the InlineFunctionsEliminated property check; total = parse + hoist + inline + verify + print;"
         " CPU = the CPU time of the total",
         "  ".join(f"{c:>{15 if i == 0 else 8}}" for i, c in enumerate(columns)),
