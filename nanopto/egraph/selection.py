@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from nanopto.terms.term_rows import STRING_OR_COMMENT
+
 _PAREN = re.compile(r"[()]")
 _HEAD = re.compile(r"\(\s*([^\s()]+)")
 _DECLARATIONS = frozenset({"sort", "constructor", "relation", "function", "datatype", "datatype*", "ruleset"})
@@ -80,9 +82,6 @@ class RulesText:
         left_out = self.every_form - chosen
         return [form for i, form in enumerate(self.forms) if i not in left_out]
 
-    def text(self, chosen: frozenset[int]) -> str:
-        return "\n".join(self.kept(chosen))
-
 
 def _blanked(match: re.Match[str]) -> str:
     """A string literal or comment as spaces (a string keeps its quotes), so offsets stay put."""
@@ -90,8 +89,7 @@ def _blanked(match: re.Match[str]) -> str:
     return '"' + " " * (len(text) - 2) + '"' if text.startswith('"') and len(text) > 1 else " " * len(text)
 
 
-_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"?|;[^\n]*', re.DOTALL)
-"""A string literal (to its closing quote, or the end of an unclosed one) or a comment."""
+_QUOTED = re.compile(STRING_OR_COMMENT, re.DOTALL)
 
 
 def _forms(text: str) -> tuple[list[str], list[str], list[list[str]]]:

@@ -289,8 +289,9 @@ def _compile_mapper(cls: type) -> _Mapper:
 
     The node is rebuilt by calling its class with every field as a keyword, the call
     `dataclasses.replace` makes, written out: replace reads the field table on every call, and
-    a retyping traversal rebuilds a hundred thousand nodes. A class with a field that is no plain
-    `__init__` argument keeps `replace`."""
+    a retyping traversal rebuilds a hundred thousand nodes. Every node class takes all its fields
+    as `__init__` arguments (a Var's id included, so a rebuilt Var keeps it); one that did not
+    could not be rebuilt this way, and is refused here rather than given a fresh id."""
     body = ["def mapper(node, fn):"]
     unchanged = []
     for k, (name, kind) in enumerate(_child_fields(cls)):
@@ -314,21 +315,13 @@ def _compile_mapper(cls: type) -> _Mapper:
     body.append("        return node")
     child_index = {name: k for k, (name, _) in enumerate(_child_fields(cls))}
     declared = dataclasses.fields(cls)
-    if len(declared) == len(cls.__dataclass_fields__) and all(f.init for f in declared):  # type: ignore[attr-defined]
-        arguments = ", ".join(
-            f"{f.name}=n{child_index[f.name]}" if f.name in child_index else f"{f.name}=node.{f.name}" for f in declared
-        )
-        body.append(f"    return cls({arguments})")
-    else:
-        changes = ", ".join(f"{name}=n{k}" for name, k in child_index.items())
-        body.append(f"    return replace(node, {changes})")
-    namespace: dict[str, Any] = {
-        "cls": cls,
-        "same": _same,
-        "map_type": map_type,
-        "simple_types": _SIMPLE_TYPES,
-        "replace": dataclasses.replace,
-    }
+    if len(declared) != len(cls.__dataclass_fields__) or not all(f.init for f in declared):  # type: ignore[attr-defined]
+        raise TypeError(f"map_children rebuilds a {cls.__name__} from its __init__ arguments, which are not all its fields")
+    arguments = ", ".join(
+        f"{f.name}=n{child_index[f.name]}" if f.name in child_index else f"{f.name}=node.{f.name}" for f in declared
+    )
+    body.append(f"    return cls({arguments})")
+    namespace: dict[str, Any] = {"cls": cls, "same": _same, "map_type": map_type, "simple_types": _SIMPLE_TYPES}
     exec("\n".join(body), namespace)  # the text is ours, made from the field table
     mapper: _Mapper = namespace["mapper"]
     return mapper

@@ -303,9 +303,11 @@ def load_rows(egraph: eb.EGraph, rows: TermRows) -> None:
         egraph.run_program(*inputs, *commands)  # type: ignore[arg-type]
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|;[^\n]*|[()]', re.DOTALL)
-"""What `top_level_forms` stops at: a string (to its closing quote, or the end of an unclosed one), a
-comment, a parenthesis."""
+STRING_OR_COMMENT = r'"(?:[^"\\]|\\.)*"?|;[^\n]*'
+"""An egglog string literal (to its closing quote, or the end of an unclosed one) or `;` comment:
+what a scan of program text for its parentheses must step over (with `re.DOTALL`)."""
+_TOKEN = re.compile(STRING_OR_COMMENT + "|[()]", re.DOTALL)
+"""What `top_level_forms` stops at: a string, a comment, a parenthesis."""
 
 
 def top_level_forms(text: str) -> list[str]:
