@@ -225,11 +225,11 @@ class InlineDecoder(Decoder):
         if prefix is None:
             prefix = self._prefixes[base] = "" if parse_auto_name(base) is not None else join_name_suffix(base, "inline")
         counter, taken = self.counter, self.taken
-        fresh_name = prefix + str(counter) if prefix else inline_name(base, counter)
-        counter += 1
-        while fresh_name in taken:
+        while True:  # the next number whose name is free
             fresh_name = prefix + str(counter) if prefix else inline_name(base, counter)
             counter += 1
+            if fresh_name not in taken:
+                break
         self.counter = counter
         taken.add(fresh_name)
         ty = self._term(type_term)
