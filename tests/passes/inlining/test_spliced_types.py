@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 from nanopto import ir, passes
@@ -156,3 +157,39 @@ def test_a_copy_that_is_its_template_renamed_is_typed_as_typing_each_copy_types_
     # Typed as their templates: h(u, u) only; the others' formals stand for Vars of other types.
     assert [copy.renamed for copy in found] == [True, False, False, False]
     assert _types(shortcut)["p"] == "..." and _types(shortcut)["w"] == TENSOR
+
+
+def test_a_target_learnt_before_a_var_its_value_reads_is_typed_again() -> None:
+    """The annotation decision reuses a learnt type only while no Var its value read has been
+    learnt since (`_Typer.still_its_sources`). `pl.tensor.dim` is typed whatever its operand's
+    type, so `n` can be learnt while `x` is unknown; once `x` is learnt, `n`'s value must be
+    typed again. (No shipped op rule gives a type that changes when an operand's is learnt, so no
+    pass run reaches this: the order is played by hand.)"""
+    from nanopto.passes.inlining.spliced_types import _Typer
+
+    program = parse_program(
+        textwrap.dedent(
+            """
+            import nanopto.language as pl
+
+            @pl.program
+            class P:
+                @pl.function
+                def main(self, t: pl.Tensor[[4], pl.FP32]):
+                    x = pl.add(t, t)
+                    n = pl.tensor.dim(x, 0)
+                    return n
+            """
+        )
+    )
+    define_x, define_n = program.functions["main"].body.stmts[:2]
+    # As spliced: the fresh locals' types are unknown until learnt.
+    x = dataclasses.replace(define_x.var, type=ir.UnknownType())
+    n = dataclasses.replace(define_n.var, type=ir.UnknownType())
+    n_value = dataclasses.replace(define_n.value, args=(x, *define_n.value.args[1:]))
+    typer = _Typer({x.id, n.id}, set())
+    assert typer.learn(n, n_value)  # x still unknown: dim is an index anyway
+    assert typer.still_its_sources(n, n_value)
+    assert typer.learn(x, define_x.value)
+    assert not typer.still_its_sources(n, n_value)  # x was learnt after n
+    assert not typer.still_its_sources(x, n_value)  # not x's own value
