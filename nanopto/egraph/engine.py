@@ -206,6 +206,11 @@ def _check(
             raise SaturationLimitError("e-graph size", limits.max_rows, matching, "max_rows=", rules)
 
 
+EXTRACTED = frozenset({"Root", "SOne", "SCat"})
+"""The constructors extraction names (`extract_roots`, `extract_all_roots`' tree of roots): declared
+in every prepared e-graph, whatever a run loads."""
+
+
 def extract_roots(egraph: eb.EGraph, count: int) -> list[eb.ExtractBest]:
     """Extract `(Root 0)` ... `(Root count-1)`: the cheapest term of each root's e-class."""
     commands = [
@@ -325,9 +330,10 @@ class PreparedEGraphs:
     playground server runs passes on a worker thread while tests run them on the main one).
 
     The first run of a rules text compiles only the rules that can fire on the tables it loads
-    (`nanopto.egraph.selection`: a third of the inlining rules for a typical program); a later
-    run that needs one more compiles them all, once. Either way every declaration is compiled and
-    the rules keep their order, and a rule left out could never have matched.
+    (`nanopto.egraph.selection`: a third of the inlining rules for a typical program), and only
+    the relations and constructors those use; a later run that needs one more compiles them all,
+    once. Either way the rules and tables keep their order, and a rule or table left out could
+    never have held a match or a row.
 
     An e-graph is compiled again after `max_uses` runs: egglog keeps about 35 KB per `push`/`pop`
     run that a fresh e-graph does not (the pass soak's RSS grew by 200 MB over 5,000 runs), so
@@ -358,7 +364,7 @@ class PreparedEGraphs:
         """The e-graph of `rules`, with at least the rules that can fire once the tables
         `populated` hold rows (every rule when None)."""
         program = split_rules_text(rules)
-        needed = program.every_form if populated is None else program.firing(populated)
+        needed = program.every_form if populated is None else program.firing(populated, EXTRACTED)
         uses = self._uses
         uses[rules] = uses.get(rules, 0) + 1
         entry = self._egraphs.get(rules)

@@ -8,9 +8,11 @@ row, and a table gets rows only from the run's loaded tables, from the program's
 actions, or from the actions of a rule that fires. So the rules that can fire are a closure
 (`RulesText.firing`): start from the populated tables, add each rule whose query tables are all
 populated, with the tables its actions write, until nothing changes. A rule outside it never
-matches, so compiling it or not changes nothing but time; nor does declaring a relation that no
-chosen rule reads or writes and nothing loads (an empty load table). Sorts, constructors and
-functions are always declared, so the terms and their order are the same.
+matches, so compiling it or not changes nothing but time; nor does declaring a relation or a
+constructor that no chosen rule reads or writes and nothing loads (an empty load table, a node kind
+the program does not use): no term of it can exist, and every `push` copies each declared table,
+so a run pays for each one. Sorts and functions are always declared, and the tables kept keep
+their order, so the terms and their order are the same.
 """
 
 from __future__ import annotations
@@ -45,14 +47,15 @@ class RulesText:
 
     forms: tuple[str, ...]
     rules: tuple[RuleForm, ...]
-    relations: tuple[tuple[int, str], ...]
-    """The `(relation ...)` forms: index and table."""
+    tables: tuple[tuple[int, str], ...]
+    """The `(relation ...)` and `(constructor ...)` forms: index and table."""
     seeded: frozenset[str]
     """Tables the program's own top-level actions write (`(ScalarOperator "add" "Add")`)."""
 
-    def firing(self, populated: Iterable[str]) -> frozenset[int]:
+    def firing(self, populated: Iterable[str], named: Iterable[str] = ()) -> frozenset[int]:
         """The indices of the rule forms that can fire when the tables `populated` get rows, and of
-        the relations those rules, the rows and the program's actions use."""
+        the relations and constructors those rules, the rows, the program's actions and the caller
+        (`named`: the constructors extraction names, which make no rule fire) use."""
         tables = set(populated) | self.seeded
         pending = list(self.rules)
         chosen: set[int] = set()
@@ -68,17 +71,18 @@ class RulesText:
                 else:
                     waiting.append(rule)
             pending = waiting
-        # A chosen rule reads only tables in `tables`, so these are every relation anything uses.
-        chosen.update(i for i, table in self.relations if table in tables)
+        # A chosen rule reads only tables in `tables`, so these are every table anything uses.
+        tables.update(named)
+        chosen.update(i for i, table in self.tables if table in tables)
         return frozenset(chosen)
 
     @property
     def every_form(self) -> frozenset[int]:
-        """Every rule and relation: the whole program."""
-        return frozenset(rule.index for rule in self.rules) | {i for i, _ in self.relations}
+        """Every rule, relation and constructor: the whole program."""
+        return frozenset(rule.index for rule in self.rules) | {i for i, _ in self.tables}
 
     def kept(self, chosen: frozenset[int]) -> list[str]:
-        """The program's forms with only the rules and relations `chosen`, every other form in its place."""
+        """The program's forms with only the rules and tables `chosen`, every other form in its place."""
         left_out = self.every_form - chosen
         return [form for i, form in enumerate(self.forms) if i not in left_out]
 
@@ -133,15 +137,15 @@ def split_rules_text(text: str) -> RulesText:
         return frozenset(name for name in _HEAD.findall(group) if name in declared)
 
     rules: list[RuleForm] = []
-    relations: list[tuple[int, str]] = []
+    declared_tables: list[tuple[int, str]] = []
     seeded: set[str] = set()
     for i, form in enumerate(bare):
         head = _HEAD.match(form)
         keyword = head.group(1) if head else ""
         if keyword == "rule" and len(groups := inner[i]) >= 2:
             rules.append(RuleForm(i, tables(groups[0]), tables(groups[1])))
-        elif keyword == "relation" and (declared_here := _DECLARED.match(form)):
-            relations.append((i, declared_here.group(1)))
+        elif keyword in ("relation", "constructor") and (declared_here := _DECLARED.match(form)):
+            declared_tables.append((i, declared_here.group(1)))
         elif keyword not in _DECLARATIONS:
             seeded |= tables(form)  # an action, a rewrite, an input: it may write any table it names
-    return RulesText(forms, tuple(rules), tuple(relations), frozenset(seeded))
+    return RulesText(forms, tuple(rules), tuple(declared_tables), frozenset(seeded))

@@ -7,7 +7,7 @@ import pytest
 import nanopto.egraph.engine as engine
 from nanopto.egglog_bindings import bindings as eb
 from nanopto.egraph.engine import PreparedEGraphs
-from nanopto.egraph.selection import split_rules_text
+from nanopto.egraph.selection import RulesText, split_rules_text
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes.inlining import inline_program
@@ -48,9 +48,13 @@ def test_the_rules_that_can_fire_are_a_closure_over_the_loaded_tables() -> None:
     assert _names(program.firing(set())) == {"in-a-string", "undeclared"}
     kept = "\n".join(program.kept(program.firing({"A"})))
     assert "r-to-a" not in kept and "(constructor C () E)" in kept and '(Seen "x")' in kept
-    # A relation nothing loads and no chosen rule reads or writes is not declared either.
+    # A relation or constructor nothing loads and no chosen rule reads or writes is not declared
+    # either, unless the caller names it (extraction's roots).
     assert "(relation R (i64))" not in kept and "(relation Seen (String))" in kept
     assert "(relation R (i64))" in "\n".join(program.kept(program.firing({"R"})))
+    only_c = "\n".join(program.kept(program.firing(set())))
+    assert "(constructor A (i64) E)" not in only_c and "(constructor C () E)" in only_c
+    assert "(constructor A (i64) E)" in "\n".join(program.kept(program.firing(set(), named={"A"})))
 
 
 def test_a_run_that_needs_another_rule_compiles_them_all_once() -> None:
@@ -85,9 +89,9 @@ def test_the_stages_of_a_nested_run_share_one_compilation(monkeypatch: pytest.Mo
     compiled: list[int] = []
 
     class Counting(PreparedEGraphs):
-        def _compile(self, rules: str, program: object, chosen: frozenset[int]) -> tuple[eb.EGraph, frozenset[int]]:
-            compiled.append(len(chosen))
-            return super()._compile(rules, program, chosen)  # type: ignore[arg-type]
+        def _compile(self, rules: str, program: RulesText, chosen: frozenset[int]) -> tuple[eb.EGraph, frozenset[int]]:
+            compiled.append(len(chosen & {rule.index for rule in program.rules}))
+            return super()._compile(rules, program, chosen)
 
     monkeypatch.setattr(engine, "PREPARED", Counting())
     result = inline_program(parse_program(example_source("nested")))
