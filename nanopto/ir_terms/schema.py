@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -114,10 +115,10 @@ def map_type(ty: t.Type, fn: Callable[[n.Expr], n.Expr]) -> t.Type:
     """Apply `fn` to every shape/size expression of a type; returns `ty` itself if nothing changed."""
     match ty:
         case t.TensorType(shape):  # a distributed tensor keeps its kind and layout
-            new = tuple(fn(d) for d in shape)
+            new = tuple(map(fn, shape))
             return ty if _same(new, shape) else dataclasses.replace(ty, shape=new)
         case t.TileType(shape=shape, memref=memref, tile_view=view):
-            new = tuple(fn(d) for d in shape)
+            new = tuple(map(fn, shape))
             new_memref = None if memref is None else _map_memref(memref, fn)
             new_view = None if view is None else _map_view(view, fn)
             if _same(new, shape) and new_memref is memref and new_view is view:
@@ -172,7 +173,7 @@ def type_exprs(ty: t.Type) -> Iterator[n.Expr]:
 
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    return len(a) == len(b) and all(map(operator.is_, a, b))  # in C: a retyping walk asks it per node
 
 
 _CHILD_FIELDS: dict[type, tuple[tuple[str, FieldKind], ...]] = {}
@@ -302,7 +303,8 @@ def _compile_mapper(cls: type) -> _Mapper:
             case FieldKind.OPT_NODE:
                 body.append(f"    n{k} = None if v{k} is None else fn(v{k})")
             case FieldKind.NODES:
-                body += [f"    mapped = tuple(fn(v) for v in v{k})", f"    n{k} = v{k} if same(mapped, v{k}) else mapped"]
+                # map and `is_` in C: a generator per tuple field and node cost as much as the visits
+                body += [f"    mapped = tuple(map(fn, v{k}))", f"    n{k} = v{k} if all(map(is_, mapped, v{k})) else mapped"]
             case FieldKind.TYPE:
                 body.append(f"    n{k} = v{k} if type(v{k}) in simple_types else map_type(v{k}, fn)")
             case _:
@@ -321,7 +323,9 @@ def _compile_mapper(cls: type) -> _Mapper:
         f"{f.name}=n{child_index[f.name]}" if f.name in child_index else f"{f.name}=node.{f.name}" for f in declared
     )
     body.append(f"    return cls({arguments})")
-    namespace: dict[str, Any] = {"cls": cls, "same": _same, "map_type": map_type, "simple_types": _SIMPLE_TYPES}
+    namespace: dict[str, Any] = {
+        "cls": cls, "same": _same, "is_": operator.is_, "map_type": map_type, "simple_types": _SIMPLE_TYPES
+    }
     exec("\n".join(body), namespace)  # the text is ours, made from the field table
     mapper: _Mapper = namespace["mapper"]
     return mapper

@@ -179,10 +179,14 @@ class _Retype(Mutator):
         done = self.rebuilt.get(var.id)
         if done is not None and done[0] is var:
             return done[1]  # a Var object is shared by its definition and uses, and immutable: rebuilt once
-        rebuilt: Var = self.generic_visit(var)
         ty = self.types.get(var.id)
-        if ty is not None:
-            rebuilt = dataclasses.replace(rebuilt, type=ty, id=var.id)
+        if ty is not None and type(var) is Var:
+            # A plain Var's only children are its type's: replaced whole, they need no visit.
+            rebuilt: Var = Var(var.name, ty, id=var.id, span=var.span)
+        else:
+            rebuilt = self.generic_visit(var)  # an IterArg's initial value too
+            if ty is not None:
+                rebuilt = dataclasses.replace(rebuilt, type=ty, id=var.id)
         self.rebuilt[var.id] = (var, rebuilt)
         return rebuilt
 
