@@ -36,11 +36,11 @@ from nanopto.terms.encoding import (
     ir_constructors,
     ir_declarations,
 )
-from nanopto.terms.term_rows import CLEANUP_RULESET, LOAD_RULESET, SPAN, run_text
+from nanopto.terms.term_rows import CLEANUP_RULESET, INSERTS_RULESET, LOAD_RULESET, SPAN, run_text
 
 RESERVED_RULESETS = frozenset({LOAD_RULESET, CLEANUP_RULESET, "splice-instance"})
 """Ruleset names the engine uses itself (`term_rows.load_rows` rebuilds terms with `load` and
-`load-cleanup`; InlineFunctions swaps in `splice-instance`)."""
+`load-cleanup`, and inserts rows with `load-rows-<n>`; InlineFunctions swaps in `splice-instance`)."""
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
@@ -122,7 +122,7 @@ def check_ruleset(ruleset: Ruleset) -> None:
     where = f"ruleset {ruleset.name!r}"
     if not _IDENT.match(ruleset.name):
         raise UserRuleError(f"{where}: a ruleset name is letters, digits, '-' and '_', starting with a letter")
-    if ruleset.name in RESERVED_RULESETS:
+    if ruleset.name in RESERVED_RULESETS or ruleset.name.startswith(INSERTS_RULESET):
         raise UserRuleError(f"{where}: the name is reserved by nanopto's engine; pick another")
     if not ruleset.rules:
         raise UserRuleError(f"{where} has no rules")
