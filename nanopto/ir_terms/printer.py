@@ -72,7 +72,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import source_spelling
 from nanopto.ir_terms.printed_names import definitions, is_dimension, printed_names, renamed
-from nanopto.ir_terms.schema import children_of, nodes_of_class
+from nanopto.ir_terms.schema import children_of, nodes_of_class, type_exprs
 from nanopto.ir_terms.types import (
     ArrayType,
     CommCtxType,
@@ -691,21 +691,23 @@ def _var_occurrences(root: Node) -> list[Var]:
     the renaming, the symbolic-dimension scan and the use counts share.
 
     A function's blocks are opened here, and an assignment of a variable or of a plain call on
-    untyped or scalar variables (most statements of a large program) is read directly as its
-    target then its value's variables, what the generic walk finds there at about three times the
-    cost; every other statement is walked."""
+    variables whose types hold no variable (most statements of a large program) is read directly
+    as its target then its value's variables, what the generic walk finds there at about three
+    times the cost; every other statement is walked. Whether a type holds a variable is asked once
+    per type object: after inlining, one type object is the type of every copy of a Var."""
     out: list[Var] = []
     todo: list[Node] = [root]
+    var_free: dict[int, Type] = {}
     while todo:
         node = todo.pop()
         cls = type(node)
         if cls is AssignStmt:
             var, value = node.var, node.value  # type: ignore[attr-defined]
-            if type(var.type) in _LEAF_TYPES:
-                if type(value) is Var and type(value.type) in _LEAF_TYPES:  # a copy: `y1 = d_inline3`
-                    out += (var, value)
+            if type(var.type) in _LEAF_TYPES or _var_free(var.type, var_free):
+                if type(value) is Var and (type(value.type) in _LEAF_TYPES or _var_free(value.type, var_free)):
+                    out += (var, value)  # a copy: `y1 = d_inline3`
                     continue
-                if type(value) is Call and _plain_call(value) and _leaf_args(value):
+                if type(value) is Call and _plain_call(value) and _leaf_args(value, var_free):
                     out.append(var)
                     out += value.args  # type: ignore[arg-type]  # Vars: `_plain_call`
                     continue
@@ -720,10 +722,23 @@ _LEAF_TYPES = (UnknownType, ScalarType)
 """The types that hold no expressions, so a Var of one has no Var below it (`nodes_of_class`)."""
 
 
-def _leaf_args(call: Call) -> bool:
-    """Whether the Var arguments of a `_plain_call` all have a type of `_LEAF_TYPES`."""
-    for arg in call.args:  # noqa: SIM110 - a loop: see _plain_call
-        if type(arg.type) not in _LEAF_TYPES:  # type: ignore[attr-defined]  # Vars: `_plain_call`
+def _var_free(ty: Type, known: dict[int, Type]) -> bool:
+    """Whether type `ty` holds no Var in its expressions (a tensor's shape of constants), so a Var
+    of it has no Var below it. `known` holds the types found so, by id (each kept, so that its id
+    stays its own while `known` lives)."""
+    if id(ty) in known:
+        return True
+    if any(nodes_of_class(e, (Var,)) for e in type_exprs(ty)):
+        return False
+    known[id(ty)] = ty
+    return True
+
+
+def _leaf_args(call: Call, var_free: dict[int, Type]) -> bool:
+    """Whether the Var arguments of a `_plain_call` all have a type holding no Var (`_var_free`)."""
+    for arg in call.args:
+        ty = arg.type  # type: ignore[attr-defined]  # Vars: `_plain_call`
+        if type(ty) not in _LEAF_TYPES and not _var_free(ty, var_free):
             return False
     return True
 
@@ -933,7 +948,7 @@ class _FunctionPrinter:
                 return _comment_lines(stmt, indent) + self._stmt(stmt, indent, yield_vars)
             return self._stmt(stmt, indent, yield_vars)
         todo: list[_Todo] = []
-        items = stmt.stmts
+        items = tuple(stmt.stmts)  # a FrozenList's (a rewritten block's) index is a Python call: copied once
         i = 0
         last = len(items) - 1
         while i <= last:

@@ -1,0 +1,43 @@
+"""The printer's Var occurrences (what its renaming, dimension scan and use counts read) are the
+generic walk's, whatever the statements' types hold: its direct reading of simple assignments
+must skip no variable of a type (a symbolic dimension) and keep the walk's order."""
+
+from __future__ import annotations
+
+import textwrap
+
+from nanopto.ir_terms import nodes as n
+from nanopto.ir_terms.parser import parse_program
+from nanopto.ir_terms.printer import _var_occurrences, python_print
+from nanopto.ir_terms.schema import nodes_of_class
+
+SOURCE = """
+import nanopto.language as pl
+N = pl.dynamic("N")
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, a: pl.Tensor[[8, 4], pl.FP32], d: pl.Tensor[[N, 4], pl.FP32], k: pl.Scalar[pl.INDEX]):
+        b: pl.Tensor[[8, 4], pl.FP32] = pl.add(a, a)
+        c = b
+        e: pl.Tensor[[N, 4], pl.FP32] = pl.mul(d, d)
+        f = e
+        g: pl.Tensor[[8, 4], pl.FP32] = pl.sub(b, c)
+        m = k + 1
+        return g, f, m
+"""
+
+
+def test_occurrences_are_the_generic_walks_with_typed_and_dimensioned_vars() -> None:
+    program = parse_program(textwrap.dedent(SOURCE))
+    for fn in program.function_list:
+        walked = nodes_of_class(fn, (n.Var,))
+        assert [v.name for v in walked].count("N") > 1  # read from the types of d, e and f
+        assert [id(v) for v in _var_occurrences(fn)] == [id(v) for v in walked]
+
+
+def test_a_dimensioned_program_prints_its_dimension() -> None:
+    printed = python_print(parse_program(textwrap.dedent(SOURCE)))
+    assert 'N = pl.dynamic("N")' in printed
+    assert python_print(parse_program(printed)) == printed
