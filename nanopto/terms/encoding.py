@@ -860,28 +860,10 @@ class Decoder:
     def _one(self, args: list[int]) -> tuple[Any, ...]:
         return (self._term(args[0]),)
 
-    def _group(self, args: list[int]) -> tuple[Any, ...]:
-        return _READ[0][len(args)](self._term, args)
-
     def _assign_call(self, args: list[int]) -> n.AssignStmt:
         var = self._term(args[0])
         call = (self._handlers.get("Call") or _handler(self._handlers, "Call"))(self, args[1:-2])
         return self._assignment(var, call, args[-2], args[-1])
-
-    def _assign_op(self, args: list[int]) -> n.AssignStmt:
-        """`(AssignOp<k> lhs op a1 ... ak call_span annotated span)`: the `AssignStmt` of the
-        `Call` that `(AssignCall ...)` with empty lists decodes to, field for field."""
-        term = self._term
-        var = term(args[0])
-        # A helper statement's literals (op, spans, annotated flag) are the same terms at every
-        # site it is spliced into: read and converted once per decode, not once per copy.
-        key = (args[1], args[-3], args[-2], args[-1])
-        shape = self._shapes.get(key)
-        if shape is None:
-            shape = self._shapes[key] = self._assign_shape(*key)
-        op, call_span, annotated, span, comments = shape
-        call = _plain_call(op, _READ[2][len(args) - 5](term, args), _NO_KEYWORDS, call_span)
-        return _assign_node(var, call, annotated, span, comments)
 
     def _assign_shape(
         self, op: int, call_span: int, annotated: int, span_text: int
@@ -972,6 +954,49 @@ class Decoder:
         return var
 
 
+_assign_node = n.slot_constructor(n.AssignStmt, ("var", "value", "annotated", "span", "comments"))
+"""`AssignStmt(var, value, annotated=..., span=..., comments=...)` built slot by slot: the one
+builder of both fused assignments, `AssignCall` and `AssignOp<k>`, the commonest spliced terms."""
+_NO_KEYWORDS = n.Keywords(())
+_plain_call = n.slot_constructor(n.Call, ("op", "args", "kwargs", "span"))
+"""The `Call` of an `AssignOp<k>`: its op, arguments and span, `kwargs` the empty `Keywords` (as
+`Call.__post_init__` makes it), every other field its default (`_PLAIN_CALL`)."""
+
+
+def _group_decoder(count: int) -> Callable[[Any, list[int]], tuple[Any, ...]]:
+    """The handler of a group `(SL<k> s1 ... sk)` or `(ExL<k> a1 ... ak)`: `(term(args[0]), ...,
+    term(args[k - 1]))`, written out per count: a comprehension over a group's few children costs
+    about three times their reads (its frame, its list), and groups are most spliced terms."""
+    reads = "".join(f"term(args[{i}]), " for i in range(count))
+    env: dict[str, Any] = {}
+    exec(f"def decode(decoder, args):\n    term = decoder._term\n    return ({reads})", env)  # generated, as _node_decoder's
+    decode: Callable[[Any, list[int]], tuple[Any, ...]] = env["decode"]
+    return decode
+
+
+def _assign_op_decoder(count: int) -> Callable[[Any, list[int]], n.AssignStmt]:
+    """The handler of `(AssignOp<k> lhs op a1 ... ak call_span annotated span)`: the `AssignStmt`
+    of the `Call` that `(AssignCall ...)` with empty lists decodes to, field for field, written out
+    per count (the commonest spliced statement: one call, its arguments read inline). A helper
+    statement's literals (op, spans, annotated flag) are the same terms at every site it is spliced
+    into: read and converted once per decode (`Decoder._assign_shape`), not once per copy."""
+    reads = "".join(f"term(args[{2 + i}]), " for i in range(count))
+    literals = ", ".join(f"args[{i}]" for i in (1, count + 2, count + 3, count + 4))
+    source = f"""def decode(decoder, args):
+    term = decoder._term
+    var = term(args[0])
+    key = ({literals})
+    shape = decoder._shapes.get(key)
+    if shape is None:
+        shape = decoder._shapes[key] = decoder._assign_shape(*key)
+    op, call_span, annotated, span, comments = shape
+    return assign(var, call(op, ({reads}), NO_KEYWORDS, call_span), annotated, span, comments)"""
+    env: dict[str, Any] = {"assign": _assign_node, "call": _plain_call, "NO_KEYWORDS": _NO_KEYWORDS}
+    exec(source, env)  # generated, as _node_decoder's
+    decode: Callable[[Any, list[int]], n.AssignStmt] = env["decode"]
+    return decode
+
+
 Decoder.SPECIAL = {
     "ExNil": Decoder._nothing,
     "TyNil": Decoder._nothing,
@@ -983,9 +1008,9 @@ Decoder.SPECIAL = {
     "SCat": Decoder._cat,
     "SCat3": Decoder._cat3,
     FUSED_ASSIGN_CALL: Decoder._assign_call,
-    **{assign_op_constructor(k): Decoder._assign_op for k in range(MAX_GROUP + 1)},
-    **{group_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
-    **{args_constructor(k): Decoder._group for k in range(2, MAX_GROUP + 1)},
+    **{assign_op_constructor(k): _assign_op_decoder(k) for k in range(MAX_GROUP + 1)},
+    **{group_constructor(k): _group_decoder(k) for k in range(2, MAX_GROUP + 1)},
+    **{args_constructor(k): _group_decoder(k) for k in range(2, MAX_GROUP + 1)},
     "NoEx": Decoder._none,
     "NoSt": Decoder._none,
     "Opaque": Decoder._opaque,
@@ -1004,20 +1029,6 @@ Decoder.SPECIAL = {
     "Var": Decoder._var,
 }
 
-
-def _reader(start: int, count: int) -> Callable[[Callable[[int], Any], list[int]], tuple[Any, ...]]:
-    """`lambda term, args: (term(args[start]), ..., term(args[start + count - 1]))`, written out:
-    a comprehension over a group's few children costs about three times their reads (its frame,
-    its list), and groups and fused assignments are most spliced terms."""
-    reader: Callable[[Callable[[int], Any], list[int]], tuple[Any, ...]] = eval(
-        f"lambda term, args: ({''.join(f'term(args[{start + i}]), ' for i in range(count))})"
-    )
-    return reader
-
-
-_READ = {start: [_reader(start, count) for count in range(MAX_GROUP + 1)] for start in (0, 2)}
-"""Start -> count -> its reader: the children of a group `(SL<k> ...)`, `(ExL<k> ...)` from 0, the
-arguments of an `(AssignOp<k> lhs op ...)` from 2."""
 
 _DecodePlan = tuple[type[n.Node], tuple[tuple[str, Callable[[Any], Any] | None], ...], bool]
 _DECODE_PLANS: dict[str, _DecodePlan | None] = {}
@@ -1041,15 +1052,6 @@ def _handler(table: dict[str, _Handler], name: str) -> _Handler:
         raise DecodeError(f"extraction produced the helper term '{name}', which has no IR meaning")
     handler = table[name] = _node_decoder(plan)
     return handler
-
-
-_assign_node = n.slot_constructor(n.AssignStmt, ("var", "value", "annotated", "span", "comments"))
-"""`AssignStmt(var, value, annotated=..., span=..., comments=...)` built slot by slot: the one
-builder of both fused assignments, `AssignCall` and `AssignOp<k>`, the commonest spliced terms."""
-_NO_KEYWORDS = n.Keywords(())
-_plain_call = n.slot_constructor(n.Call, ("op", "args", "kwargs", "span"))
-"""The `Call` of an `AssignOp<k>`: its op, arguments and span, `kwargs` the empty `Keywords` (as
-`Call.__post_init__` makes it), every other field its default (`_PLAIN_CALL`)."""
 
 
 def _node_decoder(plan: _DecodePlan) -> _Handler:

@@ -204,23 +204,21 @@ class InlineDecoder(Decoder):
             raise DecodeError(f"extraction produced call site {site}, whose call the decoder was not given")
         return self.site_calls[site]
 
-    def _rvar(self, args: list[int]) -> n.Var:
+    def fresh_copy(self, args: list[int]) -> n.Var:
+        """The one fresh Var standing for a renamed copy `(RVar name type id site)` (an IterArg for
+        `(RIterArg name type id site init)`), named when first met; the type and init terms are
+        decoded after the name, so the names they contain are numbered after it. The handler of
+        both constructors itself: a renamed copy is the commonest spliced term (40,000 at
+        flat-10000), so its literals are read here without a call in between."""
         lit = self.lit
-        return self.fresh_copy(lit(args[2]), lit(args[3]), lit(args[0]), args[1], None)
-
-    def _riterarg(self, args: list[int]) -> n.Var:
-        lit = self.lit
-        return self.fresh_copy(lit(args[2]), lit(args[3]), lit(args[0]), args[1], args[4])
-
-    def fresh_copy(self, var_id: int, site: int, name: str, type_term: int, init_term: int | None) -> n.Var:
-        """The one fresh Var (an IterArg when `init_term` is given) standing for callee variable
-        `var_id` at `site`, named when first met; the type and init terms are decoded after the
-        name, so the names they contain are numbered after it."""
-        key = (var_id, site)
+        var_id = lit(args[2])
+        key = (var_id, lit(args[3]))
         existing = self.renamed.get(key)
         if existing is not None:
             return existing
-        base = self.origins.get(var_id, name)
+        base = self.origins.get(var_id)
+        if base is None:
+            base = lit(args[0])
         prefix = self._prefixes.get(base)
         if prefix is None:
             prefix = self._prefixes[base] = "" if parse_auto_name(base) is not None else join_name_suffix(base, "inline")
@@ -232,8 +230,8 @@ class InlineDecoder(Decoder):
                 break
         self.counter = counter
         taken.add(fresh_name)
-        ty = self._term(type_term)
-        var = _new_var(fresh_name, ty) if init_term is None else n.IterArg(fresh_name, ty, init_value=self._term(init_term))
+        ty = self._term(args[1])
+        var = _new_var(fresh_name, ty) if len(args) == 4 else n.IterArg(fresh_name, ty, init_value=self._term(args[4]))
         self.renamed[key] = var
         self.origins[var.id] = base
         return var
@@ -247,7 +245,7 @@ copied local per call site."""
 
 _INLINE_SPECIAL: dict[str, Callable[[Any, list[int]], Any]] = {
     "At": InlineDecoder._at,
-    "RVar": InlineDecoder._rvar,
-    "RIterArg": InlineDecoder._riterarg,
+    "RVar": InlineDecoder.fresh_copy,
+    "RIterArg": InlineDecoder.fresh_copy,
 }
 InlineDecoder.SPECIAL = {**Decoder.SPECIAL, **_INLINE_SPECIAL}
