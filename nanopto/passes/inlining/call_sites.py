@@ -248,7 +248,11 @@ def make_template(fn: Function) -> HelperTemplate:
             local_ids.update(_defined_vars(node))
     local_ids -= params
     free = referenced - params - local_ids
-    return HelperTemplate(fn, stmts, returns, classify_params(fn), frozenset(local_ids), frozenset(free))
+    template = HelperTemplate(fn, stmts, returns, classify_params(fn), frozenset(local_ids), frozenset(free))
+    # The body was just walked: what `body_nodes` would walk again (a cached property of the
+    # immutable template, so seeding it changes no answer).
+    template.__dict__["body_nodes"] = tuple(walked)
+    return template
 
 
 def _rename_rebound_arrays(fn: Function) -> Function:
