@@ -514,13 +514,16 @@ _CALL_HEADS: dict[tuple[str, bool], str] = {}
 """`pl.tile.add(` for the op `tile.add`, `self.h(` for the function `h`: each spelled once."""
 
 
-def _plain_call(call: Call) -> bool:
+def _plain_call(call: Call, var_free: dict[int, Type] | None = None) -> bool:
     """A call without keywords or attributes whose arguments are all plain Vars: it prints as
-    `_pieces` would print it, its argument names comma-separated."""
+    `_pieces` would print it, its argument names comma-separated. Given `var_free`, also whether
+    the Vars' types all hold no Var (`_var_free`), asked in the same loop (`_var_occurrences`)."""
     if call.kwargs or call.dumps or call.attr_items:
         return False
-    for arg in call.args:  # noqa: SIM110 - a loop: for two or three arguments all()'s generator costs more than the test
+    for arg in call.args:  # a loop: for two or three arguments all()'s generator costs more than the test
         if type(arg) is not Var:
+            return False
+        if var_free is not None and type(arg.type) not in _LEAF_TYPES and not _var_free(arg.type, var_free):
             return False
     return True
 
@@ -707,7 +710,7 @@ def _var_occurrences(root: Node) -> list[Var]:
                 if type(value) is Var and (type(value.type) in _LEAF_TYPES or _var_free(value.type, var_free)):
                     out += (var, value)  # a copy: `y1 = d_inline3`
                     continue
-                if type(value) is Call and _plain_call(value) and _leaf_args(value, var_free):
+                if type(value) is Call and _plain_call(value, var_free):
                     out.append(var)
                     out += value.args  # type: ignore[arg-type]  # Vars: `_plain_call`
                     continue
@@ -731,15 +734,6 @@ def _var_free(ty: Type, known: dict[int, Type]) -> bool:
     if any(nodes_of_class(e, (Var,)) for e in type_exprs(ty)):
         return False
     known[id(ty)] = ty
-    return True
-
-
-def _leaf_args(call: Call, var_free: dict[int, Type]) -> bool:
-    """Whether the Var arguments of a `_plain_call` all have a type holding no Var (`_var_free`)."""
-    for arg in call.args:
-        ty = arg.type  # type: ignore[attr-defined]  # Vars: `_plain_call`
-        if type(ty) not in _LEAF_TYPES and not _var_free(ty, var_free):
-            return False
     return True
 
 

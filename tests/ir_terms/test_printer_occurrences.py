@@ -41,3 +41,13 @@ def test_a_dimensioned_program_prints_its_dimension() -> None:
     printed = python_print(parse_program(textwrap.dedent(SOURCE)))
     assert 'N = pl.dynamic("N")' in printed
     assert python_print(parse_program(printed)) == printed
+
+
+def test_a_call_on_dimensioned_vars_assigned_to_an_untyped_target() -> None:
+    """A statement a pass built: its target's type holds nothing, its arguments' types hold N."""
+    main = parse_program(textwrap.dedent(SOURCE)).function_list[0]
+    d = main.param_list[1].var
+    stmt = n.AssignStmt(n.Var("s"), n.Call("tensor.add", (d, d)))
+    walked = nodes_of_class(stmt, (n.Var,))
+    assert [v.name for v in walked] == ["s", "d", "N", "d", "N"]
+    assert [id(v) for v in _var_occurrences(n.SeqStmts((stmt,)))] == [id(v) for v in walked]
