@@ -5,9 +5,6 @@ with a located message, or 130 for Ctrl-C, never a traceback, never a half-writt
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import signal
 import subprocess
 import sys
@@ -203,67 +200,3 @@ def test_passes_describes_a_user_pass_in_words_not_a_signature() -> None:
     line = next(line for line in listing.splitlines() if line.startswith("fold-mul-one:"))
     assert "FoldMulOne(" not in line and "'bool'" not in line
     assert "rewrite rules (2 rules) from ruleset fold-mul-one: Multiplying by the integer constant 1" in line
-
-
-# ---------------------------------------------------------------------------------------------
-# Every comparable output is the same on every run
-# ---------------------------------------------------------------------------------------------
-
-
-_COMMANDS = """
-import contextlib, io, json, sys
-from nanopto.cli import main
-printed = []
-for args in json.loads(sys.argv[1]):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(args)
-    if code:
-        sys.exit(f"nanopto {' '.join(args)} exited with {code}")
-    printed.append(out.getvalue())
-print(json.dumps(printed))
-"""
-
-
-def _under_seed(seed: int, *commands: list[str]) -> list[str]:
-    """What each command printed, all run by `cli.main` in one new process with this hash seed
-    (one process per seed: the seed is fixed when Python starts, and each start costs a second)."""
-    env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-    proc = subprocess.run(
-        [sys.executable, "-c", _COMMANDS, json.dumps(commands)], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr
-    printed: list[str] = json.loads(proc.stdout)
-    return printed
-
-
-def _egraph_json(page: str) -> str:
-    (data,) = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)
-    return data
-
-
-def _timeless(text: str) -> str:
-    """The JSON report without its wall-clock figures (seconds, per-phase times)."""
-    payload = json.loads(text)
-    payload.pop("seconds")
-    payload.pop("times")
-    return json.dumps(payload)
-
-
-def test_every_view_is_the_same_under_three_hash_seeds(tmp_path: Path) -> None:
-    views: dict[str, set[str]] = {}
-    for seed in (0, 1, 2):
-        dot, page = tmp_path / f"e{seed}.dot", tmp_path / f"p{seed}.html"
-        inline, step = _under_seed(
-            seed,
-            ["inline", str(EXAMPLES / "nested.py"), "--json", "--egraph", str(dot), "--html", str(page)],
-            ["step", str(EXAMPLES / "nested.py"), "--rule-by-rule"],
-        )
-        for view, text in (
-            ("inline --json", _timeless(inline)),
-            ("--egraph FILE.dot", dot.read_text()),
-            ("the e-graph JSON of --html", _egraph_json(page.read_text())),
-            ("step --rule-by-rule", step),
-        ):
-            views.setdefault(view, set()).add(text)
-    assert {view: len(texts) for view, texts in views.items()} == dict.fromkeys(views, 1)

@@ -9,9 +9,11 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -350,9 +352,11 @@ def test_pass_never_mutates_its_input(name: str) -> None:
         assert vars(node) == fields and all(vars(node)[k] is v for k, v in fields.items())
 
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "nanopto" / "examples"
+
 _RUN_ALL = """
-import json, sys
-from nanopto.cli import example_names, example_source
+import contextlib, io, json, sys
+from nanopto.cli import example_names, example_source, main
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.printer import python_print
 from nanopto.passes.inlining import inline_program
@@ -361,22 +365,60 @@ for name in example_names():
     result = inline_program(parse_program(example_source(name)))
     out[name] = [python_print(result.program), [(s.number, s.caller, s.helper) for s in result.sites],
                  sorted(result.report.matches.items())]
-sys.stdout.write(json.dumps(out))
+views = []
+for args in json.loads(sys.argv[1]):
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(args)
+    if code:
+        sys.exit(f"nanopto {' '.join(args)} exited with {code}")
+    views.append(printed.getvalue())
+sys.stdout.write(json.dumps([out, views]))
 """
 
 
-def test_output_is_byte_identical_across_hash_seeds() -> None:
-    """Each run keeps this process's environment (PYTHONPATH, so it runs the nanopto under test
-    from any working directory, not an installed one; the tests' bytecode cache) and sets only the
-    hash seed."""
-    outputs = [
-        subprocess.run(
-            [sys.executable, "-c", _RUN_ALL], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}
-        ).stdout
-        for seed in ("0", "1", "4242")
-    ]
-    assert outputs[0] == outputs[1] == outputs[2]
-    assert set(json.loads(outputs[0])) == set(example_names())
+def _egraph_json(page: str) -> str:
+    (data,) = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)
+    return data
+
+
+def _timeless(text: str) -> str:
+    """The JSON report without its wall-clock figures (seconds, per-phase times)."""
+    payload = json.loads(text)
+    payload.pop("seconds")
+    payload.pop("times")
+    return json.dumps(payload)
+
+
+def test_output_is_byte_identical_across_hash_seeds(tmp_path: Path) -> None:
+    """Every shipped example through inline_program (the printed program, its sites and the rule
+    matches), and every comparable view of the command line (inline --json, --egraph FILE.dot, the
+    e-graph JSON of --html, step --rule-by-rule), under three hash seeds: one new process per seed
+    (the seed is fixed when Python starts, and each start costs a second). Each run keeps this
+    process's environment (PYTHONPATH, so it runs the nanopto under test from any working
+    directory, not an installed one; the tests' bytecode cache) and sets only the hash seed."""
+    nested = str(EXAMPLES / "nested.py")
+    views: dict[str, set[str]] = {}
+    for seed in ("0", "1", "4242"):
+        dot, page = tmp_path / f"e{seed}.dot", tmp_path / f"p{seed}.html"
+        inline = ["inline", nested, "--json", "--egraph", str(dot), "--html", str(page)]
+        step = ["step", nested, "--rule-by-rule"]
+        proc = subprocess.run(
+            [sys.executable, "-c", _RUN_ALL, json.dumps([inline, step])],
+            capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        examples, (inlined, stepped) = json.loads(proc.stdout)
+        assert set(examples) == set(example_names())
+        for view, text in (
+            ("every example through inline_program, in order", json.dumps(examples)),
+            ("inline --json", _timeless(inlined)),
+            ("--egraph FILE.dot", dot.read_text()),
+            ("the e-graph JSON of --html", _egraph_json(page.read_text())),
+            ("step --rule-by-rule", stepped),
+        ):
+            views.setdefault(view, set()).add(text)
+    assert {view: len(texts) for view, texts in views.items()} == dict.fromkeys(views, 1)
 
 
 def test_the_cap_counts_what_inlining_adds_and_names_the_helpers_that_multiply() -> None:
