@@ -30,11 +30,6 @@ def _inputs() -> list[str]:
     return [*fuzz.corpus(), *drawn]
 
 
-def test_chunked_and_whole_parses_agree_on_programs_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    for source in _inputs():
-        assert _outcome(source, 0, monkeypatch) == _outcome(source, 10**12, monkeypatch), source[:500]
-
-
 CUT_IN_A_STRING = '''import nanopto.language as pl
 
 @pl.program
@@ -74,10 +69,11 @@ def test_a_later_syntax_error_is_reported_before_an_earlier_methods_mistake(monk
     assert kind == "error" and "c.py:11:" in message and "syntax error" in message
 
 
-def test_a_long_body_parsed_in_pieces_agrees_with_the_whole_parse(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every body of more than 6 lines cut every 3 (`BODY_PIECE_LINES`): inside brackets, strings
-    and blocks the cut is refused (or its piece does not parse, and the module is parsed whole)."""
-    monkeypatch.setattr(parser, "BODY_PIECE_LINES", 3)
+def test_chunked_and_whole_parses_agree_on_programs_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each input parsed a method at a time, with long bodies in pieces of the default size and
+    with every body of more than 6 lines cut every 3 (`BODY_PIECE_LINES`: inside brackets, strings
+    and blocks the cut is refused, or its piece does not parse and the module is parsed whole),
+    against the same input parsed whole (once: the piece size plays no part in it)."""
     cut: list[int] = []
     piece = parser._ProgramParser._parse_piece
 
@@ -86,9 +82,13 @@ def test_a_long_body_parsed_in_pieces_agrees_with_the_whole_parse(monkeypatch: p
         return piece(self, start, stop)
 
     monkeypatch.setattr(parser._ProgramParser, "_parse_piece", counted)
+    default_piece_lines, cut_every_3 = parser.BODY_PIECE_LINES, 0
     for source in _inputs():
+        whole = _outcome(source, 10**12, monkeypatch)
+        monkeypatch.setattr(parser, "BODY_PIECE_LINES", default_piece_lines)
+        assert _outcome(source, 0, monkeypatch) == whole, source[:500]
         monkeypatch.setattr(parser, "BODY_PIECE_LINES", 3)
-        chunked = _outcome(source, 0, monkeypatch)
-        monkeypatch.setattr(parser, "BODY_PIECE_LINES", 10**9)
-        assert chunked == _outcome(source, 10**12, monkeypatch), source[:500]
-    assert len(cut) > 50  # the pieces were parsed one at a time
+        before = len(cut)
+        assert _outcome(source, 0, monkeypatch) == whole, source[:500]
+        cut_every_3 += len(cut) - before
+    assert cut_every_3 > 50  # the pieces were parsed one at a time
