@@ -611,7 +611,7 @@ class Encoder:
             if singles is None or id(stmt) in singles:
                 if group:
                     items.append(self._group(group))
-                items.append(self.rows.term("SOne", self.expr(stmt)))
+                items.append(self._single(stmt))
                 continue
             group.append(self._grouped(stmt))
             if len(group) == MAX_GROUP:
@@ -621,6 +621,10 @@ class Encoder:
         if group:
             items.append(self._group(group))
         return self.stmt_tree(items)
+
+    def _single(self, stmt: n.Stmt) -> int:
+        """A statement a rule matches by itself: `(SOne st)`."""
+        return self.rows.term("SOne", self.expr(stmt))
 
     def _group(self, group: list[int]) -> int:
         """One `(SOne s)` or `(SL<k> s1 ... sk)` for the statement handles in `group` (emptied)."""

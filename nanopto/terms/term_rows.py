@@ -7,10 +7,11 @@ straight into a table at about 1 µs a row, and rules then run over those rows i
 
 So the encoder writes each distinct term once, as a row `(handle, child handles..., literals...)`
 of a load table `Load_C` per constructor `C`; facts are rows too (`Load_union_Ex a b`,
-`Load_Local id`, ...). One generated `load` ruleset rebuilds every term from its row,
-`(rule ((Load_C h a b)) ((union (Handle_Ex h) (C (Handle_Ex a) b))))`, in a single iteration, and a
-`cleanup` ruleset then drops the handles, so the e-graph holds exactly the terms, as if each had
-been written out by hand. This is the one module that loads through egglog's `input`; the decoder
+`Load_Local id`, ...), and a fact table may build a few terms that always come together from one
+row (`Load_SiteAssign`, a call site's statement). One generated `load` ruleset rebuilds every
+term from its row, `(rule ((Load_C h a b)) ((union (Handle_Ex h) (C (Handle_Ex a) b))))`, in a
+single iteration, and a `cleanup` ruleset then drops the handles, so the e-graph holds exactly
+the terms, as if each had been written out by hand. This is the one module that loads through egglog's `input`; the decoder
 in `encoding.py` reads extraction back from egglog's term DAG.
 """
 

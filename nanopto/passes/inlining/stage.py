@@ -73,6 +73,9 @@ def inline_declarations() -> str:
 STATEMENT_GROUPS = frozenset(group_constructor(k) for k in range(2, MAX_GROUP + 1))
 """The group terms a later stage's rows may hold though this stage's do not: a body spliced here
 is a caller's statements there, grouped by more (`EGraphRun.may_load`)."""
+SITE_TERMS = frozenset({"At", "AssignStmt", "SOne"})
+"""The terms a stage whose sites are all `lhs = f(args)` loads only through `SiteAssign` rows,
+which a later stage's other sites (`return f(args)`, `f(args)`) load as themselves."""
 
 
 def _free_var(template: HelperTemplate, var_id: int) -> n.Var:
@@ -268,7 +271,7 @@ class Stage:
             transcript=self.transcript,
             # `retire` deletes only call sites the stock splice rules spliced, and so retired.
             before_extraction=(RETIRE,) if SPLICE in self.rulesets else (),
-            may_load=STATEMENT_GROUPS,
+            may_load=STATEMENT_GROUPS | SITE_TERMS,
         )
         functions = run.rewrite(self.functions, encoder.rows, decoder, report)
         return functions, decoder, report
