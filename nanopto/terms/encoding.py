@@ -727,21 +727,21 @@ class DecodeError(RuntimeError):
     """An extracted term that is not an IR term: a rule produced something extraction must not."""
 
 
-_NOT_LITERAL: Any = object()
+NOT_LITERAL: Any = object()
 """A `DagRead` value of a node that is no literal (a constructor)."""
 
 
 @dataclass(frozen=True)
 class DagRead:
-    """A term DAG read once, node by node: each node's constructor name and children (None and no
-    children for a literal), or its literal's value, unescaped when a String (`_NOT_LITERAL` for a
-    constructor).
+    """Extracted terms as the decoder reads them, by node number: each node's constructor name and
+    children (None and no children for a literal), or its literal's value, unescaped when a String
+    (`NOT_LITERAL` for a constructor). Either a term DAG read once, node by node (`of`), or the
+    terms `nanopto.egraph.extraction` chose from the frozen e-graph, which never make a DAG.
 
     An extracted DAG holds only the extracted terms, so reading every node in one loop crosses into
     egglog as often as reading each when first met; afterwards a visit, and every read of a
     literal shared by many terms (a span, a name, a site number), is a list index."""
 
-    dag: eb.TermDag
     size: int
     names: list[str | None]
     children: list[list[int]]
@@ -757,14 +757,19 @@ class DagRead:
         none: list[int] = []
         names = [node.name if type(node) is term_app else None for node in nodes]
         children = [node.args if type(node) is term_app else none for node in nodes]
-        values = [_NOT_LITERAL if type(node) is term_app else _literal_value(node) for node in nodes]
-        return DagRead(dag, size, names, children, values)
+        values = [NOT_LITERAL if type(node) is term_app else _literal_value(node) for node in nodes]
+        return DagRead(size, names, children, values)
+
+    def describe(self, term: int) -> str:
+        """Node `term` for an error message: its constructor's name, or its literal's value."""
+        name = self.names[term]
+        return f"({name} ...)" if name is not None else repr(self.values[term])
 
 
 def _literal_value(node: eb.TermLit | eb.TermVar | eb.TermApp) -> Any:
-    """A literal node's value, unescaped when a String (`_NOT_LITERAL` for a unit or a variable)."""
+    """A literal node's value, unescaped when a String (`NOT_LITERAL` for a unit or a variable)."""
     if type(node) is not eb.TermLit or isinstance(node.value, eb.Unit):
-        return _NOT_LITERAL
+        return NOT_LITERAL
     value = node.value.value
     return unescape(value) if isinstance(value, str) else value
 
@@ -782,17 +787,22 @@ class Decoder:
     spans: dict[str, n.Span | None] = field(default_factory=dict)
     """Span String -> its Span, known before decoding (the encoder's `Encoder.spans`) and added to
     by it: a decoded statement shares the Span its String was written from instead of parsing it."""
-    _read: DagRead | None = field(default=None, init=False, repr=False, compare=False)
-    """The DAG last decoded from, read once for all the roots it holds."""
+    _read: tuple[eb.TermDag, DagRead] | None = field(default=None, init=False, repr=False, compare=False)
+    """The DAG last decoded from, and its reading, shared by all the roots it holds."""
 
     SPECIAL: ClassVar[dict[str, Callable[[Any, list[int]], Any]]] = {}
     """Constructors that are not one IR class field for field: lists, markers, types, variables."""
 
-    def decode(self, termdag: eb.TermDag, term: int) -> Any:
-        read = self._read
-        # A DAG only grows (each extraction into a shared one appends its terms): same size, same DAG.
-        if read is None or read.dag is not termdag or read.size != termdag.size():
-            read = self._read = DagRead.of(termdag)
+    def decode(self, termdag: eb.TermDag | DagRead, term: int) -> Any:
+        """The IR of `term`, from a term DAG or from terms already read (`DagRead`)."""
+        if isinstance(termdag, DagRead):
+            read = termdag
+        else:
+            # A DAG only grows (each extraction into a shared one appends its terms): same size, same DAG.
+            last = self._read
+            if last is None or last[0] is not termdag or last[1].size != termdag.size():
+                last = self._read = (termdag, DagRead.of(termdag))
+            read = last[1]
         names, children, values = read.names, read.children, read.values
         handlers = self._handlers = _handlers(type(self))
         memo: dict[int, Any] = {}
@@ -807,15 +817,15 @@ class Decoder:
                 return cached
             name = names[term]
             if name is None:
-                raise DecodeError(f"expected a constructor, found {termdag.get(term)}")
+                raise DecodeError(f"expected a constructor, found {read.describe(term)}")
             handler = handlers.get(name) or _handler(handlers, name)
             result = memo[term] = handler(self, children[term])
             return result
 
         def lit(term: int) -> Any:
             value = values[term]
-            if value is _NOT_LITERAL:
-                raise DecodeError(f"expected a literal, found {termdag.get(term)}")
+            if value is NOT_LITERAL:
+                raise DecodeError(f"expected a literal, found {read.describe(term)}")
             return value
 
         self._term = _term  # type: ignore[method-assign]
