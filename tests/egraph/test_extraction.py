@@ -215,7 +215,7 @@ def test_drawn_programs_inline_as_with_egglogs_extraction(program: n.Program) ->
         ours, theirs, runs = _printed_both_ways(lambda: inline_program(hoisted).program)
     except InlineError:  # a program the pass refuses (rarely drawn) reaches no extraction
         reject()
-    assert ours == theirs and runs and "tie" not in runs  # the inlining terms have no ties
+    assert ours == theirs and runs  # a tie (none met so far in inlining terms) is egglog's to break
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
