@@ -128,7 +128,11 @@ class _Typer:
             return False
         at, _, reads = found
         learnt = self.learnt_from
-        return all(v.id not in learnt or learnt[v.id][0] < at for v in reads)
+        for v in reads:  # a loop, not all() over a generator: asked for every learnt assignment
+            read = learnt.get(v.id)
+            if read is not None and read[0] >= at:
+                return False
+        return True
 
     def visit(self, stmt: Any) -> bool:
         if type(stmt) is AssignStmt:  # the commonest statement, before the patterns below
@@ -307,8 +311,7 @@ def derive_types(
     unresolved = callee_only_symbols(fn, targets, target_vars)
     typer = _Typer(targets, unresolved, None if unresolved else copies)  # a copy's symbols are the template's
     statements = list(walk_stmts(fn.body))
-    while any([typer.visit(stmt) for stmt in statements]):
-        pass
+    _learn_all(typer, statements)
     if unresolved:
         _reject_unresolved(fn, typer, unresolved)
     # The targets typed now: learnt, or met with a declared type (else unknown: not declared).
@@ -327,6 +330,17 @@ def derive_types(
         return fn
     retyped: Function = _Retype(typer.known, declared).visit(fn)
     return retyped
+
+
+def _learn_all(typer: _Typer, statements: list[Stmt]) -> None:
+    """Visit `statements` in order until a pass learns nothing (the fixpoint). An assignment that
+    learnt is not visited again: its one target is known, so `learn` would return at once."""
+    pending = statements
+    while True:
+        learnt = [typer.visit(stmt) for stmt in pending]
+        if not any(learnt):
+            return
+        pending = [stmt for stmt, done in zip(pending, learnt, strict=True) if not done or type(stmt) is not AssignStmt]
 
 
 def _declared_otherwise(typer: _Typer, stmt: AssignStmt) -> bool:

@@ -5,9 +5,14 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 
+from hypothesis import HealthCheck, given, settings
+
 from nanopto import ir, passes
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.schema import walk
+from nanopto.passes.hoist_nested_calls import hoist_program
+from nanopto.passes.inlining import inline_program
+from nanopto.verify.strategies import programs
 
 SOURCE = """
 import nanopto.language as pl
@@ -193,3 +198,68 @@ def test_a_target_learnt_before_a_var_its_value_reads_is_typed_again() -> None:
     assert typer.learn(x, define_x.value)
     assert not typer.still_its_sources(n, n_value)  # x was learnt after n
     assert not typer.still_its_sources(x, n_value)  # not x's own value
+
+
+
+
+RESULT_FROM_ITS_BRANCH = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Inline)
+    def h(self, x, n):
+        if n > 1:
+            m = pl.add(x, x)
+            r = pl.yield_(m)
+        else:
+            r = pl.yield_(x)
+        return r
+
+    @pl.function
+    def main(self, a: pl.Tensor[[4], pl.FP32], k: pl.Scalar[pl.INDEX]):
+        z = self.h(a, k)
+        return z
+"""
+"""The if's result is learnt from `m`, which its branch defines after it: on the second pass."""
+
+
+def test_the_fixpoint_skipping_learnt_assignments_types_as_visiting_every_statement() -> None:
+    """`_learn_all` does not visit again an assignment that learnt its target; the spliced program
+    (or the refusal) is the same as when every statement is visited on every pass: on this file's
+    untyped helpers, which learn over several passes, and on drawn programs (aliasing on)."""
+    from nanopto.passes.inlining import spliced_types
+
+    shortcut = spliced_types._learn_all
+    passes_taken: list[int] = []
+
+    def every_statement(typer: spliced_types._Typer, statements: list[ir.Stmt]) -> None:
+        count = 1
+        while any([typer.visit(stmt) for stmt in statements]):
+            count += 1
+        passes_taken.append(count)
+
+    def spliced(program: ir.Program) -> object:
+        try:
+            after = inline_program(hoist_program(program)).program
+        except Exception as error:  # a refusal: the same either way
+            return type(error).__name__, str(error)
+        # The printed text shows few types (an annotation only where a value's type differs).
+        types = [(node.name, ir.python_print(node.type)) for node in walk(after) if isinstance(node, ir.Var)]
+        return ir.python_print(after), types
+
+    def agree(program: ir.Program) -> None:
+        skipping = spliced(program)
+        spliced_types._learn_all = every_statement
+        try:
+            visiting = spliced(program)
+        finally:
+            spliced_types._learn_all = shortcut
+        assert skipping == visiting
+
+    for source in (SOURCE, RENAMED_SOURCE, RESULT_FROM_ITS_BRANCH):
+        agree(parse_program(textwrap.dedent(source)))
+    assert max(passes_taken) > 2, passes_taken  # a second pass that learnt, with the first's learnt skipped
+    settings(max_examples=40, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))(
+        given(programs(aliasing=True))(agree)
+    )()
