@@ -150,6 +150,10 @@ class ParamBinding:
     bind_local: bool
     reason: str
 
+    def __init__(self, param: Var, actual: Expr, row: RebindingRow, bind_local: bool, reason: str) -> None:
+        # One update of the dict, as `CallSite` does: made for every argument of every site.
+        self.__dict__.update(param=param, actual=actual, row=row, bind_local=bind_local, reason=reason)
+
 
 @dataclass(frozen=True)
 class CallSite:
@@ -540,10 +544,14 @@ def _make_site(
             f"this call in '{fn.name}' passes {len(call.args)}"
         )
     bindings = []
-    for index, (param, row, actual) in enumerate(zip(helper.param_list, template.rows, call.args, strict=True)):
+    params, rows, args = helper.param_list, template.rows, call.args
+    # By index: as many arguments as parameters (checked above), and a template has a row per
+    # parameter; a strict zip under enumerate cost more than the rest of the loop.
+    for index in range(len(args)):
+        param, row, actual = params[index].var, rows[index], args[index]
         validate_argument(fn, call, helper, index, actual)
-        bind, reason = policy(param.var, row, actual)
-        bindings.append(ParamBinding(param.var, actual, row, bind, reason))
+        bind, reason = policy(param, row, actual)
+        bindings.append(ParamBinding(param, actual, row, bind, reason))
     bindings = bind_disturbed_arguments(template, bindings, may_alias_params(fn) if aliases is None else aliases)
     form = _form_of(fn, stmt, template, whole_uses)
     copied_out = (
@@ -583,14 +591,13 @@ def bind_disturbed_arguments(
     by_reference = template.by_reference
     out: list[ParamBinding] = []
     for b in bindings:
+        # A Var is a handle (it reads no elements), so only a write-back can disturb it: with none,
+        # a Var argument is undisturbed (the commonest case, answered first).
+        if b.bind_local or (not rebinders and isinstance(b.actual, Var)):
+            out.append(b)
+            continue
         shared = b.param.id in by_reference and isinstance(b.actual, Var)
-        # A Var is a handle (it reads no elements), so only a write-back can disturb it.
-        undisturbed = shared or (not rebinders and isinstance(b.actual, Var))
-        reason = (
-            None
-            if b.bind_local or b.row.rebinds_caller_var or undisturbed
-            else _disturbance(template, b, rebinders, aliases or {})
-        )
+        reason = None if shared or b.row.rebinds_caller_var else _disturbance(template, b, rebinders, aliases or {})
         out.append(b if reason is None else ParamBinding(b.param, b.actual, b.row, True, reason))
     return out
 

@@ -1,5 +1,6 @@
-"""`CallSite` writes its own constructor (one update of its dict, made per call site): it must still
-take exactly its fields, with their defaults, and stay a frozen, comparable, replaceable record."""
+"""`CallSite` and `ParamBinding` write their own constructors (one update of the dict, made per call
+site and per argument): they must still take exactly their fields, with their defaults, and stay
+frozen, comparable, replaceable records."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import textwrap
 import pytest
 
 from nanopto.ir_terms.parser import parse_program
-from nanopto.passes.inlining.call_sites import CallSite, SiteForm
+from nanopto.passes.inlining.call_sites import CallSite, ParamBinding, SiteForm
 from nanopto.passes.inlining.driver import inline_program
 
 SOURCE = """
@@ -31,9 +32,10 @@ class P:
 """
 
 
-def test_the_constructor_takes_exactly_the_fields_with_their_defaults() -> None:
-    parameters = list(inspect.signature(CallSite.__init__).parameters.values())[1:]
-    fields = dataclasses.fields(CallSite)
+@pytest.mark.parametrize("record", [CallSite, ParamBinding])
+def test_the_constructor_takes_exactly_the_fields_with_their_defaults(record: type) -> None:
+    parameters = list(inspect.signature(record.__init__).parameters.values())[1:]  # type: ignore[misc]
+    fields = dataclasses.fields(record)
     assert [p.name for p in parameters] == [f.name for f in fields]
     for parameter, field in zip(parameters, fields, strict=True):
         expected = inspect.Parameter.empty if field.default is dataclasses.MISSING else field.default
@@ -52,3 +54,14 @@ def test_a_site_is_a_frozen_record() -> None:
     assert dataclasses.replace(first, number=1) != first and first != second
     assert dataclasses.replace(first, copied_out=(0,)).copied_out == (0,)
     assert vars(first).keys() == {f.name for f in dataclasses.fields(CallSite)}
+
+
+def test_a_binding_is_a_frozen_record() -> None:
+    binding = inline_program(parse_program(textwrap.dedent(SOURCE))).sites[1].bindings[0]
+    assert (binding.param.name, binding.actual.name, binding.bind_local) == ("x", "y1", False)  # type: ignore[attr-defined]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        binding.bind_local = True  # type: ignore[misc]
+    again = dataclasses.replace(binding)
+    assert again == binding and hash(again) == hash(binding) and again is not binding
+    assert dataclasses.replace(binding, bind_local=True) != binding
+    assert vars(binding).keys() == {f.name for f in dataclasses.fields(ParamBinding)}
