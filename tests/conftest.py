@@ -152,3 +152,25 @@ def page(browser: Any) -> Iterator[Any]:
     tab.errors = errors
     yield tab
     context.close()
+
+
+STILL = """([root, last]) => {
+    const viewport = document.querySelector(root + ' .react-flow__viewport');
+    const boxes = [...document.querySelectorAll(root + ' .react-flow__node')].map(node => {
+        const box = node.getBoundingClientRect();
+        return [box.x, box.y, box.width, box.height].join(',');
+    });
+    const now = (viewport ? getComputedStyle(viewport).transform : '') + ' ' + boxes.join(' ');
+    const same = window.__nanoptoStill === now && boxes.length > 0;
+    window.__nanoptoStill = now;
+    window.__nanoptoStillFor = same ? (window.__nanoptoStillFor || 0) + 1 : 0;
+    return window.__nanoptoStillFor >= last;
+}"""
+
+
+def wait_until_still(page: Any, root: str) -> None:
+    """Wait until the e-graph viewer under `root` has stopped moving: its view (fitted with an
+    animation of about a second) and every node's box the same on three looks 100 ms apart. A
+    fixed wait of 1.5 s used to stand here, with the test's core idle for most of it."""
+    page.evaluate("() => { window.__nanoptoStill = null; window.__nanoptoStillFor = 0; }")
+    page.wait_for_function(STILL, arg=[root, 2], polling=100, timeout=60_000)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import wait_until_still
 from test_html_page import colour_counts, png_pixels
 
 import nanopto.passes  # noqa: F401  (registers the passes)
@@ -178,7 +179,7 @@ def test_indentation_survives_jupyterlab_css(page: Any) -> None:
 def _wait_drawn(page: Any, root: str = "#np-egraph") -> int:
     page.wait_for_selector(f"{root}[data-rendered]", timeout=60_000)
     page.wait_for_selector(f"{root} .react-flow__node", timeout=60_000)
-    page.wait_for_timeout(1500)  # the layout animates into place
+    wait_until_still(page, root)  # the layout animates into place
     return int(page.locator(f"{root} .react-flow__node").count())
 
 

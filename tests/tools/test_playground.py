@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import wait_until_still
 from test_egraph_viewer import _drawn_pixels
 
 import nanopto.passes  # noqa: F401  (registers the passes)
@@ -266,7 +267,7 @@ def test_the_page_runs_an_example(page: Any, server: PlaygroundServer, tmp_path:
     # The e-graph tab draws egglog's viewer, loaded from the server.
     page.click("button[data-tab=egraph]")
     page.wait_for_selector("#egraph[data-rendered] .react-flow__node", timeout=60_000)
-    page.wait_for_timeout(1500)
+    wait_until_still(page, "#egraph")
     shot = page.locator("#eg-view").screenshot(path=str(tmp_path / "playground-egraph.png"))
     assert _drawn_pixels(shot) > 5000, "the e-graph view is (nearly) blank"
     # An error shows at its line in the editor.

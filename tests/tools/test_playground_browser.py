@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import wait_until_still
 from test_html_page import count_near, png_pixels
 from test_playground import set_editor
 from test_playground_scale import _flat
@@ -140,7 +141,7 @@ def test_the_egraph_is_drawn_where_the_user_looks(page: Any, server: PlaygroundS
     box = page.locator("#eg-view").bounding_box()
     assert box is not None and 0 <= box["y"] < 300, box  # scrolled to, not below the fold
     assert page.locator("#eg-wait").is_hidden()
-    page.wait_for_timeout(1000)
+    wait_until_still(page, "#egraph")
     shot = page.screenshot(path=str(tmp_path / "egraph.png"))
     image = png_pixels(shot)
     assert image.shape[0] * image.shape[1] - count_near(image, (255, 255, 255), 12) > 20_000
