@@ -63,7 +63,11 @@ class _Copy:
             return False
         if self.checked_at != len(typer.known):
             self.checked_at = len(typer.known)
-            self.renamed = all(typer.of_var(var) == ty for var, ty in self.stand_ins)
+            self.renamed = True
+            for var, ty in self.stand_ins:  # a loop, not all() over a generator: decided for every copy
+                if typer.of_var(var) != ty:
+                    self.renamed = False
+                    break
         return self.renamed
 
 
