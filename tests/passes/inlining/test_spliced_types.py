@@ -211,23 +211,25 @@ class P:
     def h(self, x, n):
         if n > 1:
             m = pl.add(x, x)
-            r = pl.yield_(m)
+            r, s = pl.yield_(m, x)
         else:
-            r = pl.yield_(x)
-        return r
+            r, s = pl.yield_(x, x)
+        t = pl.add(r, s)
+        return t
 
     @pl.function
     def main(self, a: pl.Tensor[[4], pl.FP32], k: pl.Scalar[pl.INDEX]):
         z = self.h(a, k)
         return z
 """
-"""The if's result is learnt from `m`, which its branch defines after it: on the second pass."""
+"""The if's result `r` is learnt from `m`, which its branch defines after it: on the second pass,
+although the if learnt `s` (from `x`) on the first."""
 
 
 def test_the_fixpoint_skipping_learnt_assignments_types_as_visiting_every_statement() -> None:
     """`_learn_all` does not visit again an assignment that learnt its target; the spliced program
     (or the refusal) is the same as when every statement is visited on every pass: on this file's
-    untyped helpers, which learn over several passes, and on drawn programs (aliasing on)."""
+    untyped helpers, which learn over several passes, and on a few drawn programs (aliasing on)."""
     from nanopto.passes.inlining import spliced_types
 
     shortcut = spliced_types._learn_all
@@ -260,6 +262,8 @@ def test_the_fixpoint_skipping_learnt_assignments_types_as_visiting_every_statem
     for source in (SOURCE, RENAMED_SOURCE, RESULT_FROM_ITS_BRANCH):
         agree(parse_program(textwrap.dedent(source)))
     assert max(passes_taken) > 2, passes_taken  # a second pass that learnt, with the first's learnt skipped
-    settings(max_examples=40, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))(
+    # Few draws: drawn programs seldom learn a type (the hand-written helpers above do); they check
+    # that skipping changes no refusal or rebinding on aliased programs.
+    settings(max_examples=10, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))(
         given(programs(aliasing=True))(agree)
     )()
