@@ -190,6 +190,24 @@ def _drawn_pixels(png: bytes) -> int:
     return sum(n for colour, n in counts.items() if colour != background and sum(colour) < 3 * 235)
 
 
+def _nodes_in_view(page: Any) -> int:
+    """The e-node boxes of the viewer that the browser shows (not hidden, inside the view)."""
+    return int(
+        page.evaluate(
+            """() => {
+                const view = document.querySelector('#np-egraph .eg-view').getBoundingClientRect();
+                return [...document.querySelectorAll('#np-egraph .react-flow__node')].filter(node => {
+                    const box = node.getBoundingClientRect();
+                    return node.checkVisibility({visibilityProperty: true, opacityProperty: true})
+                        && box.width > 0 && box.height > 0
+                        && box.right > view.left && box.left < view.right
+                        && box.bottom > view.top && box.top < view.bottom;
+                }).length;
+            }"""
+        )
+    )
+
+
 def test_egraph_html_file_draws_the_graph_offline(page: Any, tmp_path: Path) -> None:
     out = tmp_path / "g.html"
     assert main(["inline", str(EXAMPLES / "twice.py"), "--egraph", str(out)]) == 0
@@ -201,6 +219,8 @@ def test_egraph_html_file_draws_the_graph_offline(page: Any, tmp_path: Path) -> 
     assert "RVar" in page.inner_text("#np-egraph .eg-view")
     shot = page.locator("#np-egraph .eg-view").screenshot(path=str(tmp_path / "egraph-viewer.png"))
     assert _drawn_pixels(shot) > 5000, "the viewer area is (nearly) blank"
+    # The viewer's chrome alone passes the pixel count: the node boxes themselves must be on show.
+    assert _nodes_in_view(page) >= 1, "no e-node box is visible in the viewer"
     # The switch shows the raw e-graph: the helper terms appear and there are more boxes.
     page.check("#np-egraph input[type=checkbox]")
     page.wait_for_function("() => document.querySelector('#np-egraph').dataset.rendered === '2'")
