@@ -33,11 +33,10 @@ from typing import Any, cast
 import numpy as np
 
 from nanopto.egglog_bindings import bindings as eb
-from nanopto.egraph.selection import split_rules_text
+from nanopto.egraph.selection import form_keyword, split_rules_text
 from nanopto.terms.encoding import NOT_LITERAL, DagRead
 from nanopto.terms.term_rows import SPAN, unescape
 
-_HEAD = re.compile(r"\(\s*([^\s()]+)")
 _SORT = re.compile(r"\(\s*sort\s+([^\s()]+)\s*\)\s*\Z")
 _CONSTRUCTOR = re.compile(r"\(\s*constructor\s+([^\s()]+)\s*\(([^()]*)\)\s*([^\s()]+)((?:\s+[^\s()]+)*)\s*\)\s*\Z")
 _UNSUPPORTED = frozenset({"datatype", "datatype*"})
@@ -71,8 +70,7 @@ def extractable_tables(text: str) -> tuple[Table, ...] | None:
     sorts: set[str] = set()
     tables: list[Table] = []
     for form in split_rules_text(text).forms:
-        head = _HEAD.match(form)
-        keyword = head.group(1) if head else ""
+        keyword = form_keyword(form)
         if keyword in _UNSUPPORTED:
             return None
         if keyword == "sort":

@@ -31,6 +31,12 @@ _DECLARATIONS = frozenset({"sort", "constructor", "relation", "function", "datat
 _DECLARED = re.compile(r"\(\s*(?:constructor|relation|function)\s+([^\s()]+)")
 
 
+def form_keyword(form: str) -> str:
+    """The head of a top-level egglog form, `rule` for `(rule ...)` ("" for no form)."""
+    head = _HEAD.match(form)
+    return head.group(1) if head else ""
+
+
 @dataclass(frozen=True)
 class RuleForm:
     """A `(rule ...)` form of the program: its position, the tables its query reads and the
@@ -140,8 +146,7 @@ def split_rules_text(text: str) -> RulesText:
     declared_tables: list[tuple[int, str]] = []
     seeded: set[str] = set()
     for i, form in enumerate(bare):
-        head = _HEAD.match(form)
-        keyword = head.group(1) if head else ""
+        keyword = form_keyword(form)
         if keyword == "rule" and len(groups := inner[i]) >= 2:
             rules.append(RuleForm(i, tables(groups[0]), tables(groups[1])))
         elif keyword in ("relation", "constructor") and (declared_here := _DECLARED.match(form)):

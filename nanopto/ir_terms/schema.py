@@ -303,8 +303,8 @@ def _compile_mapper(cls: type) -> _Mapper:
             case FieldKind.OPT_NODE:
                 body.append(f"    n{k} = None if v{k} is None else fn(v{k})")
             case FieldKind.NODES:
-                # map and `is_` in C: a generator per tuple field and node cost as much as the visits
-                body += [f"    mapped = tuple(map(fn, v{k}))", f"    n{k} = v{k} if all(map(is_, mapped, v{k})) else mapped"]
+                # map in C: a generator per tuple field and node cost as much as the visits
+                body += [f"    mapped = tuple(map(fn, v{k}))", f"    n{k} = v{k} if same(mapped, v{k}) else mapped"]
             case FieldKind.TYPE:
                 body.append(f"    n{k} = v{k} if type(v{k}) in simple_types else map_type(v{k}, fn)")
             case _:
@@ -323,9 +323,7 @@ def _compile_mapper(cls: type) -> _Mapper:
         f"{f.name}=n{child_index[f.name]}" if f.name in child_index else f"{f.name}=node.{f.name}" for f in declared
     )
     body.append(f"    return cls({arguments})")
-    namespace: dict[str, Any] = {
-        "cls": cls, "same": _same, "is_": operator.is_, "map_type": map_type, "simple_types": _SIMPLE_TYPES
-    }
+    namespace: dict[str, Any] = {"cls": cls, "same": _same, "map_type": map_type, "simple_types": _SIMPLE_TYPES}
     exec("\n".join(body), namespace)  # the text is ours, made from the field table
     mapper: _Mapper = namespace["mapper"]
     return mapper

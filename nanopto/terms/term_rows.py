@@ -11,8 +11,9 @@ of a load table `Load_C` per constructor `C`; facts are rows too (`Load_union_Ex
 row (`Load_SiteAssign`, a call site's statement). One generated `load` ruleset rebuilds every
 term from its row, `(rule ((Load_C h a b)) ((union (Handle_Ex h) (C (Handle_Ex a) b))))`, in a
 single iteration, and a `cleanup` ruleset then drops the handles, so the e-graph holds exactly
-the terms, as if each had been written out by hand. This is the one module that loads through egglog's `input`; the decoder
-in `encoding.py` reads extraction back from egglog's term DAG.
+the terms, as if each had been written out by hand. This is the one module that loads through
+egglog's `input`; the decoder in `encoding.py` reads extraction back as a term DAG's columns
+(`DagRead`: from egglog's term DAG, or from the frozen e-graph, docs/architecture.md#extraction).
 """
 
 from __future__ import annotations
