@@ -205,34 +205,32 @@ class _Rows:
         spans = [(t, i) for t, table in enumerate(self.tables) for i in range(len(table.classes))]
         self.child_columns = {(t, i): np.array(self.children[t][i], dtype=np.int64) for t, i in spans}
         """The children as arrays: (table, position among its e-class children) -> their classes."""
-        nothing = [np.zeros(0, np.int64)]
-        self.child_class = np.concatenate([*self.child_columns.values(), *nothing])
-        """Every e-class child of every row, and (`child_row`) its row."""
-        self.child_row = np.concatenate([*(np.arange(self.first[t], self.first[t + 1], dtype=np.int64) for t, _ in spans), *nothing])
 
     def cost(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Each e-class's cost (inf where it has no term, `none`'s too) and each row's, the least
         fixpoint: Bellman-Ford from infinity, every row relaxed at once per pass, until a pass
         changes nothing. None when that takes more than `MAX_PASSES` or a cost is past `_EXACT`."""
-        rows = len(self.row_class)
         row_class = self.row_class_array = np.array(self.row_class, dtype=np.int64)
-        # Rows grouped by class (scan order kept within each): a class's least cost is one
-        # reduceat over its group, and every class 0 .. none-1 has at least one row. The passes
-        # sum children in that grouped order, so no pass reorders its rows.
-        self.by_class = by_class = np.argsort(row_class, kind="stable")
-        position = np.empty(rows, dtype=np.int64)
-        position[by_class] = np.arange(rows, dtype=np.int64)
-        child_row, base = position[self.child_row], self.base[by_class]
-        starts = np.flatnonzero(np.r_[True, np.diff(row_class[by_class]) != 0])
+        # A class's least cost is its first row's, lowered by its other rows' (few: most classes
+        # have one row). Every class 0 .. none-1 has a first row.
+        first_row = np.unique(row_class, return_index=True)[1]
+        others = np.ones(len(row_class), dtype=bool)
+        others[first_row] = False
+        others = np.flatnonzero(others)
+        others_class = row_class[others]
+        columns = [(self.first[t], self.first[t + 1], column) for (t, _), column in self.child_columns.items()]
         cost = np.full(self.none + 1, np.inf)
         for _ in range(MAX_PASSES):
-            grouped = base + np.bincount(child_row, weights=cost[self.child_class], minlength=rows)
-            lowest = np.minimum.reduceat(grouped, starts) if rows else np.zeros(0)
+            row_cost = self.base.copy()
+            for start, end, column in columns:  # a row's children, column by column
+                row_cost[start:end] += cost[column]
+            lowest = row_cost[first_row]
+            np.minimum.at(lowest, others_class, row_cost[others])
             if np.array_equal(lowest, cost[: self.none]):
                 finite = lowest[np.isfinite(lowest)]
                 if finite.size and finite.max() >= _EXACT:
                     return None
-                return cost, grouped[position]
+                return cost, row_cost
             cost[: self.none] = lowest
         return None
 
@@ -240,14 +238,12 @@ class _Rows:
         """Each e-class's first row of least cost in scan order (-1 where it has no term, and for
         the classes no chosen term holds), walked from `roots` level by level; None when a class
         the chosen terms hold has two rows of its least cost (a tie, egglog's to break)."""
-        row_class, by_class = self.row_class_array, self.by_class
-        best = by_class[(row_cost == cost[row_class])[by_class] & np.isfinite(row_cost[by_class])]
-        classes = row_class[best]  # grouped by class: a class's first best row opens its group
-        opens = np.r_[True, classes[1:] != classes[:-1]] if classes.size else np.zeros(0, dtype=bool)
-        choice = np.full(self.none + 1, -1, dtype=np.int64)
-        choice[classes[opens]] = best[opens]
-        tied = np.zeros(self.none + 1, dtype=bool)
-        tied[classes[~opens]] = True
+        row_class = self.row_class_array
+        best = np.flatnonzero((row_cost == cost[row_class]) & np.isfinite(row_cost))
+        choice = np.full(self.none + 1, len(row_class), dtype=np.int64)
+        np.minimum.at(choice, row_class[best], best)  # the first in scan order
+        choice[choice == len(row_class)] = -1
+        tied = np.bincount(row_class[best], minlength=self.none + 1) > 1
         # The children of each row in a matrix, padded with `none`, to walk the chosen terms.
         width = max((len(t.classes) for t in self.tables), default=0)
         kids = np.full((len(self.row_class), max(width, 1)), self.none, dtype=np.int64)
