@@ -598,9 +598,9 @@ class Encoder:
         items: list[int] = []
         run: list[n.Stmt] = []
         group: list[int] = []
-        singles = self.singles
+        singles, opaque_ids = self.singles, self.opaque_ids
         for stmt in values:
-            if id(stmt) in self.opaque_ids:
+            if id(stmt) in opaque_ids:
                 if group:
                     items.append(self._group(group))
                 run.append(stmt)

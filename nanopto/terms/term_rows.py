@@ -120,16 +120,22 @@ class TermRows:
     """Terms (hash-consed: each distinct term is one row) and facts, by load table."""
 
     tables: dict[str, list[tuple[Cell, ...]]] = field(default_factory=dict)
-    _memo: dict[tuple[Cell, ...], int] = field(default_factory=dict)
+    _memo: dict[str, dict[tuple[Cell, ...], int]] = field(default_factory=dict)
+    """Constructor -> its terms' cells -> their handle: keyed by the `args` tuple the call already
+    made, not a new tuple with the constructor in front (called once per encoded node)."""
+    _terms: int = 0
+    """How many distinct terms there are: the next one's handle."""
 
     def term(self, constructor: str, *args: Cell) -> int:
         """The handle of `(constructor args...)`; child terms are given by their handles."""
-        key = (constructor, *args)
-        memo = self._memo
-        found = memo.get(key)
+        memo = self._memo.get(constructor)
+        if memo is None:
+            memo = self._memo[constructor] = {}
+        found = memo.get(args)
         if found is not None:
             return found
-        new = memo[key] = len(memo)
+        new = memo[args] = self._terms
+        self._terms = new + 1
         table = self.tables.get(constructor)
         if table is None:
             table = self.tables[constructor] = []

@@ -57,6 +57,13 @@ def test_a_table_is_written_cell_by_cell_whichever_path_it_takes(rows: list[tupl
     assert term_rows._table_text(plain) == "".join("\t".join(term_rows._cell(c) for c in row) + "\n" for row in plain)
 
 
+def test_handles_number_the_distinct_terms_in_the_order_they_are_first_met() -> None:
+    rows = TermRows()
+    handles = [rows.term("Leaf", 1), rows.term("Pair", 0, 0), rows.term("Leaf", 1), rows.term("Leaf", 2), rows.term("Pair", 0, 0)]
+    assert handles == [0, 1, 0, 2, 1]  # one handle per distinct term, across constructors
+    assert rows.tables == {"Leaf": [(0, 1), (2, 2)], "Pair": [(1, 0, 0)]}
+
+
 @pytest.mark.parametrize("small_table", [0, 100], ids=["read-from-files", "inserted-as-actions"])
 def test_awkward_strings_and_shared_terms_survive_a_load_and_an_extraction(monkeypatch: pytest.MonkeyPatch, small_table: int) -> None:
     monkeypatch.setattr(term_rows, "SMALL_TABLE", small_table)

@@ -122,7 +122,9 @@ class Stage:
 
         def visit(stmt: n.Stmt) -> bool:
             """True when `stmt` must stay visible to the rules."""
-            visible = id(stmt) in site_stmts
+            if id(stmt) in site_stmts:  # `lhs = f(args)`, `return f(args)`, `f(args)`: no statement inside
+                return True
+            visible = False
             for child in stmt_children(stmt):
                 visible = visit(child) or visible
             if not visible and receivers:
@@ -206,12 +208,13 @@ class Stage:
         rows = encoder.rows
         values: dict[int, int] = {}
         """Formal id -> the handle of what it stands for at this site."""
-        # Module-level symbols the body mentions: the caller's extent where the arguments agree
-        # on one (docs/specification.md, "Dynamic dimensions"), else the symbol itself.
-        dims = dimension_bindings(template, site)
-        for var_id in sorted(template.free_ids):
-            symbol = dims.get(var_id) or encoder.vars.get(var_id) or _free_var(template, var_id)
-            values[var_id] = encoder.expr(symbol)
+        if template.free_ids:  # most helpers mention no module-level symbol
+            # Module-level symbols the body mentions: the caller's extent where the arguments agree
+            # on one (docs/specification.md, "Dynamic dimensions"), else the symbol itself.
+            dims = dimension_bindings(template, site)
+            for var_id in sorted(template.free_ids):
+                symbol = dims.get(var_id) or encoder.vars.get(var_id) or _free_var(template, var_id)
+                values[var_id] = encoder.expr(symbol)
         pre: list[int] = []
         for b in site.bindings:
             actual = encoder.expr(b.actual)
