@@ -304,7 +304,14 @@ def _compile_mapper(cls: type) -> _Mapper:
                 body.append(f"    n{k} = None if v{k} is None else fn(v{k})")
             case FieldKind.NODES:
                 # map in C: a generator per tuple field and node cost as much as the visits
-                body += [f"    mapped = tuple(map(fn, v{k}))", f"    n{k} = v{k} if same(mapped, v{k}) else mapped"]
+                # (an empty tuple, most of a call's keywords and selections, maps to itself)
+                body += [
+                    f"    if v{k}:",
+                    f"        mapped = tuple(map(fn, v{k}))",
+                    f"        n{k} = v{k} if same(mapped, v{k}) else mapped",
+                    "    else:",
+                    f"        n{k} = v{k}",
+                ]
             case FieldKind.TYPE:
                 body.append(f"    n{k} = v{k} if type(v{k}) in simple_types else map_type(v{k}, fn)")
             case _:
