@@ -552,9 +552,9 @@ def check_evaluation_order(before: Program, caller: Function, sites: Sequence[Si
     helpers: dict[str, tuple[tuple[Expr, ...], _Order, set[int]] | None] = {}
     """Helper -> its returned values, its statements in order and its by-reference scalars: what
     a helper is does not depend on the site, so each helper is read once."""
-    projected: list[SiteLike] = []  # (an enum's `name` is a descriptor call: asked once per site)
+    projected: list[SiteLike] = []
     for site in sites:
-        if site.form.name == "TUPLE_PROJECT":
+        if site.form._name_ == "TUPLE_PROJECT":  # `_name_`: an enum's `name` is a descriptor call, asked per site
             projected.append(site)
         if site.helper not in helpers:
             helpers[site.helper] = _helper_order(before, site.helper, inline)

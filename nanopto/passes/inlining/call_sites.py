@@ -76,6 +76,13 @@ class SiteForm(enum.Enum):
     DISCARD = "f(args)  (result discarded)"
 
 
+# A member read off its Enum class goes through the class's attribute hook (Python 3.11: about a
+# microsecond, as long as the rest of a site's form takes): the members asked per site, read once.
+_RETURN, _DISCARD, _ASSIGN = SiteForm.RETURN, SiteForm.DISCARD, SiteForm.ASSIGN
+_TUPLE_BIND, _TUPLE_PROJECT = SiteForm.TUPLE_BIND, SiteForm.TUPLE_PROJECT
+_OUT_SCALAR = RebindingRow.OUT_SCALAR
+
+
 class Hazard(enum.Enum):
     """Why a program is refused to keep its meaning under aliasing (docs/specification.md, "Meaning
     under aliasing"): the binding that would keep it is one the specification forbids. The value is
@@ -558,13 +565,13 @@ def _make_site(
         tuple(
             i
             for i, b in enumerate(bindings)
-            if b.row is RebindingRow.OUT_SCALAR
+            if b.row is _OUT_SCALAR
             and not b.bind_local
             and isinstance(b.actual, Var)
             and b.actual.id in whole_uses.loop_scoped
             and b.param.id in template.defined_by_control_flow
         )
-        if RebindingRow.OUT_SCALAR in template.rows  # (the bindings' rows are the template's)
+        if _OUT_SCALAR in template.rows  # (the bindings' rows are the template's)
         else ()
     )
     return CallSite(number, fn.name, helper.name, call, stmt, form, tuple(bindings), copied_out=copied_out)
@@ -584,7 +591,7 @@ def bind_disturbed_arguments(
     is a write to each.
     """
     rebinders = [
-        b for b in bindings if b.row is RebindingRow.OUT_SCALAR and not b.bind_local and isinstance(b.actual, Var)
+        b for b in bindings if b.row is _OUT_SCALAR and not b.bind_local and isinstance(b.actual, Var)
     ]
     # pl.Out / pl.InOut scalars given the same Var are one variable (the caller's), whether or not
     # this body writes them: such a Var stays substituted, by reference.
@@ -705,10 +712,10 @@ def _kind(ty: Type) -> str:
 
 def _form_of(fn: Function, stmt: Stmt, template: HelperTemplate, whole_uses: _WholeUses) -> SiteForm:
     if isinstance(stmt, ReturnStmt):
-        return SiteForm.RETURN
+        return _RETURN
     if isinstance(stmt, EvalStmt):
         _check_discardable(fn, stmt, template)
-        return SiteForm.DISCARD
+        return _DISCARD
     assert isinstance(stmt, AssignStmt)
     if len(template.returns) == 0:
         raise InlineError(
@@ -716,8 +723,8 @@ def _form_of(fn: Function, stmt: Stmt, template: HelperTemplate, whole_uses: _Wh
             f"but its result is assigned to '{stmt.var.name}'"
         )
     if len(template.returns) == 1:
-        return SiteForm.ASSIGN
-    return SiteForm.TUPLE_BIND if stmt.var.id in whole_uses else SiteForm.TUPLE_PROJECT
+        return _ASSIGN
+    return _TUPLE_BIND if stmt.var.id in whole_uses else _TUPLE_PROJECT
 
 
 def _check_discardable(fn: Function, stmt: EvalStmt, template: HelperTemplate) -> None:
