@@ -224,36 +224,41 @@ def check_function(
     problems: list[Diagnostic] = []
     defs_before, defs_after = definitions(before), definitions(after)
     may_rebind: set[int] = set()
-    passed_to: dict[int, list[tuple[SiteLike, BindingLike]]] = {}
-    """Caller Var id -> the bindings it is passed to (labelled only in a report: they are many)."""
     names: dict[int, str] = {}
+    """Caller Var id -> its name, for each Var passed to a parameter, in the order first passed
+    (the bindings it is passed to are looked up only for a report: they are many)."""
     for site in sites:
         for b in site.bindings:
-            if not isinstance(b.actual, Var):
-                continue
-            names[b.actual.id] = b.actual.name
-            passed_to.setdefault(b.actual.id, []).append((site, b))
-            if b.row.rebinds_caller_var and not b.bind_local:
-                may_rebind.add(b.actual.id)
+            actual = b.actual
+            if isinstance(actual, Var):
+                names[actual.id] = actual.name
+                if b.row.rebinds_caller_var and not b.bind_local:
+                    may_rebind.add(actual.id)
 
     # 1. New definitions of caller Vars (the hoist's own temporaries are not the caller's).
-    before_ids = {node.id for node in nodes_of(before.body) if isinstance(node, Var)} | {p.var.id for p in before.param_list}
+    before_ids: set[int] | None = None  # every Var of the caller: gathered for the first Var reassigned
     reported: set[int] = set()
-    for var_id, passed in passed_to.items():
+    for var_id, name in names.items():
+        if defs_after[var_id] <= defs_before[var_id] or var_id in may_rebind:
+            continue
+        if before_ids is None:
+            before_ids = {node.id for node in nodes_of(before.body) if isinstance(node, Var)}
+            before_ids.update(p.var.id for p in before.param_list)
         if var_id not in before_ids:
             continue
-        if defs_after[var_id] > defs_before[var_id] and var_id not in may_rebind:
-            reported.add(var_id)
-            labels = "; ".join(_binding_label(site, b) for site, b in passed)
-            problems.append(
-                Diagnostic(
-                    Severity.ERROR,
-                    f"the caller's Var '{names[var_id]}' is reassigned by spliced code, but it was passed only to "
-                    f"parameters whose rebinding must land on a fresh local: {labels}",
-                    after.span,
-                    RULE,
-                )
+        reported.add(var_id)
+        labels = "; ".join(
+            _binding_label(site, b) for site in sites for b in site.bindings if isinstance(b.actual, Var) and b.actual.id == var_id
+        )
+        problems.append(
+            Diagnostic(
+                Severity.ERROR,
+                f"the caller's Var '{name}' is reassigned by spliced code, but it was passed only to "
+                f"parameters whose rebinding must land on a fresh local: {labels}",
+                after.span,
+                RULE,
             )
+        )
 
     # 7. The rebindings that do land on a caller's Var are self-updates of it.
     problems += _check_rebinding_is_self_update(before, after, sites, helpers, reported)
@@ -320,9 +325,9 @@ def is_self_update(stmt: AssignStmt) -> bool:
     (`t = t[0:2]`) shares storage but is another value; a new value (`t = pl.array.create(...)`)
     is another storage. The checker's own reading of the op registry, not the pass's."""
     value = stmt.value
-    if value == stmt.var:
-        return True
-    if not isinstance(value, Call) or value.function:
+    if not isinstance(value, Call):
+        return value == stmt.var  # `t = t`
+    if value.function:
         return False
     op = OPS.lookup(value.op)
     at = op.aliases_arg if op is not None else None
@@ -350,24 +355,24 @@ def _check_rebinding_is_self_update(
     array), whatever row the parameter was given. Vars check 1 `reported` already are left out."""
     if helpers is None:
         return []
-    passed: dict[int, list[SiteLike]] = {}
     by_reference: dict[str, set[int]] = {}
     """Helper -> its `pl.Out` / `pl.InOut` scalars (`_by_reference`), read once per helper."""
-    for site in sites:
+
+    def passes(site: SiteLike) -> Iterable[int]:
+        """The caller's Vars `site` passes where a rebinding would land on them: not scalars (check 1
+        covers those), nor to a parameter written back."""
         helper = helpers.get(site.helper)
         if helper is None:
-            continue
+            return
         if site.helper not in by_reference:
             by_reference[site.helper] = {p.var.id for p in helper.param_list if _by_reference(helper, p.var)}
         written_back = by_reference[site.helper]
         for b in site.bindings:
-            if (
-                isinstance(b.actual, Var)
-                and b.actual.id not in reported
-                and not isinstance(b.actual.type, ScalarType)
-                and b.param.id not in written_back
-            ):
-                passed.setdefault(b.actual.id, []).append(site)
+            actual = b.actual
+            if isinstance(actual, Var) and not isinstance(actual.type, ScalarType) and b.param.id not in written_back:
+                yield actual.id
+
+    passed = {var_id for site in sites for var_id in passes(site)} - reported
     if not passed:
         return []
 
@@ -386,7 +391,7 @@ def _check_rebinding_is_self_update(
         if kept and stmt.span in kept:
             kept.remove(stmt.span)  # the caller's own assignment, kept
             continue
-        candidates = passed[stmt.var.id]
+        candidates = [s for s in sites if stmt.var.id in passes(s)]
         site = next((s for s in candidates if stmt.span is not None and _has_statement_at(helpers, s.helper, stmt.span)), candidates[0])
         where = f" (from {stmt.span})" if stmt.span is not None else ""
         problems.append(
