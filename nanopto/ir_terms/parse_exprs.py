@@ -35,7 +35,9 @@ from nanopto.ir_terms.nodes import (
     ConstInt,
     ConstStr,
     Expr,
+    GlobalVar,
     Keyword,
+    Keywords,
     Level,
     MakeTuple,
     ParamDirection,
@@ -48,6 +50,7 @@ from nanopto.ir_terms.nodes import (
     UnaryExpr,
     UnOp,
     Var,
+    slot_constructor,
 )
 from nanopto.ir_terms.ops import OPS, SCALAR_OPERATORS
 from nanopto.ir_terms.parse_error import (
@@ -86,6 +89,13 @@ MAX_CONSTANT_ELEMENTS = 1 << 18
 NESTING_HINT = "split the expression or body into smaller parts"
 
 _Parsed = TypeVar("_Parsed")
+
+# a Span is no Node, but a slotted frozen dataclass as nodes are: all that slot_constructor reads
+_new_span = slot_constructor(Span, ("file", "line", "col", "end_line", "end_col"))  # type: ignore[type-var]
+"""`Span(file, line, col, end_line, end_col)` with its slots set directly: the parser makes a span
+for most nodes, and a frozen dataclass's `__init__` sets each field through `object.__setattr__`."""
+_NO_KEYWORDS = Keywords(())
+"""The keywords of a call that has none, as `Call` would make them (one object: it is immutable)."""
 
 _BINOPS: dict[type[ast.operator], BinOp] = {
     ast.Add: BinOp.Add,
@@ -405,7 +415,7 @@ class ExprParser:
                 found = Span(self.file, self._span_line, char_col + self.col_offset)
             else:
                 char_end = end_col if end_line + self.line_offset == line and self._span_ascii else self.char_col(end_line, end_col)
-                found = Span(self.file, self._span_line, char_col + self.col_offset, end_line + self.line_offset, char_end + self.col_offset)
+                found = _new_span(self.file, self._span_line, char_col + self.col_offset, end_line + self.line_offset, char_end + self.col_offset)
             self._spans[key] = found
         return found
 
@@ -538,6 +548,11 @@ class ExprParser:
     # -- expressions --------------------------------------------------------------------------
 
     def expr(self, node: ast.expr) -> Expr:
+        if type(node) is ast.Name and self._depth < MAX_NESTING:
+            # a bound name, most operands, is its Var: a level that cannot fail needs no guard
+            local = self.lookup_local(node.id)
+            if local is not None:
+                return local
         return self._nested(node, self._expr)
 
     def _expr(self, node: ast.expr) -> Expr:
@@ -1010,7 +1025,10 @@ class ExprParser:
                 )
             self._check_dynamic_dims(callee, values, node)
             result = self._call_result_type(callee, values)
-            return Call(callee, values, kwargs, function=True, dumps=dumps, attr_items=items, span=span, result_type=result)
+            # the callee and the keywords given as `Call` would make them: it need not convert them
+            return Call(
+                GlobalVar(callee), values, kwargs or _NO_KEYWORDS, function=True, dumps=dumps, attr_items=items, span=span, result_type=result
+            )
         if path in self.inline_templates:
             raise self.error(
                 node,

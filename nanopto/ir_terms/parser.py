@@ -74,6 +74,7 @@ from nanopto.ir_terms.nodes import (
     attribute_literal,
     level_to_linqu_level,
     places_auto_scopes,
+    slot_constructor,
 )
 from nanopto.ir_terms.ops import OPS
 from nanopto.ir_terms.parse_comments import extract_line_comments
@@ -114,6 +115,10 @@ _LOOP_OPTIONS = {ForKind.Pipeline: ("stage",)}
 _FOR_SCOPES = ("spmd", "split_aiv")
 _WITH_SCOPES = ("at", "cluster", "graph", "spmd", "scope", "manual_scope")
 _DUMP_TAG_FUNCTIONS = (FunctionType.Orchestration, FunctionType.Inline)
+_new_var = slot_constructor(Var, ("name", "type", "span"))
+_new_assignment = slot_constructor(AssignStmt, ("var", "value", "annotated", "span"))
+"""`Var(...)` and `AssignStmt(...)` with their slots set directly, for a source assignment's (most
+statements): a frozen dataclass's `__init__` sets each field through `object.__setattr__`."""
 
 _AUG_HINT = "write an explicit assignment: acc = acc + ..."
 _SPMD_KEYWORDS = frozenset(
@@ -1226,7 +1231,7 @@ class _ProgramParser(ExprParser):
             self._fn.tagged.pop(existing.id, None)  # a new value: the tag stays with the old one
             self._fn.bindings[existing.id] = self._fn.bindings.get(existing.id, 0) + 1
             return existing
-        var = Var(target.id, ty, span=self.span(target))
+        var = _new_var(target.id, ty, self.span(target))
         self._fn.names[target.id] = var
         self._fn.bindings[var.id] = 1
         return var
@@ -1301,7 +1306,7 @@ class _ProgramParser(ExprParser):
             else:
                 value = self._assigned_value(node.value, target.id)
             var = self._bind(target, self.type_of(value))
-            return [AssignStmt(var, value, annotated=False, span=self.span(node))]
+            return [_new_assignment(var, value, False, self.span(node))]
         if isinstance(target, (ast.Tuple, ast.List)):
             return self._unpack(target, node)
         if isinstance(target, ast.Subscript):
