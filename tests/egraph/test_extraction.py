@@ -145,6 +145,17 @@ def test_shared_terms_and_literals_are_one_node_each() -> None:
     assert pair[0] == pair[1] and chosen.termdag.size == 4 and chosen.cost == best.cost == 7
 
 
+def test_a_literal_held_by_two_rows_is_one_node() -> None:
+    """Each distinct primitive value is one node, converted once, whichever rows hold it."""
+    program = '(constructor Tag (String E) E)\n(union (Root 0) (Pair (Name "s") (Tag "s" (Leaf 1))))\n'
+    (chosen,), (best,) = _both(program)  # type: ignore[misc]
+    assert chosen is not None
+    read = chosen.termdag
+    name, tag = read.children[chosen.term]
+    assert read.children[name][0] == read.children[tag][0] and read.values[read.children[name][0]] == "s"
+    assert read.size == 6 and chosen.cost == best.cost == 7
+
+
 def test_let_bindings_are_never_chosen_and_a_term_deeper_than_the_passes_is_left_to_egglog() -> None:
     def chain(depth: int) -> str:
         lets = "(let x0 (Leaf 0))\n" + "".join(f"(let x{i} (F x{i - 1}))\n" for i in range(1, depth + 1))
