@@ -171,8 +171,8 @@ class _Rows:
         bindings, so each is looked up once and the costing runs on ints."""
         self.first: list[int] = []
         """The number of each table's first row (rows are numbered table after table)."""
-        self.columns: list[list[tuple[eb.Value, ...]]] = []
-        """Each table's input columns: position -> the Values of its rows."""
+        self.inputs: list[list[eb.Value]] = []
+        """Each table's input Values, row after row: row r's child i is at r * arity + i."""
         base: list[int] = []
         # Each column is read with map over C-level getters, no bytecode per row (flat-10000:
         # 160,000 rows, each read through egglog's bindings).
@@ -187,7 +187,7 @@ class _Rows:
             self.tables.append(table)
             self.first.append(len(outputs))
             outputs += map(_OUTPUT, kept)
-            self.columns.append(list(zip(*map(_INPUTS, kept), strict=True)) if table.sorts else [])
+            self.inputs.append(list(itertools.chain.from_iterable(map(_INPUTS, kept))))
             base += [table.base] * len(kept)
         self.first.append(len(outputs))
         setdefault = self.ids.setdefault
@@ -197,7 +197,7 @@ class _Rows:
         """The number standing for every e-class with no extractable row (it costs infinity)."""
         get = self.ids.get
         self.children: list[list[list[int]]] = [
-            [_known(list(map(get, self.columns[t][i])), none) for i in table.classes] for t, table in enumerate(self.tables)
+            [_known(list(map(get, self.column(t, i))), none) for i in table.classes] for t, table in enumerate(self.tables)
         ]
         """Each table's e-class children: position among its e-class children -> their classes."""
         self.base = np.array(base, dtype=np.float64)
@@ -205,6 +205,10 @@ class _Rows:
         spans = [(t, i) for t, table in enumerate(self.tables) for i in range(len(table.classes))]
         self.child_columns = {(t, i): np.array(self.children[t][i], dtype=np.int64) for t, i in spans}
         """The children as arrays: (table, position among its e-class children) -> their classes."""
+
+    def column(self, t: int, i: int) -> list[eb.Value]:
+        """Table `t`'s input column `i`: child `i` of each of its rows (a slice, no Value touched)."""
+        return self.inputs[t][i :: len(self.tables[t].sorts)]
 
     def cost(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Each e-class's cost (inf where it has no term, `none`'s too) and each row's, the least
@@ -290,8 +294,8 @@ class _Rows:
             columns = [
                 list(map(next(own).__getitem__, at))
                 if sort not in literals
-                else self._literals(egraph, sort, list(map(column.__getitem__, at)), literals[sort], names, args, values)
-                for sort, column in zip(table.sorts, self.columns[t], strict=True)
+                else self._literals(egraph, sort, list(map(self.column(t, i).__getitem__, at)), literals[sort], names, args, values)
+                for i, sort in enumerate(table.sorts)
             ]
             kids = list(map(list, zip(*columns, strict=True))) if columns else [[] for _ in rows]
             for c, node in zip(classes, kids, strict=True):
