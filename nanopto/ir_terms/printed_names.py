@@ -75,17 +75,24 @@ def is_dimension(var: Var) -> bool:
 
 
 def printed_names(
-    occurrences: Sequence[Var], params: Sequence[Var], body: Stmt, *, closed: bool
+    occurrences: Sequence[Var],
+    params: Sequence[Var],
+    body: Stmt,
+    *,
+    closed: bool,
+    defs: Sequence[Var] | None = None,
 ) -> dict[int, str]:
     """The printed name of each Var (by id) that does not print as its own name.
 
     `occurrences` is every Var occurrence below the root in walk order (the printer's
     `_var_occurrences`); `closed` says the root is a function, whose every free use is marked
-    and whose free scalar index Vars are the program's symbolic dimensions."""
+    and whose free scalar index Vars are the program's symbolic dimensions. `defs` is
+    `definitions(body)`, when the caller has it already."""
     distinct: dict[int, Var] = {v.id: v for v in occurrences}
     names = list(map(_name, distinct.values()))
     shared = _repeated(names)
-    defs = definitions(body) if closed or shared else []
+    if defs is None:
+        defs = definitions(body) if closed or shared else []
     if closed:  # set operations: a large function has tens of thousands of Vars
         bound = set(map(_id, params))
         bound.update(map(_id, defs))

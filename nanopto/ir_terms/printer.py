@@ -230,8 +230,9 @@ def with_prefix(text: str, prefix: str) -> str:
 def _python_print(node: Node | Type | MemRef | TileView, concise: bool) -> str:
     match node:
         case Function():
-            occurrences = _var_occurrences(node)
-            fn = _named_function(node, occurrences)
+            defs: list[Var] = []
+            occurrences = _var_occurrences(node, defs)
+            fn = _named_function(node, occurrences, defs)
             return "\n".join(_FunctionPrinter(fn, occurrences, concise=concise).function(fn, "", method=False))
         case Stmt():
             occurrences = _var_occurrences(node)
@@ -471,15 +472,23 @@ def print_expr(expr: Expr, *, typed_consts: bool = False) -> str:
     hand-built expression 100,000 levels deep prints, in time linear in its text."""
     if type(expr) is Var:  # a copy's value, `y1 = d_inline3`: a tenth of a large program's statements
         return expr.name
-    if type(expr) is Call and not typed_consts and expr.op != "subscript" and _plain_call(expr):
-        # Most statements of a large program call an op or a function on variables alone.
-        head = _CALL_HEADS.get((expr.op, expr.function))
-        if head is None:
-            head = f"self.{expr.op}(" if expr.function else f"pl.{source_spelling(expr.op)}("
-            if len(_CALL_HEADS) >= 4096:  # a long-lived process (the playground's worker) sees many names
-                _CALL_HEADS.clear()
-            _CALL_HEADS[expr.op, expr.function] = head
-        return head + ", ".join([a.name for a in expr.args]) + ")"  # type: ignore[attr-defined]
+    if type(expr) is Call and not (typed_consts or expr.kwargs or expr.dumps or expr.attr_items) and expr.op != "subscript":
+        # Most statements of a large program call an op or a function on variables alone: such a
+        # call prints its argument names comma-separated (as `_pieces` would), gathered by the
+        # loop that checks them (`_plain_call`'s question, without its call)
+        names: list[str] = []
+        for arg in expr.args:
+            if type(arg) is not Var:
+                break
+            names.append(arg.name)  # type: ignore[attr-defined]
+        else:
+            head = _CALL_HEADS.get((expr.op, expr.function))
+            if head is None:
+                head = f"self.{expr.op}(" if expr.function else f"pl.{source_spelling(expr.op)}("
+                if len(_CALL_HEADS) >= 4096:  # a long-lived process (the playground's worker) sees many names
+                    _CALL_HEADS.clear()
+                _CALL_HEADS[expr.op, expr.function] = head
+            return head + ", ".join(names) + ")"
     if typed_consts and type(expr) is ConstInt:
         return _literal_const(expr)
     if not typed_consts and type(expr) is BinaryExpr and _constant_arithmetic(expr):
@@ -682,16 +691,19 @@ def _defined_vars(fn: Function) -> set[int]:
     return defined
 
 
-def _named_function(fn: Function, occurrences: list[Var]) -> Function:
-    """`fn` with the Vars renamed that would print as another variable (`printed_names`)."""
-    named = renamed(fn, printed_names(occurrences, [p.var for p in fn.param_list], fn.body, closed=True))
+def _named_function(fn: Function, occurrences: list[Var], defs: list[Var]) -> Function:
+    """`fn` with the Vars renamed that would print as another variable (`printed_names`);
+    `occurrences` and `defs` are what `_var_occurrences(fn, defs)` found."""
+    named = renamed(fn, printed_names(occurrences, [p.var for p in fn.param_list], fn.body, closed=True, defs=defs))
     assert isinstance(named, Function)
     return named
 
 
-def _var_occurrences(root: Node) -> list[Var]:
+def _var_occurrences(root: Node, defs: list[Var] | None = None) -> list[Var]:
     """Every Var occurrence below `root`, in walk order (`nodes_of_class`'s): the one walk that
-    the renaming, the symbolic-dimension scan and the use counts share.
+    the renaming, the symbolic-dimension scan and the use counts share. Given `defs`, the Vars
+    the statements bind are appended to it in statement order, what `definitions` finds (the
+    renaming's other question), read in the same walk.
 
     A function's blocks are opened here, and an assignment of a variable or of a plain call on
     variables whose types hold no variable (most statements of a large program) is read directly
@@ -699,6 +711,7 @@ def _var_occurrences(root: Node) -> list[Var]:
     times the cost; every other statement is walked. Whether a type holds a variable is asked once
     per type object: after inlining, one type object is the type of every copy of a Var."""
     out: list[Var] = []
+    bound: list[Var] = [] if defs is None else defs
     todo: list[Node] = [root]
     var_free: dict[int, Type] = {}
     while todo:
@@ -709,15 +722,19 @@ def _var_occurrences(root: Node) -> list[Var]:
             if type(var.type) in _LEAF_TYPES or _var_free(var.type, var_free):
                 if type(value) is Var and (type(value.type) in _LEAF_TYPES or _var_free(value.type, var_free)):
                     out += (var, value)  # a copy: `y1 = d_inline3`
+                    bound.append(var)
                     continue
                 if type(value) is Call and _plain_call(value, var_free):
                     out.append(var)
                     out += value.args  # type: ignore[arg-type]  # Vars: `_plain_call`
+                    bound.append(var)
                     continue
         elif cls is SeqStmts or cls is Function:
             todo += reversed(children_of(node))
             continue
         out += nodes_of_class(node, (Var,))  # type: ignore[arg-type]  # only Vars are kept
+        if isinstance(node, Stmt):  # not a function's parameter
+            bound += definitions(node)
     return out
 
 
@@ -761,7 +778,8 @@ def _comment_lines(stmt: Stmt, indent: str) -> list[str]:
 def _print_program(program: Program, concise: bool, prefix: str) -> str:
     """The program's text, its imports (`program_imports`) first, with `prefix` (`with_prefix`)."""
     lines = [""]
-    occurrences = [_var_occurrences(fn) for fn in program.function_list]
+    defs: list[list[Var]] = [[] for _ in program.function_list]
+    occurrences = [_var_occurrences(fn, defs[i]) for i, fn in enumerate(program.function_list)]
     dims = _dynamic_dims(program, occurrences)
     if dims:
         lines += [f'{name} = pl.dynamic("{name}")' for name in dims]
@@ -773,7 +791,7 @@ def _print_program(program: Program, concise: bool, prefix: str) -> str:
     # each, take more than twice the memory of its text.
     texts = ["\n".join(lines)]
     for index, fn in enumerate(program.function_list):
-        fn = _named_function(fn, occurrences[index])
+        fn = _named_function(fn, occurrences[index], defs[index])
         printed = _FunctionPrinter(fn, occurrences[index], concise=concise).function(fn, INDENT)
         occurrences[index] = []  # done with: a large program's occurrences are megabytes
         texts.append("\n".join(["", *printed] if index else printed))

@@ -8,6 +8,7 @@ import textwrap
 
 from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.parser import parse_program
+from nanopto.ir_terms.printed_names import definitions
 from nanopto.ir_terms.printer import _var_occurrences, python_print
 from nanopto.ir_terms.schema import nodes_of_class
 
@@ -51,3 +52,37 @@ def test_a_call_on_dimensioned_vars_assigned_to_an_untyped_target() -> None:
     walked = nodes_of_class(stmt, (n.Var,))
     assert [v.name for v in walked] == ["s", "d", "N", "d", "N"]
     assert [id(v) for v in _var_occurrences(n.SeqStmts((stmt,)))] == [id(v) for v in walked]
+
+
+BLOCKS = """
+import nanopto.language as pl
+
+@pl.program
+class Q:
+    @pl.function
+    def main(self, a: pl.Tensor[[8, 4], pl.FP32], n: pl.Scalar[pl.INDEX]):
+        b = pl.add(a, a)
+        for i, (acc,) in pl.range(n, init_values=(b,)):
+            c = pl.mul(acc, acc)
+            if i < 2:
+                d = pl.add(c, c)
+                e = pl.yield_(d)
+            else:
+                e = pl.yield_(c)
+            acc_next = pl.yield_(e)
+        with pl.manual_scope():
+            f = pl.sub(acc_next, b)
+        g = f
+        return g
+"""
+
+
+def test_the_bindings_read_in_the_same_walk_are_the_definitions() -> None:
+    """What the renaming reads as bound, in the order it renames in: `definitions` of the body,
+    for the assignments read directly and for the loops, ifs and scopes walked."""
+    for source in (SOURCE, BLOCKS):
+        for fn in parse_program(textwrap.dedent(source)).function_list:
+            defs: list[n.Var] = []
+            _var_occurrences(fn, defs)
+            assert len(defs) > 5
+            assert [id(v) for v in defs] == [id(v) for v in definitions(fn.body)]
