@@ -171,9 +171,10 @@ def fresh_var_id() -> int:
     return next(_var_ids)
 
 
-def slot_constructor(cls: type[N], names: tuple[str, ...]) -> Callable[..., N]:
-    """`lambda v0, v1, ...: cls(names[0]=v0, names[1]=v1, ...)` for a caller whose values are
-    already checked (a field it leaves out, such as a statement's `comments`, takes its default).
+def slot_constructor(cls: type[T], names: tuple[str, ...]) -> Callable[..., T]:
+    """`lambda v0, v1, ...: cls(names[0]=v0, names[1]=v1, ...)`, `cls` a frozen slotted dataclass
+    (a node, a `Span`), for a caller whose values are already checked (a field it leaves out, such
+    as a statement's `comments`, takes its default).
 
     The decoder makes a node of every spliced statement and expression; a frozen dataclass's
     `__init__` goes through `object.__setattr__` and the class's defaults for each field, where this
@@ -200,7 +201,7 @@ def slot_constructor(cls: type[N], names: tuple[str, ...]) -> Callable[..., N]:
         lines.append(f"    set_{k}(node, {value})")
     lines.append("    return node")
     exec("\n".join(lines), env)  # code generated from the class's own fields, as dataclasses does
-    make: Callable[..., N] = env["make"]  # type: ignore[assignment]
+    make: Callable[..., T] = env["make"]  # type: ignore[assignment]
     return make
 
 

@@ -91,7 +91,7 @@ NESTING_HINT = "split the expression or body into smaller parts"
 _Parsed = TypeVar("_Parsed")
 
 # a Span is no Node, but a slotted frozen dataclass as nodes are: all that slot_constructor reads
-_new_span = slot_constructor(Span, ("file", "line", "col", "end_line", "end_col"))  # type: ignore[type-var]
+_new_span = slot_constructor(Span, ("file", "line", "col", "end_line", "end_col"))
 """`Span(file, line, col, end_line, end_col)` with its slots set directly: the parser makes a span
 for most nodes, and a frozen dataclass's `__init__` sets each field through `object.__setattr__`."""
 _NO_KEYWORDS = Keywords(())
