@@ -15,7 +15,7 @@ from nanopto.ir_terms import nodes as n
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.parser import parse_program
 from nanopto.ir_terms.schema import NODE_CLASSES, walk
-from nanopto.ir_terms.types import ScalarType
+from nanopto.ir_terms.types import ScalarType, TupleType
 from nanopto.rules import INLINE_RULESETS, SUBST
 from nanopto.terms.encoding import (
     EGGLOG_VERSION,
@@ -105,3 +105,16 @@ def test_a_literal_where_a_term_belongs_and_a_term_where_a_literal_belongs_are_d
     nested = dag.app("TScalar", [dag.app("TUnknown", [])])
     with pytest.raises(DecodeError, match="expected a literal"):
         Decoder(vars={}).decode(dag, nested)
+
+
+def test_each_root_of_a_dag_is_decoded_apart() -> None:
+    """Roots of one DAG share its reading, not their decoded nodes: within a root a term shared
+    by two parents decodes to one node; a term that a later root holds again is decoded again."""
+    dag = eb.TermDag()
+    f32 = dag.app("TScalar", [dag.lit(eb.String("FP32"))])
+    pair = dag.app("TTuple", [dag.app("TyCons", [f32, dag.app("TyCons", [f32, dag.app("TyNil", [])])])])
+    decoder = Decoder(vars={})
+    first = decoder.decode(dag, pair)
+    assert isinstance(first, TupleType) and first.types[0] is first.types[1]
+    again = decoder.decode(dag, f32)
+    assert again == first.types[0] and again is not first.types[0]
