@@ -472,16 +472,10 @@ def print_expr(expr: Expr, *, typed_consts: bool = False) -> str:
     hand-built expression 100,000 levels deep prints, in time linear in its text."""
     if type(expr) is Var:  # a copy's value, `y1 = d_inline3`: a tenth of a large program's statements
         return expr.name
-    if type(expr) is Call and not (typed_consts or expr.kwargs or expr.dumps or expr.attr_items) and expr.op != "subscript":
-        # Most statements of a large program call an op or a function on variables alone: such a
-        # call prints its argument names comma-separated (as `_pieces` would), gathered by the
-        # loop that checks them (`_plain_call`'s question, without its call)
-        names: list[str] = []
-        for arg in expr.args:
-            if type(arg) is not Var:
-                break
-            names.append(arg.name)  # type: ignore[attr-defined]
-        else:
+    if type(expr) is Call and not typed_consts and expr.op != "subscript":
+        # Most statements of a large program call an op or a function on variables alone.
+        names = _plain_call_names(expr)
+        if names is not None:
             head = _CALL_HEADS.get((expr.op, expr.function))
             if head is None:
                 head = f"self.{expr.op}(" if expr.function else f"pl.{source_spelling(expr.op)}("
@@ -523,18 +517,21 @@ _CALL_HEADS: dict[tuple[str, bool], str] = {}
 """`pl.tile.add(` for the op `tile.add`, `self.h(` for the function `h`: each spelled once."""
 
 
-def _plain_call(call: Call, var_free: dict[int, Type] | None = None) -> bool:
-    """A call without keywords or attributes whose arguments are all plain Vars: it prints as
-    `_pieces` would print it, its argument names comma-separated. Given `var_free`, also whether
-    the Vars' types all hold no Var (`_var_free`), asked in the same loop (`_var_occurrences`)."""
+def _plain_call_names(call: Call, var_free: dict[int, Type] | None = None) -> list[str] | None:
+    """The argument names of a call without keywords or attributes whose arguments are all plain
+    Vars (it prints as `_pieces` would print it, those names comma-separated), else None. Given
+    `var_free`, None also when a Var's type holds a Var (`_var_free`), asked in the same loop
+    (`_var_occurrences`)."""
     if call.kwargs or call.dumps or call.attr_items:
-        return False
+        return None
+    names: list[str] = []
     for arg in call.args:  # a loop: for two or three arguments all()'s generator costs more than the test
         if type(arg) is not Var:
-            return False
+            return None
         if var_free is not None and type(arg.type) not in _LEAF_TYPES and not _var_free(arg.type, var_free):
-            return False
-    return True
+            return None
+        names.append(arg.name)
+    return names
 
 
 def _constant_arithmetic(expr: BinaryExpr) -> bool:
@@ -724,9 +721,9 @@ def _var_occurrences(root: Node, defs: list[Var] | None = None) -> list[Var]:
                     out += (var, value)  # a copy: `y1 = d_inline3`
                     bound.append(var)
                     continue
-                if type(value) is Call and _plain_call(value, var_free):
+                if type(value) is Call and _plain_call_names(value, var_free) is not None:
                     out.append(var)
-                    out += value.args  # type: ignore[arg-type]  # Vars: `_plain_call`
+                    out += value.args  # type: ignore[arg-type]  # Vars: `_plain_call_names`
                     bound.append(var)
                     continue
         elif cls is SeqStmts or cls is Function:
