@@ -13,8 +13,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from nanopto.ir_terms.nodes import (
+    AssignStmt,
     Call,
     ForStmt,
     Function,
@@ -22,12 +24,14 @@ from nanopto.ir_terms.nodes import (
     Node,
     Program,
     ReturnStmt,
+    SeqStmts,
     Span,
     Submit,
+    Var,
     WhileStmt,
 )
-from nanopto.ir_terms.schema import iter_children, nodes_of_class, walk, walk_stmts
-from nanopto.ir_terms.types import TupleType
+from nanopto.ir_terms.schema import children_of, iter_children, nodes_of_class, type_exprs, walk, walk_stmts
+from nanopto.ir_terms.types import ScalarType, TupleType, Type, UnknownType
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
 
@@ -234,18 +238,18 @@ def verify_inline_functions_eliminated(program: Program, context: VerifyContext)
             diagnostics.append(Diagnostic(Severity.ERROR, message, function.span, rule))
         found: list[tuple[Node, str]] = []  # an empty message: a call the pass left in place
         # Only the launches are kept from the walk; spans are looked up only for findings: they are rare.
-        for node in nodes_of_class(function, (Call, Submit)):
-            if isinstance(node, Call) and node.function:
-                if node.op in context.removed_inline and node.op not in functions:
-                    found.append((node, ""))
+        for launch in _launches(function):
+            if isinstance(launch, Call):
+                if launch.op in context.removed_inline and launch.op not in functions:
+                    found.append((launch, ""))
                     continue
-                why = dangling(node.op)
+                why = dangling(launch.op)
                 if why is not None:
-                    found.append((node, f"Dangling Call to function '{node.op}': {why}"))
-            elif isinstance(node, Submit):
-                why = dangling(node.callee)
+                    found.append((launch, f"Dangling Call to function '{launch.op}': {why}"))
+            else:
+                why = dangling(launch.callee)
                 if why is not None:
-                    found.append((node, f"Dangling Call to function '{node.callee}' (submitted): {why}"))
+                    found.append((launch, f"Dangling Call to function '{launch.callee}' (submitted): {why}"))
         if found:
             spans = _spans_within(function)
             places = _places(function) if any(not message for _, message in found) else {}
@@ -266,6 +270,69 @@ def verify_inline_functions_eliminated(program: Program, context: VerifyContext)
                     message = f"Dangling Call to function '{node.op}': its Inline definition '{node.op}' was removed"
                     diagnostics.append(Diagnostic(Severity.ERROR, message, spans[id(node)], rule))
     return diagnostics
+
+
+def _launches(function: Function) -> list[Call | Submit]:
+    """The calls of program functions and the submits in `function`, in walk order (what
+    `nodes_of_class` finds of them).
+
+    The function's blocks are opened here, and an assignment of a variable or of a call on
+    variables, whose types hold no call (most statements of a large program, a builtin op's call
+    among them), is read directly, its call kept when it calls a function: the generic walk would
+    visit the statement, then the call, to find the same. Every other statement is walked. Whether a type holds a call
+    is asked once per type object (after inlining, one type object is the type of every copy of a
+    Var)."""
+    out: list[Call | Submit] = []
+    todo: list[Any] = [function]  # Any: an assignment's fields are read before its class is narrowed
+    call_free: dict[int, Type] = {}
+    while todo:
+        node = todo.pop()
+        cls = type(node)
+        if cls is AssignStmt:
+            var, value = node.var, node.value
+            # A leaf type is asked first, without a call: most types are such.
+            if type(var.type) in _LEAF_TYPES or _call_free(var.type, call_free):
+                if type(value) is Var and (type(value.type) in _LEAF_TYPES or _call_free(value.type, call_free)):
+                    continue  # a copy: `y1 = d_inline3`
+                if type(value) is Call and _plain_call(value, call_free):
+                    if value.function:
+                        out.append(value)
+                    continue
+        elif cls is SeqStmts or cls is Function:
+            todo += reversed(children_of(node))
+            continue
+        out += (
+            found  # type: ignore[misc]  # only Calls and Submits are kept
+            for found in nodes_of_class(node, (Call, Submit))
+            if not isinstance(found, Call) or found.function
+        )
+    return out
+
+
+def _plain_call(call: Call, call_free: dict[int, Type]) -> bool:
+    """Whether `call` has no keywords nor attributes, and only Vars whose types hold no call as its
+    arguments: no launch is below it."""
+    if call.kwargs or call.dumps or call.attr_items:
+        return False
+    for arg in call.args:  # a loop: for two or three arguments all()'s generator costs more than the test
+        if type(arg) is not Var or (type(arg.type) not in _LEAF_TYPES and not _call_free(arg.type, call_free)):
+            return False
+    return True
+
+
+def _call_free(ty: Type, known: dict[int, Type]) -> bool:
+    """Whether type `ty` holds no call in its expressions. `known` holds the types found so, by id
+    (each kept, so that its id stays its own while `known` lives)."""
+    if id(ty) in known:
+        return True
+    if any(nodes_of_class(e, (Call, Submit)) for e in type_exprs(ty)):
+        return False
+    known[id(ty)] = ty
+    return True
+
+
+_LEAF_TYPES = (UnknownType, ScalarType)
+"""The types that hold no expressions."""
 
 
 _NOT_HOISTED = 'docs/06-nested-call-sites.md, "What is not hoisted"'

@@ -75,6 +75,31 @@ def test_call_to_removed_inline_function() -> None:
     assert diagnostic.span == at(12)
 
 
+def test_calls_are_found_inside_types_and_arguments_in_walk_order() -> None:
+    """A call may sit in a Var's type (a shape) or an argument, not only be a statement's value:
+    each is found, in the order a walk of the function meets them."""
+    shape_call = Call("in_shape", (), function=True, span=at(11))
+    shaped = Var("t", TensorType((shape_call,), DataType.FP32))
+    program = Program(
+        "P",
+        (
+            main(
+                AssignStmt(Var("a"), Call("tensor.add", (shaped, shaped)), span=at(11)),
+                AssignStmt(shaped, Call("first", (), function=True, span=at(12))),
+                AssignStmt(Var("b"), Call("tensor.add", (Call("nested", (), function=True, span=at(13)),))),
+            ),
+        ),
+    )
+    messages = [d.message.split(":")[0] for d in verify_properties(program, [INLINED])]
+    assert messages == [
+        "Dangling Call to function 'in_shape'",  # the first argument's type
+        "Dangling Call to function 'in_shape'",  # the second's
+        "Dangling Call to function 'in_shape'",  # the target's type, before its value
+        "Dangling Call to function 'first'",
+        "Dangling Call to function 'nested'",
+    ]
+
+
 def test_call_to_unknown_function_is_dangling() -> None:
     program = Program("P", (main(call("nowhere", 12)),))
     [diagnostic] = verify_properties(program, [INLINED])
