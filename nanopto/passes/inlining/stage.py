@@ -77,6 +77,11 @@ SITE_TERMS = frozenset({"At", "AssignStmt", "SOne"})
 """The terms a stage whose sites are all `lhs = f(args)` loads only through `SiteAssign` rows,
 which a later stage's other sites (`return f(args)`, `f(args)`) load as themselves."""
 
+# A member read off its Enum class goes through the class's attribute hook (about a microsecond
+# on Python 3.11), and a stage asks each site's form: the members it compares with, read once.
+_TUPLE_PROJECT = SiteForm.TUPLE_PROJECT
+_TUPLE_FORMS = (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND)
+
 
 def _free_var(template: HelperTemplate, var_id: int) -> n.Var:
     roots = [*template.body, *template.returns, *(p.var for p in template.function.param_list)]
@@ -116,7 +121,7 @@ class Stage:
         receivers = {
             site.stmt.var.id
             for site in self.sites
-            if site.form in (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND) and isinstance(site.stmt, n.AssignStmt)
+            if site.form in _TUPLE_FORMS and isinstance(site.stmt, n.AssignStmt)
         }
         opaque: set[int] = set()
 
@@ -139,12 +144,12 @@ class Stage:
             visit(fn.body)
         return opaque
 
-    def single_statements(self) -> set[int] | None:
+    def single_statements(self, projected: list[n.AssignStmt]) -> set[int] | None:
         """The statements the stock rules match one by one (`Encoder.singles`): the sites' and the
-        projected reads'. None with other rulesets, whose rules may match any `(SOne st)`."""
+        `projected` reads'. None with other rulesets, whose rules may match any `(SOne st)`."""
         if tuple(self.rulesets) != INLINE_RULESETS:
             return None
-        return {id(site.stmt) for site in self.sites} | {id(stmt) for stmt in self.projected_reads()}
+        return {id(site.stmt) for site in self.sites} | {id(stmt) for stmt in projected}
 
     def template_of(self, site: CallSite) -> str:
         return self.site_template.get(site.number, site.helper)
@@ -157,8 +162,9 @@ class Stage:
         """The functions' bodies as `(Root i)`, plus the facts the rules need: each used template's
         body and returns, its locals, and each site's facts. `opaque=False` keeps every caller
         statement visible (the stepper shows them)."""
+        projected = self.projected_reads()
         encoder = InlineEncoder(
-            self.site_marks(), self.opaque_statements() if opaque else None, singles=self.single_statements()
+            self.site_marks(), self.opaque_statements() if opaque else None, singles=self.single_statements(projected)
         )
         rows = encoder.rows
         for key in sorted({self.template_of(site) for site in self.sites}):
@@ -176,7 +182,7 @@ class Stage:
                 encoder.stand_ins[id(site.stmt)] = dataclasses.replace(site.stmt, var=stand_in)
                 encoder.stand_ins.update((id(r), dataclasses.replace(r, tuple=stand_in)) for r in site.reads)
         encoder.roots(self.functions)
-        for stmt in self.projected_reads():
+        for stmt in projected:
             rows.fact("ProjectedRead", rows.term("SOne", encoder.expr(stmt)))
         return encoder
 
@@ -186,7 +192,7 @@ class Stage:
         receivers = {
             site.stmt.var.id
             for site in self.sites
-            if site.form is SiteForm.TUPLE_PROJECT and isinstance(site.stmt, n.AssignStmt)
+            if site.form is _TUPLE_PROJECT and isinstance(site.stmt, n.AssignStmt)
         }
         if not receivers:
             return []
@@ -230,8 +236,8 @@ class Stage:
                 values[b.param.id] = actual
         for var_id, value in values.items():
             rows.fact("ArgIs", s, var_id, value)
-        if site.form in (SiteForm.TUPLE_PROJECT, SiteForm.TUPLE_BIND):
-            rows.fact("TupleForm", s, "project" if site.form is SiteForm.TUPLE_PROJECT else "bind")
+        if site.form in _TUPLE_FORMS:
+            rows.fact("TupleForm", s, "project" if site.form is _TUPLE_PROJECT else "bind")
         encoder.site_bindings[s] = encoder.stmt_tree(pre) if pre else rows.term("Skip")
 
     def run(self, counter: int) -> tuple[list[n.Function], InlineDecoder, StageReport]:
