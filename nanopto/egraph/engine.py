@@ -217,7 +217,10 @@ e-graph (`extraction.extract_frozen`); below it egglog extracts. Freezing copies
 the costing is set up per table, a few milliseconds that egglog's extraction of a small e-graph
 does not take: on the bench's flat programs (CPU ms, extract + decode, this against egglog) 17.1
 against 15.0 at 3,128 rows, 32.2 against 32.3 at 7,778, 1,228 against 1,608 at 310,028
-(docs/architecture.md#extraction)."""
+(docs/architecture.md#extraction). Measured again after the numpy costing, as instructions of a
+whole flat-program run (cachegrind, PYTHONHASHSEED=0), this less egglog: +17.9 M at 3,128 rows,
+-1.8 M at 4,988, +6.1 M at 7,778, -8.0 M at 9,948, -11.2 M at 15,528: the crossover is still
+about here."""
 
 
 def extract_roots(egraph: eb.EGraph, count: int) -> list[eb.ExtractBest]:
