@@ -81,13 +81,15 @@ def printed_names(
     *,
     closed: bool,
     defs: Sequence[Var] | None = None,
+    dimensions: list[Var] | None = None,
 ) -> dict[int, str]:
     """The printed name of each Var (by id) that does not print as its own name.
 
     `occurrences` is every Var occurrence below the root in walk order (the printer's
     `_var_occurrences`); `closed` says the root is a function, whose every free use is marked
-    and whose free scalar index Vars are the program's symbolic dimensions. `defs` is
-    `definitions(body)`, when the caller has it already."""
+    and whose free scalar index Vars are the program's symbolic dimensions: given `dimensions`,
+    those are appended to it in the order they first occur (the program's `pl.dynamic` lines
+    list them). `defs` is `definitions(body)`, when the caller has it already."""
     distinct: dict[int, Var] = {v.id: v for v in occurrences}
     names = list(map(_name, distinct.values()))
     shared = _repeated(names)
@@ -99,6 +101,8 @@ def printed_names(
         unbound = distinct.keys() - bound
         dims = {i for i in unbound if is_dimension(distinct[i])}
         free = [distinct[i] for i in unbound - dims]
+        if dims and dimensions is not None:
+            dimensions += (var for i, var in distinct.items() if i in dims)
     else:
         dims, free = set(), []
     if not shared and not free:

@@ -71,7 +71,7 @@ from nanopto.ir_terms.nodes import (
     register_printer,
 )
 from nanopto.ir_terms.ops import source_spelling
-from nanopto.ir_terms.printed_names import definitions, is_dimension, printed_names, renamed
+from nanopto.ir_terms.printed_names import definitions, printed_names, renamed
 from nanopto.ir_terms.schema import children_of, nodes_of_class, type_exprs
 from nanopto.ir_terms.types import (
     ArrayType,
@@ -681,17 +681,14 @@ def _names_no_split(value: Expr) -> bool:
     )
 
 
-def _defined_vars(fn: Function) -> set[int]:
-    """Ids of the Vars a function binds (parameters and every definition site)."""
-    defined = {p.var.id for p in fn.param_list}
-    defined.update(v.id for v in definitions(fn.body))
-    return defined
-
-
-def _named_function(fn: Function, occurrences: list[Var], defs: list[Var]) -> Function:
-    """`fn` with the Vars renamed that would print as another variable (`printed_names`);
-    `occurrences` and `defs` are what `_var_occurrences(fn, defs)` found."""
-    named = renamed(fn, printed_names(occurrences, [p.var for p in fn.param_list], fn.body, closed=True, defs=defs))
+def _named_function(
+    fn: Function, occurrences: list[Var], defs: list[Var], dimensions: list[Var] | None = None
+) -> Function:
+    """`fn` with the Vars renamed that would print as another variable (`printed_names`, which
+    appends the function's symbolic dimensions to `dimensions`, if given); `occurrences` and
+    `defs` are what `_var_occurrences(fn, defs)` found."""
+    params = [p.var for p in fn.param_list]
+    named = renamed(fn, printed_names(occurrences, params, fn.body, closed=True, defs=defs, dimensions=dimensions))
     assert isinstance(named, Function)
     return named
 
@@ -751,22 +748,6 @@ def _var_free(ty: Type, known: dict[int, Type]) -> bool:
     return True
 
 
-def _dynamic_dims(program: Program, occurrences: Sequence[list[Var]]) -> list[str]:
-    """Names of the free scalar index Vars (symbolic dimensions) the functions refer to;
-    `occurrences[i]` is `_var_occurrences` of the i-th function."""
-    names: list[str] = []
-    for fn, vars_ in zip(program.function_list, occurrences, strict=True):
-        defined: set[int] | None = None
-        for node in vars_:
-            # the class asked before the call: a dimension is a scalar, and most Vars are not
-            if isinstance(node.type, ScalarType) and is_dimension(node) and node.name not in names:
-                if defined is None:
-                    defined = _defined_vars(fn)
-                if node.id not in defined:
-                    names.append(node.name)
-    return names
-
-
 def _comment_lines(stmt: Stmt, indent: str) -> list[str]:
     """A statement's comment lines, as `# text` above it."""
     return [f"{indent}# {text}".rstrip() for text in stmt.comments]
@@ -775,9 +756,16 @@ def _comment_lines(stmt: Stmt, indent: str) -> list[str]:
 def _print_program(program: Program, concise: bool, prefix: str) -> str:
     """The program's text, its imports (`program_imports`) first, with `prefix` (`with_prefix`)."""
     lines = [""]
-    defs: list[list[Var]] = [[] for _ in program.function_list]
-    occurrences = [_var_occurrences(fn, defs[i]) for i, fn in enumerate(program.function_list)]
-    dims = _dynamic_dims(program, occurrences)
+    # The functions are named first: naming each finds its symbolic dimensions, which the
+    # program's text declares before any function.
+    dimensions: list[Var] = []
+    named: list[Function] = []
+    occurrences: list[list[Var]] = []
+    for fn in program.function_list:
+        defs: list[Var] = []
+        occurrences.append(_var_occurrences(fn, defs))
+        named.append(_named_function(fn, occurrences[-1], defs, dimensions))
+    dims = list(dict.fromkeys(var.name for var in dimensions))  # a dimension's name, once
     if dims:
         lines += [f'{name} = pl.dynamic("{name}")' for name in dims]
         lines.append("")
@@ -787,8 +775,7 @@ def _print_program(program: Program, concise: bool, prefix: str) -> str:
     # Each function's lines are joined as soon as it is printed: a large program's lines, a string
     # each, take more than twice the memory of its text.
     texts = ["\n".join(lines)]
-    for index, fn in enumerate(program.function_list):
-        fn = _named_function(fn, occurrences[index], defs[index])
+    for index, fn in enumerate(named):
         printed = _FunctionPrinter(fn, occurrences[index], concise=concise).function(fn, INDENT)
         occurrences[index] = []  # done with: a large program's occurrences are megabytes
         texts.append("\n".join(["", *printed] if index else printed))

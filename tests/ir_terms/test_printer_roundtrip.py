@@ -103,6 +103,37 @@ def test_dynamic_dims_are_declared() -> None:
     assert 'N = pl.dynamic("N")\n' in python_print(prog)
 
 
+def test_dynamic_dims_are_declared_once_in_the_order_the_functions_first_use_them() -> None:
+    """Each function's own dimensions in the order it first uses them, function after function;
+    one declared in two functions once, and a function's bound scalar of that name is none."""
+    prog = parse_program(
+        textwrap.dedent(
+            """
+        import nanopto.language as pl
+        M = pl.dynamic("M")
+        N = pl.dynamic("N")
+        K = pl.dynamic("K")
+
+        @pl.program
+        class P:
+            @pl.function
+            def f(self, a: pl.Tensor[[N, 4], pl.FP32]):
+                b = M + N
+                return b
+
+            @pl.function
+            def g(self, a: pl.Tensor[[K, M], pl.FP32], N: pl.Scalar[pl.INDEX]):
+                c = N + 1
+                return c
+        """
+        )
+    )
+    printed = python_print(prog)
+    assert 'N = pl.dynamic("N")\nM = pl.dynamic("M")\nK = pl.dynamic("K")\n' in printed
+    assert printed.count("pl.dynamic") == 3
+    assert python_print(parse_program(printed)) == printed
+
+
 def test_print_types() -> None:
     shape = (ConstInt(16), Var("n", ScalarType(DataType.INDEX)))
     assert python_print(ScalarType(DataType.INDEX)) == "pl.Scalar[pl.INDEX]"
