@@ -177,19 +177,19 @@ def slot_constructor(cls: type[T], names: tuple[str, ...]) -> Callable[..., T]:
     as a statement's `comments`, takes its default).
 
     The decoder makes a node of every spliced statement and expression; a frozen dataclass's
-    `__init__` goes through `object.__setattr__` and the class's defaults for each field, where this
-    sets each slot directly (a frozen class's `__setattr__` does not guard its slots' descriptors),
-    written out per class and fields as straight-line code. The values are stored as given: no
-    `__post_init__` runs (a `Call`'s op must already be its `OpName` or `GlobalVar`, its kwargs
-    `Keywords`)."""
+    `__init__` goes through `object.__setattr__` and the class's defaults for each field, a C call
+    with its arguments packed in a tuple per field. This makes the node as an instance of
+    `_settable_twin(cls)`, whose slots plain attribute stores fill (the interpreter specializes
+    them), then makes it a `cls`: its slots, and so its layout, are the class's own. Written out per
+    class and fields as straight-line code. The values are stored as given: no `__post_init__` runs
+    (a `Call`'s op must already be its `OpName` or `GlobalVar`, its kwargs `Keywords`)."""
     specs = fields(cls)  # type: ignore[arg-type]
     unknown = set(names) - {spec.name for spec in specs}
     if unknown:
         raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
-    env: dict[str, object] = {"new": object.__new__, "cls": cls}
-    lines = [f"def make({', '.join(f'v{i}' for i in range(len(names)))}):", "    node = new(cls)"]
+    env: dict[str, object] = {"new": object.__new__, "cls": cls, "twin": _settable_twin(cls)}
+    lines = [f"def make({', '.join(f'v{i}' for i in range(len(names)))}):", "    node = new(twin)"]
     for k, spec in enumerate(specs):
-        env[f"set_{k}"] = getattr(cls, spec.name).__set__
         if spec.name in names:
             value = f"v{names.index(spec.name)}"
         elif spec.default is not MISSING:
@@ -198,11 +198,19 @@ def slot_constructor(cls: type[T], names: tuple[str, ...]) -> Callable[..., T]:
             env[f"factory_{k}"], value = spec.default_factory, f"factory_{k}()"
         else:
             raise TypeError(f"slot_constructor({cls.__name__}, ...) needs the field '{spec.name}'")
-        lines.append(f"    set_{k}(node, {value})")
-    lines.append("    return node")
+        lines.append(f"    node.{spec.name} = {value}")
+    lines += ["    node.__class__ = cls", "    return node"]
     exec("\n".join(lines), env)  # code generated from the class's own fields, as dataclasses does
     make: Callable[..., T] = env["make"]  # type: ignore[assignment]
     return make
+
+
+def _settable_twin(cls: type) -> type:
+    """A class with `cls`'s bases and slots but the default `__setattr__` and `__delattr__` (a
+    frozen dataclass and its frozen bases define both): an instance's slots are set by plain
+    stores, and it can become a `cls` (`__class__` assignment accepts the same bases and slots)."""
+    namespace = {"__slots__": vars(cls)["__slots__"], "__setattr__": object.__setattr__, "__delattr__": object.__delattr__}
+    return type(f"_Settable{cls.__name__}", cls.__bases__, namespace)
 
 
 @dataclass(frozen=True, eq=False, slots=True)

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import FrozenInstanceError, fields
 
 import pytest
 
 from nanopto.ir_terms.dtypes import DataType
-from nanopto.ir_terms.nodes import AssignStmt, Call, Keywords, Node, OpName, Span, Var, slot_constructor
+from nanopto.ir_terms.nodes import (
+    AssignStmt,
+    Call,
+    IterArg,
+    Keywords,
+    Node,
+    OpName,
+    Span,
+    Var,
+    slot_constructor,
+)
 from nanopto.ir_terms.types import ScalarType
 
 
@@ -41,3 +51,26 @@ def test_a_field_the_class_lacks_or_a_required_one_left_out_is_refused() -> None
         slot_constructor(Var, ("name", "value"))
     with pytest.raises(TypeError, match="needs the field 'value'"):
         slot_constructor(AssignStmt, ("var",))
+
+
+def test_the_node_made_is_of_the_class_and_frozen() -> None:
+    """The node is filled as another class laid out alike, then made the class itself: once made,
+    it is the class's, down to its frozen fields (a base's field too: a statement's comments, a
+    loop carry's Var fields)."""
+    x = Var("x")
+    made = [
+        slot_constructor(Var, ("name", "type"))("y", x.type),
+        slot_constructor(Call, ("op", "args", "kwargs", "span"))(OpName("tensor.add"), (x, x), Keywords(()), None),
+        slot_constructor(AssignStmt, ("var", "value", "comments"))(x, x, ("# why",)),
+        slot_constructor(IterArg, ("name", "type", "init_value"))("i", x.type, x),
+        slot_constructor(Span, ("file", "line", "col"))("f.py", 1, 2),
+    ]
+    assert [type(node) for node in made] == [Var, Call, AssignStmt, IterArg, Span]
+    for node in made:
+        for name in ("span", "comments", "name", "file"):
+            if hasattr(node, name):
+                with pytest.raises(FrozenInstanceError):
+                    setattr(node, name, None)
+    carry = made[3]
+    assert isinstance(carry, IterArg)
+    assert _slots(carry) == _slots(IterArg("i", x.type, x, id=carry.id))
