@@ -115,26 +115,32 @@ def test_inlining_preserves_meaning_under_aliasing_and_most_programs_are_not_ref
     hazard. If most drawn programs were refused, the property would test little: the generator is
     steered so that about one in a hundred is (an Array parameter rebound where a later use may
     see either array, one time in eight that trap is drawn; bench/aliasing_soak.py measures the
-    rate), and at most one in ten of the programs this draw judged may be."""
-    refused: list[bool] = []
+    rate). Hypothesis draws a program again with other inputs, and a randomized (`dev`) draw
+    mutates programs it drew before, a refused one too: refusals come in clusters. So each
+    different program counts once, and at most a fifth of those this draw judged may be refused
+    (the most seen in 28 `dev` runs: 3 of 30; by draws, 5 of 40 failed the old bound of
+    one draw in ten about one run in ten)."""
+    refused: dict[str, bool] = {}
 
     @given(programs_with_inputs(aliasing=True))
     def preserves_meaning(case: tuple[Program, tuple[Any, ...]]) -> None:
         program, args = case
+        source = python_print(program)
         try:
             inlined = PassManager.default().run(program)
         except call_sites.InlineError as error:
             assert_documented_refusal(error)
-            refused.append(True)
+            refused[source] = True
             return
         note(f"inlined:\n{python_print(inlined)}")
         assert differences(program, inlined, args) == []
         # The printed result is a program too: parsed again, it computes the same.
         assert differences(program, parse_program(python_print(inlined)), args) == []
-        refused.append(False)
+        refused[source] = False
 
     preserves_meaning()
-    assert sum(refused) <= len(refused) // 10, f"{sum(refused)} of {len(refused)} drawn programs refused"
+    count = sum(refused.values())
+    assert count <= len(refused) // 5, f"{count} of {len(refused)} different drawn programs refused"
 
 
 def assert_documented_refusal(error: call_sites.InlineError) -> None:
