@@ -34,6 +34,7 @@ from nanopto.ir_terms.nodes import (
     Var,
     WhileStmt,
     YieldStmt,
+    slot_constructor,
 )
 from nanopto.ir_terms.schema import Mutator, type_exprs, walk, walk_stmts
 from nanopto.ir_terms.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
@@ -190,13 +191,18 @@ class _Retype(Mutator):
         ty = self.types.get(var.id)
         if ty is not None and type(var) is Var:
             # A plain Var's only children are its type's: replaced whole, they need no visit.
-            rebuilt: Var = Var(var.name, ty, id=var.id, span=var.span)
+            rebuilt: Var = _var_of_type(var.name, ty, var.id, var.span)
         else:
             rebuilt = self.generic_visit(var)  # an IterArg's initial value too
             if ty is not None:
                 rebuilt = dataclasses.replace(rebuilt, type=ty, id=var.id)
         self.rebuilt[var.id] = (var, rebuilt)
         return rebuilt
+
+
+_var_of_type = slot_constructor(Var, ("name", "type", "id", "span"))
+"""`Var(name, type, id=id, span=span)`, built slot by slot (`slot_constructor`): a typed program's
+retyping rebuilds every spliced Var whose type was learnt (50,000 at typed-10000)."""
 
 
 def mentions(ty: Type, symbols: set[int]) -> bool:
