@@ -72,7 +72,7 @@ from nanopto.ir_terms.nodes import (
 )
 from nanopto.ir_terms.ops import source_spelling
 from nanopto.ir_terms.printed_names import definitions, printed_names, renamed
-from nanopto.ir_terms.schema import children_of, nodes_of_class, type_exprs
+from nanopto.ir_terms.schema import SIMPLE_TYPES, children_of, nodes_of_class, type_holds_none
 from nanopto.ir_terms.types import (
     ArrayType,
     CommCtxType,
@@ -520,7 +520,7 @@ _CALL_HEADS: dict[tuple[str, bool], str] = {}
 def _plain_call_names(call: Call, var_free: dict[int, Type] | None = None) -> list[str] | None:
     """The argument names of a call without keywords or attributes whose arguments are all plain
     Vars (it prints as `_pieces` would print it, those names comma-separated), else None. Given
-    `var_free`, None also when a Var's type holds a Var (`_var_free`), asked in the same loop
+    `var_free`, None also when a Var's type holds a Var (`type_holds_none`), asked in the same loop
     (`_var_occurrences`)."""
     if call.kwargs or call.dumps or call.attr_items:
         return None
@@ -528,7 +528,7 @@ def _plain_call_names(call: Call, var_free: dict[int, Type] | None = None) -> li
     for arg in call.args:  # a loop: for two or three arguments all()'s generator costs more than the test
         if type(arg) is not Var:
             return None
-        if var_free is not None and type(arg.type) not in _LEAF_TYPES and not _var_free(arg.type, var_free):
+        if var_free is not None and type(arg.type) not in SIMPLE_TYPES and not type_holds_none(arg.type, _VAR, var_free):
             return None
         names.append(arg.name)
     return names
@@ -713,8 +713,8 @@ def _var_occurrences(root: Node, defs: list[Var] | None = None) -> list[Var]:
         cls = type(node)
         if cls is AssignStmt:
             var, value = node.var, node.value  # type: ignore[attr-defined]
-            if type(var.type) in _LEAF_TYPES or _var_free(var.type, var_free):
-                if type(value) is Var and (type(value.type) in _LEAF_TYPES or _var_free(value.type, var_free)):
+            if type(var.type) in SIMPLE_TYPES or type_holds_none(var.type, _VAR, var_free):
+                if type(value) is Var and (type(value.type) in SIMPLE_TYPES or type_holds_none(value.type, _VAR, var_free)):
                     out += (var, value)  # a copy: `y1 = d_inline3`
                     bound.append(var)
                     continue
@@ -732,20 +732,8 @@ def _var_occurrences(root: Node, defs: list[Var] | None = None) -> list[Var]:
     return out
 
 
-_LEAF_TYPES = (UnknownType, ScalarType)
-"""The types that hold no expressions, so a Var of one has no Var below it (`nodes_of_class`)."""
-
-
-def _var_free(ty: Type, known: dict[int, Type]) -> bool:
-    """Whether type `ty` holds no Var in its expressions (a tensor's shape of constants), so a Var
-    of it has no Var below it. `known` holds the types found so, by id (each kept, so that its id
-    stays its own while `known` lives)."""
-    if id(ty) in known:
-        return True
-    if any(nodes_of_class(e, (Var,)) for e in type_exprs(ty)):
-        return False
-    known[id(ty)] = ty
-    return True
+_VAR = (Var,)
+"""What `_var_occurrences` looks for in a type (`type_holds_none`)."""
 
 
 def _comment_lines(stmt: Stmt, indent: str) -> list[str]:

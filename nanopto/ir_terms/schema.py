@@ -187,8 +187,9 @@ def _child_fields(cls: type) -> tuple[tuple[str, FieldKind], ...]:
     return fields
 
 
-_SIMPLE_TYPES = (t.UnknownType, t.ScalarType)
-"""The types that hold no expressions (nearly every Var's)."""
+SIMPLE_TYPES = (t.UnknownType, t.ScalarType)
+"""The types that hold no expressions (nearly every Var's): a walk asks `type(ty) in SIMPLE_TYPES`
+inline, without a call, before `type_holds_none`."""
 
 _ChildrenOf = Callable[[Any], list[Any]]
 _CHILDREN: dict[type, _ChildrenOf] = {}
@@ -239,7 +240,7 @@ def _compile_children(cls: type, reverse: bool, branches: bool = False) -> _Chil
                 case _:
                     body += [f"    for ty in {order}(node.{name}):", f"        out += {order}(list(type_exprs(ty)))"]
         body.append("    return out")
-    namespace: dict[str, Any] = {"simple_types": _SIMPLE_TYPES, "type_exprs": type_exprs, "var": n.Var}
+    namespace: dict[str, Any] = {"simple_types": SIMPLE_TYPES, "type_exprs": type_exprs, "var": n.Var}
     exec("\n".join(["def children(node):", *body]), namespace)  # the text is ours, made from the field table
     children: _ChildrenOf = namespace["children"]
     return children
@@ -330,7 +331,7 @@ def _compile_mapper(cls: type) -> _Mapper:
         f"{f.name}=n{child_index[f.name]}" if f.name in child_index else f"{f.name}=node.{f.name}" for f in declared
     )
     body.append(f"    return cls({arguments})")
-    namespace: dict[str, Any] = {"cls": cls, "same": _same, "map_type": map_type, "simple_types": _SIMPLE_TYPES}
+    namespace: dict[str, Any] = {"cls": cls, "same": _same, "map_type": map_type, "simple_types": SIMPLE_TYPES}
     exec("\n".join(body), namespace)  # the text is ours, made from the field table
     mapper: _Mapper = namespace["mapper"]
     return mapper
@@ -341,7 +342,7 @@ def walk(node: n.Node) -> Iterator[n.Node]:
     stack: list[Any] = [node]  # Any: a leaf Var's type is read before its class is narrowed
     pop, push = stack.pop, stack.extend
     table = _CHILDREN_REVERSED
-    var, simple = n.Var, _SIMPLE_TYPES
+    var, simple = n.Var, SIMPLE_TYPES
     while stack:
         current = pop()
         yield current
@@ -403,7 +404,7 @@ def _all_nodes(node: n.Node) -> list[n.Node]:
     stack: list[Any] = [node]  # Any: a leaf Var's type is read before its class is narrowed
     pop, push = stack.pop, stack.extend
     table = _CHILDREN_REVERSED
-    var, simple = n.Var, _SIMPLE_TYPES
+    var, simple = n.Var, SIMPLE_TYPES
     while stack:
         current = pop()
         append(current)
@@ -417,6 +418,19 @@ def _all_nodes(node: n.Node) -> list[n.Node]:
         if children is not None:
             push(children(current))
     return out
+
+
+def type_holds_none(ty: t.Type, classes: tuple[type[n.Node], ...], known: dict[int, t.Type]) -> bool:
+    """Whether type `ty`'s expressions hold no node of `classes` (a tensor's shape of constants
+    holds no Var). `known` holds the types found so for these `classes`, by id, each kept so that
+    its id stays its own while `known` lives: after inlining, one type object is the type of every
+    copy of a Var, and a walk that keeps one `known` asks each type once."""
+    if id(ty) in known:
+        return True
+    if any(nodes_of_class(e, classes) for e in type_exprs(ty)):
+        return False
+    known[id(ty)] = ty
+    return True
 
 
 def nodes_of_class(node: n.Node, classes: tuple[type[n.Node], ...]) -> list[n.Node]:
@@ -434,7 +448,7 @@ def nodes_of_class(node: n.Node, classes: tuple[type[n.Node], ...]) -> list[n.No
     append = out.append
     stack: list[Any] = [node]  # Any: a leaf Var's type is read before its class is narrowed
     pop, push = stack.pop, stack.extend
-    var, simple = n.Var, _SIMPLE_TYPES
+    var, simple = n.Var, SIMPLE_TYPES
     # Looking for no Var, the walk never pushes a leaf Var: most nodes are such Vars.
     branches = not any(issubclass(var, c) for c in classes)
     table = _BRANCHES_REVERSED if branches else _CHILDREN_REVERSED

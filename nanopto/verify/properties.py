@@ -30,8 +30,16 @@ from nanopto.ir_terms.nodes import (
     Var,
     WhileStmt,
 )
-from nanopto.ir_terms.schema import children_of, iter_children, nodes_of_class, type_exprs, walk, walk_stmts
-from nanopto.ir_terms.types import ScalarType, TupleType, Type, UnknownType
+from nanopto.ir_terms.schema import (
+    SIMPLE_TYPES,
+    children_of,
+    iter_children,
+    nodes_of_class,
+    type_holds_none,
+    walk,
+    walk_stmts,
+)
+from nanopto.ir_terms.types import TupleType, Type
 from nanopto.verify.diagnostics import Diagnostic, Severity
 
 
@@ -291,8 +299,8 @@ def _launches(function: Function) -> list[Call | Submit]:
         if cls is AssignStmt:
             var, value = node.var, node.value
             # A leaf type is asked first, without a call: most types are such.
-            if type(var.type) in _LEAF_TYPES or _call_free(var.type, call_free):
-                if type(value) is Var and (type(value.type) in _LEAF_TYPES or _call_free(value.type, call_free)):
+            if type(var.type) in SIMPLE_TYPES or type_holds_none(var.type, _LAUNCHES, call_free):
+                if type(value) is Var and (type(value.type) in SIMPLE_TYPES or type_holds_none(value.type, _LAUNCHES, call_free)):
                     continue  # a copy: `y1 = d_inline3`
                 if type(value) is Call and _plain_call(value, call_free):
                     if value.function:
@@ -303,7 +311,7 @@ def _launches(function: Function) -> list[Call | Submit]:
             continue
         out += (
             found  # type: ignore[misc]  # only Calls and Submits are kept
-            for found in nodes_of_class(node, (Call, Submit))
+            for found in nodes_of_class(node, _LAUNCHES)
             if not isinstance(found, Call) or found.function
         )
     return out
@@ -315,24 +323,13 @@ def _plain_call(call: Call, call_free: dict[int, Type]) -> bool:
     if call.kwargs or call.dumps or call.attr_items:
         return False
     for arg in call.args:  # a loop: for two or three arguments all()'s generator costs more than the test
-        if type(arg) is not Var or (type(arg.type) not in _LEAF_TYPES and not _call_free(arg.type, call_free)):
+        if type(arg) is not Var or (type(arg.type) not in SIMPLE_TYPES and not type_holds_none(arg.type, _LAUNCHES, call_free)):
             return False
     return True
 
 
-def _call_free(ty: Type, known: dict[int, Type]) -> bool:
-    """Whether type `ty` holds no call in its expressions. `known` holds the types found so, by id
-    (each kept, so that its id stays its own while `known` lives)."""
-    if id(ty) in known:
-        return True
-    if any(nodes_of_class(e, (Call, Submit)) for e in type_exprs(ty)):
-        return False
-    known[id(ty)] = ty
-    return True
-
-
-_LEAF_TYPES = (UnknownType, ScalarType)
-"""The types that hold no expressions."""
+_LAUNCHES = (Call, Submit)
+"""What `_launches` looks for."""
 
 
 _NOT_HOISTED = 'docs/06-nested-call-sites.md, "What is not hoisted"'
