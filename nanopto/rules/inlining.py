@@ -105,6 +105,36 @@ SPLICE = Ruleset(
     _splice_rules(),
 )
 
+def _retire_site_statements() -> tuple[Rule, ...]:
+    """Once its `At` term is deleted, the statement that held a spliced call site has no term;
+    deleting it too spares extraction a row that could never be chosen, at every site."""
+    copied_body = eq(var("c", T.SL)).to(T.SubSL(T.Body(template), site))
+    returned = T.ExCons(call_site, T.ExNil())
+    return (
+        declare(
+            "retire-spliced-assign",
+            rule(eq(var("st", T.St)).to(T.AssignStmt(lhs, call_site, annotated, span)), copied_body).then(
+                delete(T.AssignStmt(lhs, call_site, annotated, span))
+            ),
+            "lhs = f(args) whose body was copied: the statement, which holds only the retired call site",
+        ),
+        declare(
+            "retire-spliced-eval",
+            rule(eq(var("st", T.St)).to(T.EvalStmt(call_site, span)), copied_body).then(
+                delete(T.EvalStmt(call_site, span))
+            ),
+            "f(args) whose body was copied: the statement, which holds only the retired call site",
+        ),
+        declare(
+            "retire-spliced-return",
+            rule(eq(var("st", T.St)).to(T.ReturnStmt(returned, span)), copied_body).then(
+                delete(T.ReturnStmt(returned, span)), delete(returned)
+            ),
+            "return f(args) whose body was copied: the statement and its list, which hold only the retired call site",
+        ),
+    )
+
+
 RETIRE = Ruleset(
     "retire",
     "Run once after saturation, before extraction: delete what extraction could never choose but would cost.",
@@ -116,6 +146,7 @@ RETIRE = Ruleset(
             ),
             "a call site whose body was copied: its At term, held only by the site statement the splice retired",
         ),
+        *_retire_site_statements(),
     ),
 )
 """Extraction costs every extractable row on each of its passes; a spliced site's `At` term (and,
@@ -156,9 +187,7 @@ WRITEBACK = Ruleset(
         ),
         declare(
             "wire-result",
-            rule(eq(x).to(T.SOne(T.WireAssign(_v, _e, annotated, span))), ne(_v).to(_e)).then(
-                union(x).with_(T.SOne(T.AssignStmt(_v, _e, annotated, span)))
-            ),
+            rewrite(T.WireAssign(_v, _e, annotated, span)).to(T.AssignStmt(_v, _e, annotated, span), ne(_v).to(_e)),
             "lhs = v where v is not lhs: an assignment",
         ),
         declare(
