@@ -175,7 +175,7 @@ class _Rows:
         """Each table's input Values, row after row: row r's child i is at r * arity + i."""
         base: list[int] = []
         # Each column is read with map over C-level getters, no bytecode per row (flat-10000:
-        # 160,000 rows, each read through egglog's bindings).
+        # 150,000 extractable rows, each read through egglog's bindings).
         outputs: list[eb.Value] = []
         for table in tables:
             function = functions.get(table.name)
