@@ -138,10 +138,13 @@ class DynamicDim:
 
 
 def _canonical_symbol(path: str) -> str:
-    """`Level.POD` -> `Level.CLUSTER_0`: an enum alias is read as the member it names."""
+    """`Level.POD` -> `Level.CLUSTER_0`: an enum alias is read as the member it names; and
+    `MemorySpace.Vec` -> `Mem.Vec`: the enum's two names are one enum, spelled as PyPTO prints it."""
     prefix, _, name = path.rpartition(".")
     if prefix == "Level" and name in Level.__members__:
         return f"{prefix}.{Level[name].name}"
+    if prefix == "MemorySpace" and name in MemorySpace.__members__:
+        return f"Mem.{name}"
     return path
 
 

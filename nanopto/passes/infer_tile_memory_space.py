@@ -40,7 +40,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from nanopto.ir_terms.dtypes import MemorySpace
+from nanopto.ir_terms.dtypes import MemorySpace, symbol_of_enum
 from nanopto.ir_terms.infer import type_of
 from nanopto.ir_terms.nodes import (
     AssignStmt,
@@ -291,8 +291,8 @@ def _kwarg_space(call: Call) -> MemorySpace | None:
 
 
 def _space_symbol(space: MemorySpace) -> Symbol:
-    """`pl.MemorySpace.<space>`, the spelling of a `target_memory=` in PyPTO's documentation."""
-    return Symbol(f"MemorySpace.{space.name}")
+    """`pl.Mem.<space>`, as the parser reads `pl.MemorySpace.<space>` too (and PyPTO prints it)."""
+    return Symbol(symbol_of_enum(space))
 
 
 def resolve_spaces(body: Stmt, demands: dict[int, MemorySpace]) -> dict[int, MemorySpace]:

@@ -1022,3 +1022,30 @@ def test_a_program_starts_at_its_decorator_line() -> None:
     assert str(program.span) == "p.py:3:1"
     shifted = parse_program(source, "p.py", line_offset=10)
     assert shifted.span is not None and shifted.span.line == 13
+
+
+_MOVE = """
+import nanopto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def main(self, x: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]):
+        y = pl.move(x, target_memory=pl.{space}.Acc)
+        return y
+"""
+
+
+def test_memory_space_and_mem_are_one_enum_in_a_keyword() -> None:
+    """`pl.MemorySpace` and `pl.Mem` name one enum, so a keyword value written either way is the
+    same IR (PyPTO stores the member), and prints as PyPTO prints it, `pl.Mem.Acc`."""
+    from nanopto.ir_terms.printer import python_print
+    from nanopto.ir_terms.structural import assert_structural_equal
+
+    long, short = (parse_program(_MOVE.format(space=space), "p.py") for space in ("MemorySpace", "Mem"))
+    assert_structural_equal(long, short)
+    printed = python_print(long)
+    assert "target_memory=pl.Mem.Acc" in printed and "MemorySpace" not in printed
+    (main,) = long.functions.values()
+    (keyword,) = main.body.stmts[0].value.kwargs  # type: ignore[attr-defined]
+    assert keyword.value == Symbol("Mem.Acc")
