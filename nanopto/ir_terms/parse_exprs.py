@@ -14,6 +14,7 @@ import bisect
 import difflib
 import math
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -135,6 +136,19 @@ class DynamicDim:
     """What `pl.dynamic("N")` evaluates to in Python: a named symbolic dimension."""
 
     name: str
+
+
+def _weak_returns(parser: ExprParser) -> Callable[[str], tuple[Type, ...] | None]:
+    """`parser.function_return_types` without a reference to the parser: the parser keeps the
+    type reader it is given to, and a bound method there would make every parse a reference cycle
+    (the parser, its tree and every node it built), freed only by a full collection."""
+    method = weakref.WeakMethod(parser.function_return_types)
+
+    def returns(name: str) -> tuple[Type, ...] | None:
+        bound = method()
+        return None if bound is None else bound(name)
+
+    return returns
 
 
 def _canonical_symbol(path: str) -> str:
@@ -1505,7 +1519,7 @@ class ExprParser:
     def type_of(self, expr: Expr) -> Type:
         """The type of a value, as far as the registry and the signatures tell."""
         if self._type_reader is None:  # one reader for the parse: it holds no state, and it is asked once a statement
-            self._type_reader = type_reader(returns=self.function_return_types)
+            self._type_reader = type_reader(returns=_weak_returns(self))
         return self._type_reader(expr)
 
     # -- annotations --------------------------------------------------------------------------

@@ -128,6 +128,23 @@ _SPMD_LOOP_REFUSED = ("init_values", "chunk", "chunk_policy", "attrs", "step", "
 _SPMD_FOR_HINT = "write for i in pl.spmd(N): the loop variable is the block index (pl.tile.get_block_idx())"
 
 
+def _order_inline_callees(
+    method: ast.FunctionDef, inline: dict[str, ast.FunctionDef], ordered: dict[str, ast.FunctionDef], visiting: set[str]
+) -> None:
+    """Add `method` to `ordered` after the Inline helpers it calls, depth first. A module-level
+    function: a nested one that calls itself is a reference cycle holding every tree it reaches
+    (nanopto/gc_pause.py)."""
+    if method.name in ordered or method.name in visiting:
+        return
+    visiting.add(method.name)
+    for node in ast.walk(method):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            if isinstance(owner, ast.Name) and owner.id == "self" and node.func.attr in inline:
+                _order_inline_callees(inline[node.func.attr], inline, ordered, visiting)
+    ordered[method.name] = method
+
+
 @dataclass
 class _YieldContext:
     """What the `pl.yield_` statements of one if-branch or loop body have bound so far."""
@@ -713,20 +730,8 @@ class _ProgramParser(ExprParser):
         inline = {m.name: m for m in methods if self._signatures[m.name].func_type is FunctionType.Inline}
         ordered: dict[str, ast.FunctionDef] = {}
         visiting: set[str] = set()
-
-        def visit(method: ast.FunctionDef) -> None:
-            if method.name in ordered or method.name in visiting:
-                return
-            visiting.add(method.name)
-            for node in ast.walk(method):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                    owner = node.func.value
-                    if isinstance(owner, ast.Name) and owner.id == "self" and node.func.attr in inline:
-                        visit(inline[node.func.attr])
-            ordered[method.name] = method
-
         for method in inline.values():
-            visit(method)
+            _order_inline_callees(method, inline, ordered, visiting)
         return [*ordered.values(), *(m for m in methods if m.name not in inline)]
 
     def _called_standalone(self, functions: tuple[Function, ...]) -> tuple[Function, ...]:

@@ -1049,3 +1049,20 @@ def test_memory_space_and_mem_are_one_enum_in_a_keyword() -> None:
     (main,) = long.functions.values()
     (keyword,) = main.body.stmts[0].value.kwargs  # type: ignore[attr-defined]
     assert keyword.value == Symbol("Mem.Acc")
+
+
+def test_a_parse_leaves_no_cyclic_garbage_whether_it_succeeds_or_fails() -> None:
+    """Every object of a parse is freed by reference counting: a cycle (a parser holding its own
+    bound method, a nested function that calls itself) would keep the parser, its tree and all it
+    built until a full collection (nanopto/gc_pause.py)."""
+    import contextlib
+    import gc
+
+    good = _MOVE.format(space="Mem")
+    bad = good.replace("return y", "return y +")
+    gc.collect()
+    parse_program(good, "good.py")
+    assert gc.collect() == 0
+    with contextlib.suppress(ParserError):
+        parse_program(bad, "bad.py")
+    assert gc.collect() == 0
