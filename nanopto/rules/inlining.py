@@ -105,6 +105,7 @@ SPLICE = Ruleset(
     _splice_rules(),
 )
 
+
 def _retire_site_statements() -> tuple[Rule, ...]:
     """Once its `At` term is deleted, the statement that held a spliced call site has no term;
     deleting it too spares extraction a row that could never be chosen, at every site."""
