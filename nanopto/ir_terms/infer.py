@@ -7,8 +7,9 @@ the Var's own annotation) and a program function's return types.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Container, Iterable, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from nanopto.ir_terms.dtypes import DataType
 from nanopto.ir_terms.nodes import (
@@ -49,6 +50,25 @@ def _no_functions(name: str) -> tuple[Type, ...] | None:
 def type_of(expr: Expr, var_type: VarTypes = _own_type, returns: FunctionReturns = _no_functions) -> Type:
     """The type of `expr`, as far as Var types, signatures and the op registry tell."""
     return _Inference(var_type, returns).of(expr)
+
+
+_A = TypeVar("_A")
+_R = TypeVar("_R")
+
+
+def weakly_bound(method: Callable[[_A], _R]) -> Callable[[_A], _R]:
+    """A bound `method` that does not keep its object alive: for an object that keeps a type
+    reader of its own, which a bound method would make a reference cycle holding all it reaches,
+    freed only by a full collection (nanopto/gc_pause.py). Called only while the object lives."""
+    weak = weakref.WeakMethod(method)
+
+    def call(arg: _A) -> _R:
+        bound = weak()
+        if bound is None:
+            raise ReferenceError("a type reader outlived the object it reads for")
+        return bound(arg)
+
+    return call
 
 
 def type_reader(var_type: VarTypes = _own_type, returns: FunctionReturns = _no_functions) -> Callable[[Expr], Type]:

@@ -14,7 +14,6 @@ import bisect
 import difflib
 import math
 import warnings
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import TypeVar
 from nanopto.ir_terms import parse_distributed, split_aiv_forms
 from nanopto.ir_terms import parse_subscripts as subscripts
 from nanopto.ir_terms.dtypes import DataType, MemorySpace, PadValue, enum_of_symbol
-from nanopto.ir_terms.infer import call_result_type, type_reader
+from nanopto.ir_terms.infer import call_result_type, type_reader, weakly_bound
 from nanopto.ir_terms.names import validate_base_name
 from nanopto.ir_terms.nodes import (
     DEPENDENCY_ATTRS,
@@ -136,19 +135,6 @@ class DynamicDim:
     """What `pl.dynamic("N")` evaluates to in Python: a named symbolic dimension."""
 
     name: str
-
-
-def _weak_returns(parser: ExprParser) -> Callable[[str], tuple[Type, ...] | None]:
-    """`parser.function_return_types` without a reference to the parser: the parser keeps the
-    type reader it is given to, and a bound method there would make every parse a reference cycle
-    (the parser, its tree and every node it built), freed only by a full collection."""
-    method = weakref.WeakMethod(parser.function_return_types)
-
-    def returns(name: str) -> tuple[Type, ...] | None:
-        bound = method()
-        return None if bound is None else bound(name)
-
-    return returns
 
 
 def _canonical_symbol(path: str) -> str:
@@ -1519,7 +1505,7 @@ class ExprParser:
     def type_of(self, expr: Expr) -> Type:
         """The type of a value, as far as the registry and the signatures tell."""
         if self._type_reader is None:  # one reader for the parse: it holds no state, and it is asked once a statement
-            self._type_reader = type_reader(returns=_weak_returns(self))
+            self._type_reader = type_reader(returns=weakly_bound(self.function_return_types))
         return self._type_reader(expr)
 
     # -- annotations --------------------------------------------------------------------------

@@ -852,6 +852,9 @@ class Decoder:
             sys.setrecursionlimit(limit)
             for node in decoded:
                 memo[node] = None
+            # The closures hold this decoder: left on it, they would make it, its memo and the
+            # reading a reference cycle, freed only by a full collection (nanopto/gc_pause.py).
+            del self._term, self.lit
 
     def lit(self, term: int) -> Any:
         """The value of a literal child (unescaped when a String), read with its DAG (`DagRead`).

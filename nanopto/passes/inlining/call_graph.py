@@ -73,13 +73,15 @@ def check_acyclic(inline: dict[str, Function]) -> None:
 def depth_of(inline: dict[str, Function]) -> dict[str, int]:
     """0 for a helper that calls no Inline function, else 1 + the deepest callee (acyclic input)."""
     depth: dict[str, int] = {}
-
-    def visit(name: str) -> int:
-        if name not in depth:
-            callees = inline_callees(inline[name], inline)
-            depth[name] = 1 + max((visit(c) for c in callees), default=-1)
-        return depth[name]
-
     for name in inline:
-        visit(name)
+        _depth(name, inline, depth)
     return depth
+
+
+def _depth(name: str, inline: dict[str, Function], depth: dict[str, int]) -> int:
+    """`name`'s depth, filling in its callees' (a module-level function: a nested one that calls
+    itself is a reference cycle, nanopto/gc_pause.py)."""
+    if name not in depth:
+        callees = inline_callees(inline[name], inline)
+        depth[name] = 1 + max((_depth(c, inline, depth) for c in callees), default=-1)
+    return depth[name]

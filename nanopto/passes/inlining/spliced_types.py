@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from nanopto.ir_terms.infer import type_reader
+from nanopto.ir_terms.infer import type_reader, weakly_bound
 from nanopto.ir_terms.nodes import (
     AssignStmt,
     Call,
@@ -81,7 +81,7 @@ class _Typer:
         self.known: dict[int, Type] = {}
         self.typed: set[int] = set()
         """The targets met with a declared type (`derive_types` asks whether they keep it)."""
-        self.of = type_reader(self.of_var)
+        self.of = type_reader(weakly_bound(self.of_var))
         self.reading: list[Var] | None = None
         """While `learn` types a source: the Vars whose types it read."""
         self.learnt_from: dict[int, tuple[int, Expr, list[Var]]] = {}

@@ -124,24 +124,8 @@ class Stage:
             if site.form in _TUPLE_FORMS and isinstance(site.stmt, n.AssignStmt)
         }
         opaque: set[int] = set()
-
-        def visit(stmt: n.Stmt) -> bool:
-            """True when `stmt` must stay visible to the rules."""
-            if id(stmt) in site_stmts:  # `lhs = f(args)`, `return f(args)`, `f(args)`: no statement inside
-                return True
-            visible = False
-            for child in stmt_children(stmt):
-                visible = visit(child) or visible
-            if not visible and receivers:
-                # Child statements answered for themselves above; scan only this one's expressions.
-                own_exprs = [c for c in iter_children(stmt) if not isinstance(c, n.Stmt)]
-                visible = any(isinstance(v, n.Var) and v.id in receivers for e in own_exprs for v in walk(e))
-            if not visible and not isinstance(stmt, n.SeqStmts):
-                opaque.add(id(stmt))
-            return visible
-
         for fn in self.functions:
-            visit(fn.body)
+            _mark_opaque(fn.body, site_stmts, receivers, opaque)
         return opaque
 
     def single_statements(self, projected: list[n.AssignStmt]) -> set[int] | None:
@@ -302,3 +286,21 @@ class Stage:
             return None
         finally:
             logger.disabled = disabled
+
+
+def _mark_opaque(stmt: n.Stmt, site_stmts: set[int], receivers: set[int], opaque: set[int]) -> bool:
+    """Add to `opaque` the statements under `stmt` the rules never need to see; True when `stmt`
+    itself must stay visible (`Stage.opaque_statements`). A module-level function: a nested one
+    that calls itself is a reference cycle (nanopto/gc_pause.py)."""
+    if id(stmt) in site_stmts:  # `lhs = f(args)`, `return f(args)`, `f(args)`: no statement inside
+        return True
+    visible = False
+    for child in stmt_children(stmt):
+        visible = _mark_opaque(child, site_stmts, receivers, opaque) or visible
+    if not visible and receivers:
+        # Child statements answered for themselves above; scan only this one's expressions.
+        own_exprs = [c for c in iter_children(stmt) if not isinstance(c, n.Stmt)]
+        visible = any(isinstance(v, n.Var) and v.id in receivers for e in own_exprs for v in walk(e))
+    if not visible and not isinstance(stmt, n.SeqStmts):
+        opaque.add(id(stmt))
+    return visible
